@@ -1,0 +1,148 @@
+/* spool_format.h - the on-disk layout of a libobserve spool file.
+ *
+ * One spool per process: <dir>/<client>.<pid>.<start>.spool, written only by
+ * that process through a MAP_SHARED mapping, read by the slicer.
+ *
+ *   [ header: OBS_SPOOL_HEADER_SIZE bytes ][ record ][ record ] ...
+ *
+ * Records are fixed size (OBS_RECORD_SIZE) and are *updated in place* while
+ * their connection or exchange is in flight, so whatever the process has done
+ * is in the page cache the moment it did it, and survives SIGKILL or _exit.
+ * A record slot is reserved with an atomic counter, filled, and published by
+ * storing `kind` last (release order); a slot whose kind is 0 is empty
+ * (reserved but not yet published, or beyond the end of the data). The file
+ * grows in large zero-filled steps, so a healthy spool ends in empty slots.
+ *
+ * All integers are little-endian (the writer's native order on the platforms
+ * we build for); times are CLOCK_MONOTONIC nanoseconds, 0 meaning "not seen".
+ * The header's (realtime_ns, monotonic_ns) pair, read together, turns them
+ * into nanoseconds since the Unix epoch:
+ *     epoch_ns = realtime_ns + (t - monotonic_ns)
+ */
+#ifndef OBSERVE_SPOOL_FORMAT_H
+#define OBSERVE_SPOOL_FORMAT_H
+
+#include <stdint.h>
+
+#define OBS_SPOOL_MAGIC "OBSSPOOL" /* 8 bytes, no terminating NUL stored */
+#define OBS_SPOOL_MAGIC_LEN 8
+#define OBS_SPOOL_VERSION 1u
+#define OBS_SPOOL_HEADER_SIZE 4096u
+#define OBS_RECORD_SIZE 128u
+#define OBS_SPOOL_SUFFIX ".spool"
+
+/* Header flags. */
+#define OBS_SPOOL_ENDED 0x1u /* the process left through exit/_exit */
+
+enum obs_record_kind {
+	OBS_REC_EMPTY = 0,
+	OBS_REC_CONNECTION = 1,
+	OBS_REC_EXCHANGE = 2,
+};
+
+/* Record state flags (obs_record.state). */
+#define OBS_RS_COMPLETE 0x1u /* nothing more will be written to the record */
+
+/* How T2 was learned (obs_conn_body.t2_how). */
+enum obs_t2_how {
+	OBS_T2_NONE = 0,
+	OBS_T2_CONNECT = 1,   /* blocking connect() returned 0 */
+	OBS_T2_SO_ERROR = 2,  /* getsockopt(SO_ERROR) gave 0 after EINPROGRESS */
+	OBS_T2_RECONNECT = 3, /* a repeated connect() returned 0 or EISCONN */
+	OBS_T2_FIRST_IO = 4,  /* the first successful send/receive */
+};
+
+/* How a connection ended (obs_conn_body.end_class). */
+enum obs_end_class {
+	OBS_END_NONE = 0, /* still open (the reader turns it into unterminated) */
+	OBS_END_SERVER_CLOSE = 1,
+	OBS_END_CLIENT_CLOSE = 2,
+	OBS_END_RESET = 3,
+	OBS_END_TIMEOUT = 4,
+	OBS_END_REFUSED = 5,
+	OBS_END_CONNECT_ERROR = 6,
+	OBS_END_UNTERMINATED = 7,
+};
+
+/* Connection flags (obs_conn_body.flags). */
+#define OBS_CF_NONBLOCKING 0x1u /* connect() returned EINPROGRESS */
+#define OBS_CF_SHUTDOWN_WR 0x2u /* the program called shutdown(SHUT_WR/RDWR) */
+#define OBS_CF_INHERITED 0x4u   /* reserved: connection inherited across fork */
+
+/* Exchange flags (obs_exch_body.flags). */
+#define OBS_XF_PEEKED 0x1u      /* a MSG_PEEK receive delivered bytes */
+#define OBS_XF_SERVER_FIRST 0x2u /* the exchange began with a receive */
+
+struct obs_spool_header {
+	char magic[OBS_SPOOL_MAGIC_LEN]; /*   0 */
+	uint32_t version;                /*   8 */
+	uint32_t header_size;            /*  12 */
+	uint32_t record_size;            /*  16 */
+	uint32_t flags;                  /*  20 OBS_SPOOL_* */
+	int32_t pid;                     /*  24 */
+	int32_t ppid;                    /*  28 */
+	int64_t realtime_ns;             /*  32 the clock pair, read together */
+	int64_t monotonic_ns;            /*  40 */
+	int64_t start_ns;                /*  48 process (layer) start, epoch ns */
+	int64_t end_mono_ns;             /*  56 monotonic time of exit, or 0 */
+	uint64_t records_reserved;       /*  64 slots handed out (a hint) */
+	uint64_t records_dropped;        /*  72 records lost: spool full */
+	uint32_t argv_len;               /*  80 bytes used in argv[] */
+	uint32_t reserved0;              /*  84 */
+	char client[64];                 /*  88 NUL-terminated */
+	char host[64];                   /* 152 NUL-terminated */
+	char program[256];               /* 216 NUL-terminated, full path */
+	char argv[OBS_SPOOL_HEADER_SIZE - 472]; /* 472 NUL-separated */
+};
+
+struct obs_conn_body {
+	int64_t t1;             /*  16 */
+	int64_t t2;             /*  24 also the time a failed connect was learned */
+	int64_t teof;           /*  32 */
+	int64_t t7;             /*  40 */
+	int64_t tshut;          /*  48 shutdown() return */
+	uint8_t peer_addr[16];  /*  56 IPv4 in the first 4 bytes */
+	uint8_t local_addr[16]; /*  72 */
+	uint16_t family;        /*  88 AF_INET or AF_INET6 */
+	uint16_t peer_port;     /*  90 host order */
+	uint16_t local_port;    /*  92 host order */
+	uint8_t t2_how;         /*  94 enum obs_t2_how */
+	uint8_t end_class;      /*  95 enum obs_end_class */
+	int32_t connect_errno;  /*  96 0 unless the connect failed */
+	int32_t end_errno;      /* 100 the errno that ended it, or 0 */
+	int32_t fd;             /* 104 fd at connect() */
+	uint32_t exchanges;     /* 108 exchanges started so far */
+	uint32_t flags;         /* 112 OBS_CF_* */
+	uint8_t pad[12];        /* 116 */
+};
+
+struct obs_exch_body {
+	uint32_t seq;        /*  16 from 1 within the connection */
+	uint32_t flags;      /*  20 OBS_XF_* */
+	int64_t t3;          /*  24 */
+	int64_t t4;          /*  32 */
+	int64_t t5;          /*  40 */
+	int64_t tfb;         /*  48 */
+	int64_t t6;          /*  56 */
+	uint64_t ds;         /*  64 */
+	uint64_t dr;         /*  72 */
+	uint32_t send_calls; /*  80 successful send-family calls */
+	uint32_t recv_calls; /*  84 receive-family calls that delivered bytes */
+	uint8_t pad[40];     /*  88 reserved for protocol fields */
+};
+
+struct obs_record {
+	uint32_t kind;     /* 0 enum obs_record_kind; published last */
+	uint32_t state;    /* 4 OBS_RS_* */
+	uint64_t conn_seq; /* 8 connection number within the process, from 1 */
+	union {
+		struct obs_conn_body conn;
+		struct obs_exch_body exch;
+	} u;
+};
+
+_Static_assert(sizeof(struct obs_spool_header) == OBS_SPOOL_HEADER_SIZE,
+	       "spool header size");
+_Static_assert(sizeof(struct obs_record) == OBS_RECORD_SIZE, "record size");
+
+#endif

@@ -1,0 +1,50 @@
+/* store.h - the client database: schema, and ingest of spool files into it.
+ *
+ * Shared by slicer, observe and (later) manager. The schema is documented in
+ * docs/schema.md and versioned in PRAGMA user_version (OBS_SCHEMA_VERSION).
+ * Ingest is idempotent: the identity of a process is (client, pid, start_ns),
+ * of a connection (process, seq), of an exchange (connection, seq); slicing a
+ * spool again adds nothing, and a spool that grew adds only what is new (a
+ * record that was still in flight last time is updated).
+ */
+#ifndef OBSERVE_STORE_H
+#define OBSERVE_STORE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+
+#define OBS_SCHEMA_VERSION 1
+
+typedef struct obs_store obs_store;
+
+struct obs_ingest_stats {
+	uint64_t files;            /* spool files read */
+	uint64_t files_bad;        /* files refused or read only in part */
+	uint64_t records;          /* published records seen */
+	uint64_t records_bad;      /* records skipped as damaged */
+	uint64_t connections_new;  /* connection rows inserted */
+	uint64_t exchanges_new;    /* exchange rows inserted */
+	uint64_t rows_updated;     /* in-flight rows brought up to date */
+};
+
+/* Open (creating if needed) the database at path, set WAL and a busy
+ * timeout, create or check the schema. On error returns NULL and writes a
+ * message naming the file and the reason into err. */
+obs_store *obs_store_open(const char *path, char *err, size_t errlen);
+void obs_store_close(obs_store *store);
+sqlite3 *obs_store_db(obs_store *store);
+
+/* Ingest one spool file, or every *.spool file in a directory (not
+ * recursive). Problems are reported on msgs, one line each, naming the file
+ * (and the offset) and the reason; every good record is still stored.
+ * If process_ids is not NULL, the database ids of the processes read are
+ * appended to it (up to *n_process_ids < max_process_ids).
+ * Returns 0 when everything was read, 1 when something was skipped, -1 on a
+ * database error (nothing of that file is committed). */
+int obs_store_ingest_path(obs_store *store, const char *path,
+			  struct obs_ingest_stats *stats, FILE *msgs,
+			  int64_t *process_ids, size_t *n_process_ids,
+			  size_t max_process_ids);
+
+#endif

@@ -1,0 +1,297 @@
+/* exchange.c - the exchange state machine (see exchange.h and
+ * shared/design/measurement-model.md for the meaning of every time).
+ *
+ * A connection is split into exchanges by the direction of the data: a run of
+ * successful sends followed by a run of successful receives. The records are
+ * written in place as calls happen, so a record in the spool is always as
+ * complete as the program's progress.
+ */
+#include "exchange.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+/* Where the writes go when no record slot could be had: kept per thread of
+ * control so that the hot path never tests for NULL. Its contents are junk. */
+static struct obs_record obs_discard_conn, obs_discard_exch;
+
+static bool is_transient(int err)
+{
+	return err == EAGAIN || err == EWOULDBLOCK || err == EINTR ||
+	       err == ENOBUFS;
+}
+
+static uint8_t end_class_of_errno(int err)
+{
+	switch (err) {
+	case ECONNRESET:
+	case EPIPE:
+	case ECONNABORTED:
+		return OBS_END_RESET;
+	case ETIMEDOUT:
+		return OBS_END_TIMEOUT;
+	default:
+		return OBS_END_NONE;
+	}
+}
+
+/* An error that ends the connection: the first one wins. */
+static void note_fatal_errno(struct obs_conn *c, int err)
+{
+	struct obs_conn_body *cb = &c->crec->u.conn;
+	uint8_t cls = end_class_of_errno(err);
+
+	if (cls == OBS_END_NONE || cb->end_class != OBS_END_NONE)
+		return;
+	cb->end_class = cls;
+	cb->end_errno = err;
+}
+
+static void connect_failed(struct obs_conn *c, int64_t t, int err)
+{
+	struct obs_conn_body *cb = &c->crec->u.conn;
+
+	cb->t2 = t;
+	cb->connect_errno = err;
+	cb->end_errno = err;
+	cb->end_class = err == ECONNREFUSED ? OBS_END_REFUSED
+			: err == ETIMEDOUT  ? OBS_END_TIMEOUT
+					    : OBS_END_CONNECT_ERROR;
+	c->phase = OBS_PH_FAILED;
+}
+
+static void connect_up(struct obs_conn *c, int64_t t, uint8_t how)
+{
+	c->crec->u.conn.t2 = t;
+	c->crec->u.conn.t2_how = how;
+	c->phase = OBS_PH_UP;
+}
+
+void obs_record_publish(struct obs_record *rec, uint32_t kind)
+{
+	__atomic_store_n(&rec->kind, kind, __ATOMIC_RELEASE);
+}
+
+static void record_complete(struct obs_record *rec)
+{
+	__atomic_store_n(&rec->state, rec->state | OBS_RS_COMPLETE,
+			 __ATOMIC_RELEASE);
+}
+
+/* Close the current exchange (if any) and open exchange k+1. */
+static struct obs_exch_body *exchange_begin(struct obs_conn *c)
+{
+	struct obs_record *rec;
+
+	if (c->xrec)
+		record_complete(c->xrec);
+	c->exch_seq++;
+	c->crec->u.conn.exchanges = c->exch_seq;
+	rec = obs_record_alloc();
+	if (!rec) {
+		rec = &obs_discard_exch;
+		memset(rec, 0, sizeof(*rec));
+	}
+	rec->conn_seq = c->crec->conn_seq;
+	rec->u.exch.seq = c->exch_seq;
+	if (rec != &obs_discard_exch)
+		obs_record_publish(rec, OBS_REC_EXCHANGE);
+	c->xrec = rec;
+	return &rec->u.exch;
+}
+
+void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
+			  int family, const void *peer_addr, uint16_t peer_port,
+			  int64_t t_in, int64_t t_out, int ret, int err)
+{
+	struct obs_record *rec = obs_record_alloc();
+	struct obs_conn_body *cb;
+
+	if (!rec) {
+		rec = &obs_discard_conn;
+		memset(rec, 0, sizeof(*rec));
+	}
+	c->crec = rec;
+	c->refs = 1;
+	rec->conn_seq = conn_seq;
+	cb = &rec->u.conn;
+	cb->fd = fd;
+	cb->family = (uint16_t)family;
+	memcpy(cb->peer_addr, peer_addr, family == AF_INET6 ? 16 : 4);
+	cb->peer_port = peer_port;
+	cb->t1 = t_in;
+	if (ret == 0) {
+		connect_up(c, t_out, OBS_T2_CONNECT);
+	} else if (err == EINPROGRESS || err == EINTR || err == EALREADY) {
+		/* EINTR: a blocking connect goes on in the background. */
+		c->phase = OBS_PH_CONNECTING;
+		cb->flags |= OBS_CF_NONBLOCKING;
+	} else if (err == EISCONN) {
+		connect_up(c, t_out, OBS_T2_RECONNECT);
+	} else {
+		connect_failed(c, t_out, err);
+	}
+	if (rec != &obs_discard_conn)
+		obs_record_publish(rec, OBS_REC_CONNECTION);
+}
+
+void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
+			  int ret, int err)
+{
+	(void)t_in;
+	obs_conn_lock(c);
+	if (c->phase == OBS_PH_CONNECTING) {
+		if (ret == 0 || err == EISCONN)
+			connect_up(c, t_out, OBS_T2_RECONNECT);
+		else if (err != EALREADY && err != EINPROGRESS && err != EINTR)
+			connect_failed(c, t_out, err);
+	}
+	obs_conn_unlock(c);
+}
+
+void obs_xm_local_addr(struct obs_conn *c, const void *addr, uint16_t port)
+{
+	struct obs_conn_body *cb = &c->crec->u.conn;
+
+	memcpy(cb->local_addr, addr, cb->family == AF_INET6 ? 16 : 4);
+	cb->local_port = port;
+}
+
+void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error)
+{
+	obs_conn_lock(c);
+	if (c->phase == OBS_PH_CONNECTING) {
+		if (so_error == 0)
+			connect_up(c, t_out, OBS_T2_SO_ERROR);
+		else if (so_error != EINPROGRESS && so_error != EALREADY)
+			connect_failed(c, t_out, so_error);
+	} else if (so_error != 0) {
+		note_fatal_errno(c, so_error);
+	}
+	obs_conn_unlock(c);
+}
+
+void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
+		 int err)
+{
+	struct obs_exch_body *x;
+
+	obs_conn_lock(c);
+	if (ret <= 0) {
+		if (ret < 0 && is_transient(err)) {
+			/* An attempt that moved nothing still starts the wait
+			 * for the next exchange (T3 is the first attempt). */
+			if (c->xphase != OBS_X_SENDING && !c->pending_send)
+				c->pending_send = t_in ? t_in : t_out;
+		} else if (ret < 0) {
+			note_fatal_errno(c, err);
+		}
+		obs_conn_unlock(c);
+		return;
+	}
+	if (!t_in)
+		t_in = t_out; /* the lock-free hint was stale */
+	if (c->phase == OBS_PH_CONNECTING)
+		connect_up(c, t_in, OBS_T2_FIRST_IO);
+	if (c->xphase != OBS_X_SENDING) {
+		x = exchange_begin(c);
+		x->t3 = c->pending_send ? c->pending_send : t_in;
+		c->pending_send = 0;
+		c->pending_recv = 0;
+		__atomic_store_n(&c->xphase, OBS_X_SENDING, __ATOMIC_RELAXED);
+	} else {
+		x = &c->xrec->u.exch;
+	}
+	x->t4 = t_out;
+	x->t5 = 0; /* T5 is the first receive after the *last* send */
+	x->ds += (uint64_t)ret;
+	x->send_calls++;
+	obs_conn_unlock(c);
+}
+
+void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
+		 int err, bool peek)
+{
+	struct obs_exch_body *x;
+
+	obs_conn_lock(c);
+	if (!t_in)
+		t_in = t_out;
+	if (ret < 0) {
+		if (is_transient(err)) {
+			if (c->xphase == OBS_X_SENDING) {
+				if (!c->xrec->u.exch.t5)
+					c->xrec->u.exch.t5 = t_in;
+			} else if (c->xphase == OBS_X_NONE && !c->pending_recv &&
+				   c->phase == OBS_PH_UP) {
+				c->pending_recv = t_in;
+			}
+		} else {
+			note_fatal_errno(c, err);
+		}
+		obs_conn_unlock(c);
+		return;
+	}
+	if (ret == 0) { /* end of stream: the peer closed */
+		if (c->xphase == OBS_X_SENDING && !c->xrec->u.exch.t5)
+			c->xrec->u.exch.t5 = t_in;
+		if (!c->eof) {
+			c->eof = true;
+			c->crec->u.conn.teof = t_out;
+		}
+		obs_conn_unlock(c);
+		return;
+	}
+	if (c->phase == OBS_PH_CONNECTING)
+		connect_up(c, t_in, OBS_T2_FIRST_IO);
+	if (c->xphase == OBS_X_NONE) {
+		/* The server speaks first (a banner): an exchange with no send. */
+		x = exchange_begin(c);
+		x->flags |= OBS_XF_SERVER_FIRST;
+		x->t5 = c->pending_recv ? c->pending_recv : t_in;
+		c->pending_recv = 0;
+	} else {
+		x = &c->xrec->u.exch;
+		if (!x->t5)
+			x->t5 = t_in;
+	}
+	__atomic_store_n(&c->xphase, OBS_X_RECEIVING, __ATOMIC_RELAXED);
+	if (!x->tfb)
+		x->tfb = t_out;
+	x->t6 = t_out;
+	if (peek)
+		x->flags |= OBS_XF_PEEKED;
+	else
+		x->dr += (uint64_t)ret;
+	x->recv_calls++;
+	c->pending_send = 0;
+	obs_conn_unlock(c);
+}
+
+void obs_xm_shutdown(struct obs_conn *c, int64_t t_out, int how)
+{
+	obs_conn_lock(c);
+	if (!c->crec->u.conn.tshut)
+		c->crec->u.conn.tshut = t_out;
+	if (how == SHUT_WR || how == SHUT_RDWR)
+		c->crec->u.conn.flags |= OBS_CF_SHUTDOWN_WR;
+	obs_conn_unlock(c);
+}
+
+void obs_xm_close(struct obs_conn *c, int64_t t_out)
+{
+	struct obs_conn_body *cb;
+
+	obs_conn_lock(c);
+	cb = &c->crec->u.conn;
+	if (c->xrec)
+		record_complete(c->xrec);
+	if (cb->end_class == OBS_END_NONE)
+		cb->end_class =
+			c->eof ? OBS_END_SERVER_CLOSE : OBS_END_CLIENT_CLOSE;
+	cb->t7 = t_out;
+	c->phase = OBS_PH_CLOSED;
+	record_complete(c->crec);
+	obs_conn_unlock(c);
+}

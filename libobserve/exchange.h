@@ -1,0 +1,110 @@
+/* exchange.h - the exchange state machine: turns the calls a program makes on
+ * one connection into a connection record and a run of exchange records.
+ *
+ * Pure logic: no system calls, no clocks, no allocation. The hooks read the
+ * clock around the real call and hand the result here; the unit tests feed
+ * scripted call sequences. Records come from obs_record_alloc(), which the
+ * layer implements on the spool mapping and the tests on an array.
+ *
+ * Every function takes the connection's lock for its bookkeeping only; the
+ * caller never holds it across a real call.
+ */
+#ifndef OBSERVE_EXCHANGE_H
+#define OBSERVE_EXCHANGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "spool_format.h"
+
+enum obs_phase {
+	OBS_PH_CONNECTING = 1, /* connect() said EINPROGRESS */
+	OBS_PH_UP = 2,         /* established */
+	OBS_PH_FAILED = 3,     /* connect failed */
+	OBS_PH_CLOSED = 4,
+};
+
+enum obs_xphase {
+	OBS_X_NONE = 0,      /* no exchange yet */
+	OBS_X_SENDING = 1,   /* exchange k has sent, nothing received yet */
+	OBS_X_RECEIVING = 2, /* exchange k has received at least one byte */
+};
+
+struct obs_conn {
+	int lock;             /* spin lock, see obs_conn_lock() */
+	int refs;             /* fds that refer to this connection */
+	uint8_t phase;        /* enum obs_phase */
+	uint8_t xphase;       /* enum obs_xphase */
+	bool eof;             /* a receive returned 0 */
+	uint32_t exch_seq;    /* number of the current exchange, 0 if none */
+	int64_t pending_send; /* entry of a failed send attempt before exchange */
+	int64_t pending_recv; /* entry of a receive attempt not yet in T5 */
+	struct obs_record *crec; /* connection record (never NULL once open) */
+	struct obs_record *xrec; /* current exchange record, or NULL */
+	struct obs_conn *next_free;
+};
+
+/* Provided by the user of this module: a zeroed record slot, or NULL when
+ * none can be had (the spool is full); then the data is counted as lost. */
+struct obs_record *obs_record_alloc(void);
+
+/* Publish a filled record: stores kind last, with release ordering. */
+void obs_record_publish(struct obs_record *rec, uint32_t kind);
+
+/* A connect() on a tracked socket returned (ret, err). t_in/t_out are the
+ * clock readings at entry and return. For the first connect the caller has
+ * zeroed *c and set up nothing else; conn_seq numbers connections. */
+void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
+			  int family, const void *peer_addr, uint16_t peer_port,
+			  int64_t t_in, int64_t t_out, int ret, int err);
+/* A later connect() on the same socket (non-blocking completion check). */
+void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
+			  int ret, int err);
+/* Local address learned after connect (getsockname). */
+void obs_xm_local_addr(struct obs_conn *c, const void *addr, uint16_t port);
+/* getsockopt(SO_ERROR) returned 0 and gave so_error. */
+void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error);
+/* A send-family call moved ret bytes (ret < 0: failed with err). */
+void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
+		 int err);
+/* A receive-family call returned ret (bytes, 0 = EOF, <0 = err); peek is
+ * true for MSG_PEEK (counts for time, not for Dr). */
+void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
+		 int err, bool peek);
+/* shutdown() returned. */
+void obs_xm_shutdown(struct obs_conn *c, int64_t t_out, int how);
+/* The last fd referring to the connection was closed; t_out is close()'s
+ * return. Completes the records. */
+void obs_xm_close(struct obs_conn *c, int64_t t_out);
+
+/* Whether a receive or send on c needs its entry time (T3, T5, T2 cases);
+ * a hint read without the lock to save a clock read on the hot path. */
+static inline bool obs_xm_recv_needs_entry(const struct obs_conn *c)
+{
+	return __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) != OBS_X_RECEIVING;
+}
+static inline bool obs_xm_send_needs_entry(const struct obs_conn *c)
+{
+	return __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) != OBS_X_SENDING;
+}
+
+static inline void obs_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static inline void obs_conn_lock(struct obs_conn *c)
+{
+	while (__atomic_exchange_n(&c->lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&c->lock, __ATOMIC_RELAXED))
+			obs_cpu_relax();
+}
+static inline void obs_conn_unlock(struct obs_conn *c)
+{
+	__atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
+}
+
+#endif

@@ -88,7 +88,9 @@ static struct {
 	int (*execvpe)(const char *, char *const[], char *const[]);
 } real;
 
-static int resolving; /* recursion guard while dlsym runs */
+/* Recursion guard while this thread runs dlsym. Per thread: two threads may
+ * resolve at once (dlsym gives both the same answers). */
+static __thread int resolving __attribute__((tls_model("initial-exec")));
 
 static void *obs_dlsym(const char *name)
 {
@@ -102,13 +104,12 @@ static void *obs_dlsym(const char *name)
 #define RESOLVE(field, name) \
 	__atomic_store_n((void **)&real.field, obs_dlsym(name), __ATOMIC_RELEASE)
 
-/* Resolve every real function (idempotent, thread-safe enough: dlsym gives
- * the same answer to every racer). */
+/* Resolve every real function (idempotent). */
 static void obs_resolve(void)
 {
-	if (__atomic_load_n(&resolving, __ATOMIC_RELAXED))
+	if (resolving)
 		return;
-	__atomic_store_n(&resolving, 1, __ATOMIC_RELAXED);
+	resolving = 1;
 	RESOLVE(connect, "connect");
 	RESOLVE(close, "close");
 	RESOLVE(shutdown, "shutdown");
@@ -144,7 +145,7 @@ static void obs_resolve(void)
 	RESOLVE(execvpe, "execvpe");
 	if (!real.fcntl64)
 		real.fcntl64 = real.fcntl;
-	__atomic_store_n(&resolving, 0, __ATOMIC_RELAXED);
+	resolving = 0;
 }
 
 /* The real function `field`, resolving on first use. NULL only while dlsym

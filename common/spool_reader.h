@@ -1,0 +1,49 @@
+/* spool_reader.h - read a spool file written by libobserve.so.
+ *
+ * The reader maps the file read-only as it is at open time (the writer may
+ * still be appending), checks the header, and hands out the published
+ * records one by one. Damage is reported through a callback, one line each,
+ * naming the file, the byte offset and the reason; reading goes on past a
+ * damaged record, so every good record is still delivered.
+ */
+#ifndef OBSERVE_SPOOL_READER_H
+#define OBSERVE_SPOOL_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spool_format.h"
+
+struct obs_spool {
+	const char *path;
+	const unsigned char *map; /* whole file, read-only */
+	size_t size;
+	const struct obs_spool_header *hdr;
+	size_t next;    /* offset of the next record to look at */
+	size_t end;     /* offset past the last whole record */
+	uint64_t bad;   /* records skipped as damaged */
+	int truncated;  /* the file ends inside a record */
+};
+
+/* Open and check the spool at path. On error returns -1 and writes the
+ * reason (without the file name) into err. */
+int obs_spool_open(struct obs_spool *sp, const char *path, char *err,
+		   size_t errlen);
+
+/* The next published, sane record, or NULL at the end. *offset gets its
+ * byte offset. Damaged records are skipped after report(ctx, offset, why). */
+const struct obs_record *
+obs_spool_next(struct obs_spool *sp, size_t *offset,
+	       void (*report)(void *ctx, size_t offset, const char *why),
+	       void *ctx);
+
+void obs_spool_close(struct obs_spool *sp);
+
+/* Epoch nanoseconds of a monotonic spool time (0 stays 0). */
+static inline int64_t obs_spool_epoch(const struct obs_spool_header *h,
+				      int64_t mono)
+{
+	return mono ? h->realtime_ns + (mono - h->monotonic_ns) : 0;
+}
+
+#endif

@@ -91,14 +91,14 @@ static int find_layer(char *out, size_t size)
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
 		if (slash) {
+			char candidate[PATH_MAX + 32];
+
 			*slash = '\0';
-			snprintf(out, size, "%s/../lib/libobserve.so", exe);
-			if (is_file(out)) {
-				char real[PATH_MAX];
-				if (realpath(out, real))
-					snprintf(out, size, "%s", real);
+			snprintf(candidate, sizeof(candidate),
+				 "%s/../lib/libobserve.so", exe);
+			if (is_file(candidate) && size >= PATH_MAX &&
+			    realpath(candidate, out))
 				return 0;
-			}
 		}
 	}
 	snprintf(out, size, "%s/libobserve.so", OBSERVE_LIBDIR_INSTALL);
@@ -506,7 +506,7 @@ int main(int argc, char **argv)
 	}
 	rc = obs_store_ingest_path(store, spool_dir, &stats, stderr, ids, &n_ids,
 				   MAX_PROCESSES);
-	if (!quiet && rc >= 0)
+	if (!quiet && rc >= 0 && n_ids > 0)
 		print_summary(store, ids, n_ids, db_path);
 	if (rc >= 0 && stats.files == 0)
 		fprintf(stderr,

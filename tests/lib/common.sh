@@ -1,0 +1,89 @@
+# common.sh - sourced by the integration tests and scripts: paths, a private
+# work directory removed on exit, assertions, free loopback ports.
+# shellcheck shell=bash
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${OBSERVE_BUILD:-$REPO/build}
+LIBOBSERVE=$BUILD/lib/libobserve.so
+SLICER=$BUILD/bin/slicer
+OBSERVE=$BUILD/bin/observe
+export REPO BUILD LIBOBSERVE SLICER OBSERVE
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/observe-test.XXXXXX")
+_cleanups=()
+at_exit() { _cleanups+=("$*"); }
+_run_cleanups() {
+  local i
+  for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
+  if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $WORK" >&2; else rm -rf "$WORK"; fi
+}
+trap _run_cleanups EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+skip() { echo "SKIP: $*"; exit 77; }
+
+# expect_eq ACTUAL EXPECTED WHAT
+expect_eq() { [ "$1" == "$2" ] || fail "$3: expected '$2', got '$1'"; ok "$3 = $2"; }
+# expect_true "SQL-ish description" COMMAND...
+expect_true() { local what=$1; shift; "$@" || fail "$what"; ok "$what"; }
+
+need_cmd() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_port PORT: until something listens on 127.0.0.1:PORT (5 s at most)
+wait_port() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()' "$1" 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.05
+  done
+  fail "nothing listens on 127.0.0.1:$1"
+}
+
+# q DB SQL: one query, rows on stdout
+q() { sqlite3 -batch "$1" "$2"; }
+
+# preload: run a command with the layer preloaded, spools into $SPOOL
+SPOOL=$WORK/spool
+mkdir -p "$SPOOL"
+preload() { env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$SPOOL" "$@"; }
+
+# make_site DIR: a page with several resources, files of 100 B, 50 KB, 1 MB
+make_site() {
+  local dir=$1
+  mkdir -p "$dir"
+  head -c 100 /dev/zero | tr '\0' 'a' > "$dir/100b"
+  head -c 51200 /dev/zero | tr '\0' 'b' > "$dir/50k"
+  head -c 1048576 /dev/zero | tr '\0' 'c' > "$dir/1m"
+  printf 'body { font-family: sans-serif; }\n' > "$dir/style.css"
+  printf 'document.title = "observe demo";\n' > "$dir/app.js"
+  cat > "$dir/index.html" <<'HTML'
+<!doctype html>
+<html><head><meta charset="utf-8"><title>observe demo</title>
+<link rel="stylesheet" href="style.css"><script src="app.js"></script></head>
+<body><h1>observe demo</h1>
+<p><a href="100b">100 B</a> <a href="50k">50 KB</a> <a href="1m">1 MB</a></p>
+<iframe src="100b"></iframe><iframe src="50k"></iframe><iframe src="1m"></iframe>
+</body></html>
+HTML
+}
+
+# fault_server MODE [ARGS...]: start tests/servers/faults.py, set FAULT_PORT
+fault_server() {
+  local mode=$1; shift
+  local portfile=$WORK/fault-$mode.port
+  python3 "$REPO/tests/servers/faults.py" "$mode" "$portfile" --lifetime 120 "$@" &
+  local pid=$!
+  at_exit "kill $pid 2>/dev/null"
+  local i
+  for ((i = 0; i < 100; i++)); do [ -s "$portfile" ] && break; sleep 0.05; done
+  [ -s "$portfile" ] || fail "fault server $mode did not start"
+  FAULT_PORT=$(cat "$portfile")
+}

@@ -480,9 +480,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	} else {
+		/* Memory-backed when possible: the spool lives only until it
+		 * is sliced, and first writes into a tmpfs file cost less. */
 		const char *tmp = getenv("TMPDIR");
-		snprintf(spool_dir, sizeof(spool_dir), "%s/observe.XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
+		if (!tmp || !*tmp)
+			tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
+								   : "/tmp";
+		snprintf(spool_dir, sizeof(spool_dir), "%s/observe.XXXXXX", tmp);
 		if (!mkdtemp(spool_dir)) {
 			fprintf(stderr, "%s: %s: %s\n", prog, spool_dir,
 				strerror(errno));

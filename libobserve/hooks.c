@@ -97,7 +97,7 @@ static void *obs_dlsym(const char *name)
 	void *fn = dlsym(RTLD_NEXT, name);
 
 	if (!fn)
-		obs_log(OBS_LOG_DEBUG, "no next definition of %s", name);
+		OBS_LOG(OBS_LOG_DEBUG, "no next definition of %s", name);
 	return fn;
 }
 
@@ -249,7 +249,7 @@ static void fd_fresh(int fd)
 	struct obs_conn *stale = conn_detach(fd);
 
 	if (stale) {
-		obs_log(OBS_LOG_DEBUG, "fd %d reused: dropping stale state", fd);
+		OBS_LOG(OBS_LOG_DEBUG, "fd %d reused: dropping stale state", fd);
 		conn_unref(stale, 0);
 	}
 }
@@ -290,7 +290,28 @@ static void obs_pick_dir(void)
 		obs_proc.disabled = true;
 }
 
-__attribute__((constructor)) static void obs_init(void)
+/* The command line, kept for the spool header (glibc passes argc, argv and
+ * envp to constructors). */
+static void obs_keep_argv(int argc, char **argv)
+{
+	size_t used = 0;
+
+	for (int i = 0; argv && i < argc && argv[i]; i++) {
+		size_t n = strlen(argv[i]) + 1;
+		if (used + n > sizeof(obs_proc.argv))
+			n = sizeof(obs_proc.argv) - used;
+		memcpy(obs_proc.argv + used, argv[i], n);
+		used += n;
+		if (used == sizeof(obs_proc.argv)) {
+			obs_proc.argv[used - 1] = '\0';
+			break;
+		}
+	}
+	obs_proc.argv_len = (uint32_t)used;
+}
+
+__attribute__((constructor)) static void obs_init(int argc, char **argv,
+						  char **envp)
 {
 	static int done;
 	const char *v;
@@ -299,9 +320,11 @@ __attribute__((constructor)) static void obs_init(void)
 	size_t size;
 	void *table;
 
+	(void)envp;
 	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
 		return;
 	obs_resolve();
+	obs_keep_argv(argc, argv);
 	v = getenv("OBSERVE_LOG");
 	if (v && *v)
 		obs_proc.log_level = (*v >= '0' && *v <= '9') ? atoi(v)
@@ -331,7 +354,7 @@ __attribute__((constructor)) static void obs_init(void)
 	table = mmap(NULL, size * sizeof(*fd_table), PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (table == MAP_FAILED) {
-		obs_log(OBS_LOG_WARN, "no memory for the fd table: disabled");
+		OBS_LOG(OBS_LOG_WARN, "no memory for the fd table: disabled");
 		obs_proc.disabled = true;
 		return;
 	}
@@ -339,7 +362,7 @@ __attribute__((constructor)) static void obs_init(void)
 	__atomic_store_n(&fd_table_size, (unsigned int)size, __ATOMIC_RELEASE);
 	pthread_atfork(obs_before_fork, obs_after_fork_parent,
 		       obs_after_fork_child);
-	obs_log(OBS_LOG_INFO, "observing; spool directory %s", obs_proc.dir);
+	OBS_LOG(OBS_LOG_INFO, "observing; spool directory %s", obs_proc.dir);
 }
 
 __attribute__((destructor)) static void obs_fini(void)
@@ -462,7 +485,7 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 			     err);
 	note_local_addr(c, fd);
 	conn_attach(fd, c);
-	obs_log(OBS_LOG_DEBUG, "connect fd %d port %u: %d (%s)", fd, port, ret,
+	OBS_LOG(OBS_LOG_DEBUG, "connect fd %d port %u: %d (%s)", fd, port, ret,
 		ret == 0 ? "ok" : strerror(err));
 	errno = ret == 0 ? saved : err;
 	return ret;

@@ -22,6 +22,8 @@ struct obs_process {
 	char client[64];
 	char host[64];
 	char dir[512];     /* spool directory */
+	char argv[3600];   /* the command line, NUL-separated, as at start */
+	uint32_t argv_len;
 };
 
 OBS_HIDDEN extern struct obs_process obs_proc;
@@ -39,6 +41,12 @@ static inline int64_t obs_now(void)
  * write(), when OBSERVE_LOG is at least level. Keeps errno. */
 OBS_HIDDEN void obs_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The same, evaluating the arguments only when the level is on. */
+#define OBS_LOG(level, ...)                               \
+	do {                                              \
+		if (__builtin_expect(obs_proc.log_level >= (level), 0)) \
+			obs_log((level), __VA_ARGS__);    \
+	} while (0)
 
 /* The spool of this process: created on the first tracked connect. Returns
  * 0 when it is usable. Takes the layer's mutex. */

@@ -78,7 +78,8 @@ HTML
 # fault_server MODE [ARGS...]: start tests/servers/faults.py, set FAULT_PORT
 fault_server() {
   local mode=$1; shift
-  local portfile=$WORK/fault-$mode.port
+  local portfile
+  portfile=$(mktemp -u "$WORK/fault-$mode.XXXXXX")
   python3 "$REPO/tests/servers/faults.py" "$mode" "$portfile" --lifetime 120 "$@" &
   local pid=$!
   at_exit "kill $pid 2>/dev/null"

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# faults.sh CASE - servers of our own that misbehave in known ways; the
+# database must say what happened (tests/servers/faults.py).
+source "$(dirname "$0")/../lib/common.sh"
+DB=$WORK/run.db
+case=$1
+
+case $case in
+delay)
+  fault_server delay --delay-ms 50
+  preload curl -sf -o /dev/null "http://127.0.0.1:$FAULT_PORT/"
+  "$SLICER" -q -o "$DB" "$SPOOL"
+  tw=$(q "$DB" "SELECT tw_ms FROM exchange_metrics")
+  python3 -c "import sys; tw=float(sys.argv[1]); sys.exit(0 if 50 <= tw <= 75 else 1)" "$tw" ||
+    fail "Tw $tw ms for a server that waits 50 ms"
+  ok "Tw = $tw ms for a 50 ms server delay"
+  ;;
+midclose)
+  fault_server midclose
+  preload curl -s -o /dev/null "http://127.0.0.1:$FAULT_PORT/" || true
+  "$SLICER" -q -o "$DB" "$SPOOL"
+  expect_eq "$(q "$DB" "SELECT end_class FROM connection")" server_close "end class"
+  dr=$(q "$DB" "SELECT dr FROM exchange")
+  [ "$dr" -gt 1000 ] && [ "$dr" -lt 100000 ] || fail "dr=$dr: expected the headers and 1000 of 100000 body bytes"
+  ok "dr = $dr (cut short)"
+  [ -n "$(q "$DB" "SELECT teof_ns FROM connection WHERE teof_ns IS NOT NULL")" ] || fail "no TEOF"
+  ok "TEOF recorded"
+  ;;
+reset)
+  fault_server reset
+  preload curl -s -o /dev/null "http://127.0.0.1:$FAULT_PORT/" || true
+  "$SLICER" -q -o "$DB" "$SPOOL"
+  expect_eq "$(q "$DB" "SELECT end_class || ' ' || end_error FROM connection")" "reset ECONNRESET" "end class"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange WHERE ds > 0 AND dr = 0 AND tfb_ns IS NULL")" 1 "request sent, no response"
+  ;;
+banner)
+  fault_server banner
+  preload python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+assert s.recv(100).startswith(b"220")
+s.sendall(b"QUIT\r\n")
+assert s.recv(100).startswith(b"221")
+assert s.recv(100) == b""
+s.close()' "$FAULT_PORT"
+  "$SLICER" -q -o "$DB" "$SPOOL"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange")" 2 "exchanges"
+  expect_eq "$(q "$DB" "SELECT seq, server_first, t3_ns IS NULL, ds, dr FROM exchange ORDER BY seq" | tr '\n' ' ')" "1|1|1|0|11 2|0|0|6|9 " "banner exchange then QUIT exchange"
+  expect_eq "$(q "$DB" "SELECT end_class FROM connection")" server_close "end class"
+  ;;
+refused)
+  port=$(free_port)  # nothing listens there
+  preload curl -s -o /dev/null "http://127.0.0.1:$port/" && fail "curl reached a closed port"
+  "$SLICER" -q -o "$DB" "$SPOOL"
+  expect_eq "$(q "$DB" "SELECT DISTINCT end_class || ' ' || connect_error FROM connection")" "refused ECONNREFUSED" "end class"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange")" 0 "no exchanges"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM connection_metrics WHERE te_ms IS NULL AND t2_ns IS NOT NULL")" "$(q "$DB" "SELECT count(*) FROM connection")" "Te undefined, the failure time kept"
+  ;;
+*) fail "unknown case $case" ;;
+esac

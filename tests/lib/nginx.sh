@@ -31,7 +31,7 @@ http {
   uwsgi_temp_path $NGINX_DIR/tmp;
   scgi_temp_path $NGINX_DIR/tmp;
   types { text/html html; text/css css; application/javascript js; }
-  default_type application/octet-stream;
+  default_type text/plain;
   keepalive_timeout 65;
   keepalive_requests 100000;
   server {

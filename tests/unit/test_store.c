@@ -1,0 +1,485 @@
+/* test_store.c - the spool reader and the database ingest, on spool files
+ * built by hand: time conversion, the views' arithmetic, idempotence, a
+ * spool that grew, and every kind of bad input. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "spool_reader.h"
+#include "store.h"
+
+#define REALTIME 1700000000000000000LL /* the header's clock pair */
+#define MONOTONIC 5000000000LL
+
+static char dir[64];
+static char db_path[128], spool_path[128];
+
+struct spool_img {
+	struct obs_spool_header h;
+	struct obs_record r[16];
+	int n;
+};
+
+static void header(struct spool_img *img, int32_t pid, bool ended)
+{
+	struct utsname uts;
+
+	memset(img, 0, sizeof(*img));
+	memcpy(img->h.magic, OBS_SPOOL_MAGIC, OBS_SPOOL_MAGIC_LEN);
+	img->h.version = OBS_SPOOL_VERSION;
+	img->h.header_size = OBS_SPOOL_HEADER_SIZE;
+	img->h.record_size = OBS_RECORD_SIZE;
+	img->h.flags = ended ? OBS_SPOOL_ENDED : 0;
+	img->h.pid = pid;
+	img->h.ppid = 1;
+	img->h.realtime_ns = REALTIME;
+	img->h.monotonic_ns = MONOTONIC;
+	img->h.start_ns = REALTIME - 1000;
+	strcpy(img->h.client, "unit");
+	uname(&uts);
+	snprintf(img->h.host, sizeof(img->h.host), "%.63s", uts.nodename);
+	strcpy(img->h.program, "/usr/bin/unit");
+	memcpy(img->h.argv, "unit\0-x", 8);
+	img->h.argv_len = 8;
+}
+
+/* A connection record; times are offsets (ns) from MONOTONIC, 0 = unset. */
+static struct obs_record *conn(struct spool_img *img, uint64_t seq, int64_t t1,
+			       int64_t t2, int64_t t7, uint8_t end, bool done)
+{
+	struct obs_record *r = &img->r[img->n++];
+
+	r->kind = OBS_REC_CONNECTION;
+	r->state = done ? OBS_RS_COMPLETE : 0;
+	r->conn_seq = seq;
+	r->u.conn.family = AF_INET;
+	r->u.conn.peer_addr[0] = 127;
+	r->u.conn.peer_addr[3] = 1;
+	r->u.conn.peer_port = 8080;
+	r->u.conn.local_port = 40000;
+	r->u.conn.t1 = t1 ? MONOTONIC + t1 : 0;
+	r->u.conn.t2 = t2 ? MONOTONIC + t2 : 0;
+	r->u.conn.t7 = t7 ? MONOTONIC + t7 : 0;
+	r->u.conn.t2_how = OBS_T2_CONNECT;
+	r->u.conn.end_class = end;
+	return r;
+}
+
+static struct obs_record *exch(struct spool_img *img, uint64_t cseq,
+			       uint32_t seq, const int64_t t[5], uint64_t ds,
+			       uint64_t dr, bool done)
+{
+	struct obs_record *r = &img->r[img->n++];
+	int64_t *dst[5];
+
+	r->kind = OBS_REC_EXCHANGE;
+	r->state = done ? OBS_RS_COMPLETE : 0;
+	r->conn_seq = cseq;
+	r->u.exch.seq = seq;
+	dst[0] = &r->u.exch.t3;
+	dst[1] = &r->u.exch.t4;
+	dst[2] = &r->u.exch.t5;
+	dst[3] = &r->u.exch.tfb;
+	dst[4] = &r->u.exch.t6;
+	for (int i = 0; i < 5; i++)
+		*dst[i] = t[i] ? MONOTONIC + t[i] : 0;
+	r->u.exch.ds = ds;
+	r->u.exch.dr = dr;
+	return r;
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+}
+
+static void write_spool(const struct spool_img *img, size_t cut)
+{
+	size_t len = OBS_SPOOL_HEADER_SIZE + (size_t)img->n * OBS_RECORD_SIZE;
+
+	write_file(spool_path, img, cut ? cut : len);
+}
+
+static obs_store *open_store(void)
+{
+	char err[256];
+	obs_store *s = obs_store_open(db_path, err, sizeof(err));
+
+	if (!s)
+		fail_msg("%s", err);
+	return s;
+}
+
+/* Ingest spool_path; returns the rc; messages go to msgs_buf. */
+static char msgs_buf[4096];
+static int ingest(obs_store *s, struct obs_ingest_stats *st)
+{
+	FILE *msgs = fmemopen(msgs_buf, sizeof(msgs_buf), "w");
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	rc = obs_store_ingest_path(s, spool_path, st, msgs, NULL, NULL, 0);
+	fclose(msgs);
+	return rc;
+}
+
+static double query_real(obs_store *s, const char *sql, bool *is_null)
+{
+	sqlite3_stmt *st;
+	double v = 0;
+
+	assert_int_equal(sqlite3_prepare_v2(obs_store_db(s), sql, -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	*is_null = sqlite3_column_type(st, 0) == SQLITE_NULL;
+	v = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int64_t query_int(obs_store *s, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v;
+
+	assert_int_equal(sqlite3_prepare_v2(obs_store_db(s), sql, -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static char text_buf[256];
+static const char *query_text(obs_store *s, const char *sql)
+{
+	sqlite3_stmt *st;
+
+	assert_int_equal(sqlite3_prepare_v2(obs_store_db(s), sql, -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	snprintf(text_buf, sizeof(text_buf), "%s",
+		 sqlite3_column_type(st, 0) == SQLITE_NULL
+			 ? "NULL"
+			 : (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return text_buf;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(dir, "/tmp/observe-unit.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(db_path, sizeof(db_path), "%s/t.db", dir);
+	snprintf(spool_path, sizeof(spool_path), "%s/a.1.1.spool", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* One connection, two exchanges: every figure of the views. */
+static void test_views(void **state)
+{
+	struct spool_img img;
+	struct obs_ingest_stats st;
+	obs_store *s;
+	bool is_null;
+	const int64_t x1[5] = { 2000000, 2100000, 2200000, 12000000, 22000000 };
+	const int64_t x2[5] = { 30000000, 30500000, 30600000, 0, 0 };
+
+	(void)state;
+	header(&img, 999999, true);
+	conn(&img, 1, 1000000, 1500000, 40000000, OBS_END_SERVER_CLOSE, true);
+	exch(&img, 1, 1, x1, 100, 10000, true);
+	exch(&img, 1, 2, x2, 50, 0, true); /* sent, nothing came back */
+	write_spool(&img, 0);
+	s = open_store();
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(st.connections_new, 1);
+	assert_int_equal(st.exchanges_new, 2);
+
+	/* monotonic -> epoch: realtime + (t - monotonic) */
+	assert_int_equal(query_int(s, "SELECT t1_ns FROM connection"),
+			 REALTIME + 1000000);
+	assert_int_equal(query_int(s, "SELECT t6_ns FROM exchange WHERE seq=1"),
+			 REALTIME + 22000000);
+	assert_float_equal(query_real(s, "SELECT te_ms FROM connection_metrics",
+				      &is_null),
+			   0.5, 1e-9);
+	assert_float_equal(query_real(s, "SELECT tt_ms FROM connection_metrics",
+				      &is_null),
+			   39.0, 1e-9);
+	/* ra = (150 + 10000) bytes / 39 ms */
+	assert_float_equal(query_real(s, "SELECT ra FROM connection_metrics",
+				      &is_null),
+			   10150 / 0.039, 1e-6);
+	assert_int_equal(query_int(s, "SELECT exchanges FROM connection_metrics"),
+			 2);
+	assert_float_equal(query_real(s, "SELECT ts_ms FROM exchange_metrics "
+					 "WHERE seq=1", &is_null),
+			   0.1, 1e-9);
+	assert_float_equal(query_real(s, "SELECT tw_ms FROM exchange_metrics "
+					 "WHERE seq=1", &is_null),
+			   9.9, 1e-9);
+	assert_float_equal(query_real(s, "SELECT tr_ms FROM exchange_metrics "
+					 "WHERE seq=1", &is_null),
+			   19.8, 1e-9);
+	assert_float_equal(query_real(s, "SELECT trecv_ms FROM exchange_metrics "
+					 "WHERE seq=1", &is_null),
+			   10.0, 1e-9);
+	assert_float_equal(query_real(s, "SELECT tgap_ms FROM exchange_metrics "
+					 "WHERE seq=1", &is_null),
+			   8.0, 1e-9);
+	assert_float_equal(query_real(s, "SELECT rr FROM exchange_metrics "
+					 "WHERE seq=1", &is_null),
+			   10000 / 0.0198, 1e-6);
+	/* undefined durations and rates are NULL, never 0 */
+	query_real(s, "SELECT tw_ms FROM exchange_metrics WHERE seq=2", &is_null);
+	assert_true(is_null);
+	query_real(s, "SELECT tr_ms FROM exchange_metrics WHERE seq=2", &is_null);
+	assert_true(is_null);
+	query_real(s, "SELECT rr FROM exchange_metrics WHERE seq=2", &is_null);
+	assert_true(is_null);
+	query_real(s, "SELECT tgap_ms FROM exchange_metrics WHERE seq=2",
+		   &is_null);
+	assert_true(is_null);
+	assert_string_equal(query_text(s, "SELECT end_class FROM connection"),
+			    "server_close");
+	assert_string_equal(query_text(s, "SELECT argv FROM process"),
+			    "unit -x");
+	obs_store_close(s);
+}
+
+/* Slicing twice adds nothing; a grown spool adds the new and completes the
+ * in-flight records. */
+static void test_idempotent_and_growth(void **state)
+{
+	struct spool_img img;
+	struct obs_ingest_stats st;
+	obs_store *s;
+	const int64_t x[5] = { 2000000, 2100000, 2200000, 3000000, 4000000 };
+	const int64_t xp[5] = { 5000000, 5100000, 5200000, 0, 0 };
+	struct obs_record *c, *e2;
+
+	(void)state;
+	header(&img, getpid(), false); /* a live writer: this process */
+	{
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		img.h.start_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	}
+	c = conn(&img, 1, 1000000, 1500000, 0, OBS_END_NONE, false);
+	exch(&img, 1, 1, x, 100, 1000, true);
+	e2 = exch(&img, 1, 2, xp, 100, 0, false); /* in flight */
+	write_spool(&img, 0);
+	s = open_store();
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(st.exchanges_new, 2);
+	assert_string_equal(query_text(s, "SELECT end_class FROM connection"),
+			    "NULL"); /* still open, writer alive */
+
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(st.connections_new, 0);
+	assert_int_equal(st.exchanges_new, 0);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange"), 2);
+
+	/* the process went on: exchange 2 finished, a third, then close */
+	e2->u.exch.tfb = MONOTONIC + 6000000;
+	e2->u.exch.t6 = MONOTONIC + 7000000;
+	e2->u.exch.dr = 500;
+	e2->state = OBS_RS_COMPLETE;
+	{
+		const int64_t x3[5] = { 8000000, 8100000, 8200000, 9000000,
+					9500000 };
+		exch(&img, 1, 3, x3, 10, 20, true);
+	}
+	c->u.conn.t7 = MONOTONIC + 10000000;
+	c->u.conn.end_class = OBS_END_CLIENT_CLOSE;
+	c->state = OBS_RS_COMPLETE;
+	write_spool(&img, 0);
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(st.exchanges_new, 1);
+	assert_int_equal(st.rows_updated, 2); /* the connection, exchange 2 */
+	assert_int_equal(query_int(s, "SELECT dr FROM exchange WHERE seq=2"),
+			 500);
+	assert_string_equal(query_text(s, "SELECT end_class FROM connection"),
+			    "client_close");
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange "
+				      "WHERE complete = 1"),
+			 3);
+	obs_store_close(s);
+}
+
+/* A spool whose writer is gone: open connections become unterminated. */
+static void test_dead_writer_unterminated(void **state)
+{
+	struct spool_img img;
+	struct obs_ingest_stats st;
+	obs_store *s;
+	const int64_t x[5] = { 2000000, 2100000, 2200000, 3000000, 4000000 };
+
+	(void)state;
+	header(&img, 999999, false); /* not ended, pid not alive */
+	conn(&img, 1, 1000000, 1500000, 0, OBS_END_NONE, false);
+	exch(&img, 1, 1, x, 100, 1000, false);
+	write_spool(&img, 0);
+	s = open_store();
+	assert_int_equal(ingest(s, &st), 0);
+	assert_string_equal(query_text(s, "SELECT end_class FROM connection"),
+			    "unterminated");
+	assert_int_equal(query_int(s, "SELECT complete FROM exchange"), 1);
+	query_int(s, "SELECT tt_ms FROM connection_metrics");
+	obs_store_close(s);
+}
+
+/* Cut inside a record: the records before the cut are stored, the file and
+ * offset are named. */
+static void test_truncated(void **state)
+{
+	struct spool_img img;
+	struct obs_ingest_stats st;
+	obs_store *s;
+	const int64_t x[5] = { 2000000, 2100000, 2200000, 3000000, 4000000 };
+	char want[256];
+
+	(void)state;
+	header(&img, 999999, true);
+	conn(&img, 1, 1000000, 1500000, 0, OBS_END_NONE, true);
+	exch(&img, 1, 1, x, 100, 1000, true);
+	exch(&img, 1, 2, x, 100, 1000, true);
+	write_spool(&img, OBS_SPOOL_HEADER_SIZE + 2 * OBS_RECORD_SIZE + 50);
+	s = open_store();
+	assert_int_equal(ingest(s, &st), 1);
+	assert_int_equal(st.exchanges_new, 1);
+	snprintf(want, sizeof(want), "%s: truncated at offset %u", spool_path,
+		 OBS_SPOOL_HEADER_SIZE + 2 * OBS_RECORD_SIZE);
+	assert_non_null(strstr(msgs_buf, want));
+	obs_store_close(s);
+}
+
+/* A damaged record in the middle is skipped with its offset; the rest is
+ * read. */
+static void test_damaged_record(void **state)
+{
+	struct spool_img img;
+	struct obs_ingest_stats st;
+	obs_store *s;
+	const int64_t x[5] = { 2000000, 2100000, 2200000, 3000000, 4000000 };
+	char want[256];
+
+	(void)state;
+	header(&img, 999999, true);
+	conn(&img, 1, 1000000, 1500000, 0, OBS_END_NONE, true);
+	exch(&img, 1, 1, x, 100, 1000, true);
+	memset(&img.r[img.n++], 0xA5, OBS_RECORD_SIZE);
+	exch(&img, 1, 2, x, 100, 1000, true);
+	exch(&img, 7, 1, x, 100, 1000, true); /* no connection 7 */
+	write_spool(&img, 0);
+	s = open_store();
+	assert_int_equal(ingest(s, &st), 1);
+	assert_int_equal(st.exchanges_new, 2);
+	assert_int_equal(st.records_bad, 2);
+	snprintf(want, sizeof(want), "offset %u: unknown record kind",
+		 OBS_SPOOL_HEADER_SIZE + 2 * OBS_RECORD_SIZE);
+	assert_non_null(strstr(msgs_buf, want));
+	assert_non_null(strstr(msgs_buf, "connection with no record"));
+	obs_store_close(s);
+}
+
+static void expect_refused(const void *data, size_t len, const char *reason)
+{
+	struct obs_ingest_stats st;
+	obs_store *s;
+	char want[256];
+
+	write_file(spool_path, data, len);
+	s = open_store();
+	assert_int_equal(ingest(s, &st), 1);
+	assert_int_equal(st.files_bad, 1);
+	snprintf(want, sizeof(want), "%s: %s", spool_path, reason);
+	if (!strstr(msgs_buf, want))
+		fail_msg("expected '%s' in '%s'", want, msgs_buf);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM process"), 0);
+	obs_store_close(s);
+}
+
+static void test_bad_files(void **state)
+{
+	struct spool_img img;
+	unsigned char noise[8192];
+
+	(void)state;
+	expect_refused("", 0, "empty file");
+	srand(7);
+	for (size_t i = 0; i < sizeof(noise); i++)
+		noise[i] = (unsigned char)rand();
+	expect_refused(noise, sizeof(noise), "not a spool file (bad magic)");
+	header(&img, 1, true);
+	img.h.version = OBS_SPOOL_VERSION + 1;
+	expect_refused(&img, OBS_SPOOL_HEADER_SIZE,
+		       "written by a newer observe (spool format version 2)");
+	header(&img, 1, true);
+	expect_refused(&img, 100, "truncated at offset 100");
+}
+
+static void test_not_a_database(void **state)
+{
+	char err[512];
+	obs_store *s;
+
+	(void)state;
+	write_file(db_path, "this is a text file, not SQLite\n", 32);
+	s = obs_store_open(db_path, err, sizeof(err));
+	assert_null(s);
+	assert_non_null(strstr(err, db_path));
+	assert_non_null(strstr(err, "not an observe database"));
+	unlink(db_path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_views, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idempotent_and_growth,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_writer_unterminated,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_record, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_files, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_not_a_database, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -184,6 +184,8 @@ void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 			 * for the next exchange (T3 is the first attempt). */
 			if (c->xphase != OBS_X_SENDING && !c->pending_send)
 				c->pending_send = t_in ? t_in : t_out;
+		} else if (ret < 0 && c->phase == OBS_PH_CONNECTING) {
+			connect_failed(c, t_out, err); /* learned by I/O */
 		} else if (ret < 0) {
 			note_fatal_errno(c, err);
 		}
@@ -227,6 +229,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 				   c->phase == OBS_PH_UP) {
 				c->pending_recv = t_in;
 			}
+		} else if (c->phase == OBS_PH_CONNECTING) {
+			connect_failed(c, t_out, err); /* learned by I/O */
 		} else {
 			note_fatal_errno(c, err);
 		}

@@ -18,7 +18,13 @@ curl)
   # one URL, then three on one keep-alive connection, the layer preloaded by hand
   preload curl -sf -o /dev/null "$URL/100b"
   preload curl -sf -o /dev/null -o /dev/null -o /dev/null "$URL/100b" "$URL/50k" "$URL/1m"
-  "$SLICER" -q -o "$DB" "$SPOOL"
+  if command -v valgrind >/dev/null; then  # the slicer on real spools, memchecked
+    valgrind --quiet --error-exitcode=99 --leak-check=full "$SLICER" -q -o "$DB" "$SPOOL" ||
+      fail "valgrind found errors in the slicer"
+    ok "slicer clean under valgrind"
+  else
+    "$SLICER" -q -o "$DB" "$SPOOL"
+  fi
   expect_eq "$(q "$DB" "SELECT count(*) FROM connection")" 2 "curl connections"
   expect_eq "$(q "$DB" "SELECT group_concat(seq, ' ') FROM (SELECT seq FROM exchange WHERE connection_id = (SELECT connection_id FROM exchange GROUP BY connection_id HAVING count(*) = 3) ORDER BY seq)")" "1 2 3" "keep-alive exchanges on one connection"
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange WHERE dr >= 1048576")" 1 "the 1 MB response in one exchange"

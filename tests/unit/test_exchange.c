@@ -353,6 +353,20 @@ static void test_connect_refused(void **state)
 	assert_int_equal(connection()->t2, 1300);
 }
 
+static void test_refused_learned_by_io(void **state)
+{
+	(void)state;
+	open_nonblocking(1000);
+	obs_xm_recv(&conn, 1200, 1210, -1, EAGAIN, false); /* still pending */
+	assert_int_equal(conn.phase, OBS_PH_CONNECTING);
+	obs_xm_recv(&conn, 1300, 1310, -1, ECONNREFUSED, false);
+	obs_xm_close(&conn, 1400);
+	assert_int_equal(connection()->end_class, OBS_END_REFUSED);
+	assert_int_equal(connection()->connect_errno, ECONNREFUSED);
+	assert_int_equal(connection()->t2, 1310);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 0);
+}
+
 static void test_peek_counts_time_not_bytes(void **state)
 {
 	struct obs_exch_body *x;
@@ -400,6 +414,7 @@ int main(void)
 		cmocka_unit_test_setup(test_eof, reset),
 		cmocka_unit_test_setup(test_econnreset, reset),
 		cmocka_unit_test_setup(test_connect_refused, reset),
+		cmocka_unit_test_setup(test_refused_learned_by_io, reset),
 		cmocka_unit_test_setup(test_peek_counts_time_not_bytes, reset),
 		cmocka_unit_test_setup(test_spool_full_loses_records_only,
 				       reset),

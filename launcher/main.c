@@ -389,7 +389,8 @@ static void remove_spool_dir(const char *dir)
 	if (!d)
 		return;
 	while ((ent = readdir(d))) {
-		if (strcmp(ent->d_name, ".") && strcmp(ent->d_name, ".."))
+		if (strcmp(ent->d_name, ".") != 0 &&
+		    strcmp(ent->d_name, "..") != 0)
 			unlinkat(dirfd(d), ent->d_name, 0);
 	}
 	closedir(d);

@@ -80,8 +80,8 @@ static struct {
 	ssize_t (*recv_chk)(int, void *, size_t, size_t, int);
 	ssize_t (*recvfrom_chk)(int, void *, size_t, size_t, int,
 				struct sockaddr *, socklen_t *);
-	void (*exit_)(int) __attribute__((noreturn));
-	void (*Exit_)(int) __attribute__((noreturn));
+	void (*exit_)(int);
+	void (*Exit_)(int);
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*execv)(const char *, char *const[]);
 	int (*execvp)(const char *, char *const[]);
@@ -463,8 +463,11 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		if (c)
 			conn_unref(c, 0);
 	}
-	if (UNLIKELY(!real.connect))
+	if (UNLIKELY(!real.connect)) {
 		obs_resolve();
+		if (!real.connect) /* inside dlsym: the system call itself */
+			return (int)syscall(SYS_connect, fd, addr, len);
+	}
 	if (!fd_table_size || !addr || len < sizeof(sa_family_t) ||
 	    (addr->sa_family != AF_INET && addr->sa_family != AF_INET6) ||
 	    (addr->sa_family == AF_INET && len < sizeof(struct sockaddr_in)) ||

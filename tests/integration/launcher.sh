@@ -56,6 +56,15 @@ grep -q "Tw ms" "$WORK/table" || fail "no table printed"
 grep -q "1 exchanges on 1 connections" "$WORK/table" || fail "summary line: $(tail -1 "$WORK/table")"
 ok "observe printed its table"
 
+# diagnostics only when OBSERVE_LOG asks
+curl -sf -o /dev/null "http://127.0.0.1:$NGINX_PORT/100b" 2>"$WORK/bare.err"
+preload curl -sf -o /dev/null "http://127.0.0.1:$NGINX_PORT/100b" 2>"$WORK/observed.err"
+cmp -s "$WORK/bare.err" "$WORK/observed.err" || fail "the layer wrote to stderr without OBSERVE_LOG"
+ok "silent without OBSERVE_LOG"
+OBSERVE_LOG=2 preload curl -sf -o /dev/null "http://127.0.0.1:$NGINX_PORT/100b" 2>"$WORK/log.err"
+grep -q '^observe\[curl:[0-9]*\]: spool ' "$WORK/log.err" || fail "OBSERVE_LOG=2 said: $(cat "$WORK/log.err")"
+ok "OBSERVE_LOG=2 names the spool, prefixed with program and pid"
+
 # OBSERVE_DISABLE=1 passes everything through and writes no spool
 rm -rf "$SPOOL"; mkdir -p "$SPOOL"
 OBSERVE_DISABLE=1 preload curl -sf -o /dev/null "http://127.0.0.1:$NGINX_PORT/100b"

@@ -42,6 +42,13 @@ closeall)
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange")" 4 "exchanges before and after closing every fd"
   expect_eq "$(cat "$WORK/mine.txt")" mine "the program's own file"
   ;;
+exec)
+  pid=$(preload python3 "$client" exec 127.0.0.1 "$NGINX_PORT")
+  "$SLICER" -q -o "$DB" "$SPOOL"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM process WHERE pid = $pid")" 2 "process images under one pid"
+  expect_eq "$(q "$DB" "SELECT group_concat(CASE WHEN p.program LIKE '%python%' THEN 'python' WHEN p.program LIKE '%curl' THEN 'curl' ELSE p.program END || ':' || x.dr, ' ') FROM (SELECT * FROM process ORDER BY start_ns) p JOIN connection c ON c.process_id = p.id JOIN exchange x ON x.connection_id = c.id" | sed 's/:[0-9]*//g')" "python curl" "python, then curl after exec"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM process WHERE ended = 1")" 2 "both images ended"
+  ;;
 *) fail "unknown case $case" ;;
 esac
 

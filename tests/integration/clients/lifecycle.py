@@ -75,5 +75,11 @@ elif case == "closeall":
     with open(sys.argv[4], "w") as f:
         f.write("mine\n")
     requests(1)
+elif case == "exec":
+    # one request, then the same process becomes curl, which makes another
+    requests(1)
+    print(os.getpid(), flush=True)
+    os.execv("/usr/bin/curl", ["curl", "-sf", "-o", "/dev/null",
+                               f"http://{host}:{port}/50k"])
 else:
     sys.exit("unknown case " + case)

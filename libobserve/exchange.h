@@ -12,6 +12,7 @@
 #ifndef OBSERVE_EXCHANGE_H
 #define OBSERVE_EXCHANGE_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -96,11 +97,21 @@ static inline void obs_cpu_relax(void)
 #endif
 }
 
+/* A spin lock: held for a few dozen instructions of bookkeeping, never
+ * across a real call. A holder preempted mid-way is waited out with
+ * sched_yield after a short spin. */
 static inline void obs_conn_lock(struct obs_conn *c)
 {
-	while (__atomic_exchange_n(&c->lock, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&c->lock, __ATOMIC_RELAXED))
-			obs_cpu_relax();
+	while (__atomic_exchange_n(&c->lock, 1, __ATOMIC_ACQUIRE)) {
+		unsigned int spins = 0;
+
+		while (__atomic_load_n(&c->lock, __ATOMIC_RELAXED)) {
+			if (++spins < 1000)
+				obs_cpu_relax();
+			else
+				sched_yield();
+		}
+	}
 }
 static inline void obs_conn_unlock(struct obs_conn *c)
 {

@@ -180,9 +180,13 @@ static inline struct obs_conn *conn_detach(int fd)
 
 static void conn_attach(int fd, struct obs_conn *c)
 {
+	int high = __atomic_load_n(&fd_high, __ATOMIC_RELAXED);
+
 	__atomic_store_n(&fd_table[fd], c, __ATOMIC_RELEASE);
-	if (fd > __atomic_load_n(&fd_high, __ATOMIC_RELAXED))
-		__atomic_store_n(&fd_high, fd, __ATOMIC_RELAXED);
+	while (fd > high &&
+	       !__atomic_compare_exchange_n(&fd_high, &high, fd, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 }
 
 /* A zeroed connection from the pool (memory from mmap, never freed: a

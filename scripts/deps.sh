@@ -5,7 +5,7 @@ set -euo pipefail
 
 required=(build-essential cmake pkg-config libsqlite3-dev sqlite3 libcmocka-dev
           nginx apache2-utils wrk curl wget python3 nodejs gnuplot-nox procps
-          iproute2 valgrind)
+          iproute2 valgrind file time)
 optional=(chromium linux-perf)
 
 missing=()

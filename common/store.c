@@ -184,6 +184,9 @@ struct obs_store {
 	char *path;
 	sqlite3_stmt *st[ST_COUNT];
 	char host[65];
+	sqlite3_stmt *filter_exch; /* deletes the new rows the filter drops */
+	sqlite3_stmt *filter_conn;
+	sqlite3_stmt *filter_proc;
 };
 
 static const char *const t2_how_names[] = { NULL, "connect", "so_error",
@@ -204,6 +207,9 @@ void obs_store_close(obs_store *store)
 		return;
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(store->st[i]);
+	sqlite3_finalize(store->filter_exch);
+	sqlite3_finalize(store->filter_conn);
+	sqlite3_finalize(store->filter_proc);
 	sqlite3_close(store->db);
 	free(store->path);
 	free(store);
@@ -324,6 +330,116 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 fail:
 	obs_store_close(s);
 	return NULL;
+}
+
+/* ---- filters ------------------------------------------------------------ */
+
+static bool only_space(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ';')
+		p++;
+	return *p == '\0';
+}
+
+int obs_store_check_expr(sqlite3 *db, const char *expr, char *err,
+			 size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+	char *sql = sqlite3_mprintf(
+		"SELECT 1 FROM exchange_metrics WHERE (%s) LIMIT 0", expr);
+	int rc;
+
+	if (!sql) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, &tail);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "invalid filter expression: %s: %s",
+			 sqlite3_errmsg(db), expr);
+	} else if (!tail || !only_space(tail)) {
+		snprintf(err, errlen,
+			 "invalid filter expression: more than one expression: "
+			 "%s",
+			 expr);
+		rc = SQLITE_ERROR;
+	}
+	sqlite3_finalize(st);
+	sqlite3_free(sql);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+int obs_store_set_filter(obs_store *s, const char *expr, char *err,
+			 size_t errlen)
+{
+	char *sql;
+	int rc;
+
+	if (obs_store_check_expr(s->db, expr, err, errlen) != 0)
+		return -1;
+	/* ?1: the largest exchange id before this file, ?2: the process */
+	sql = sqlite3_mprintf(
+		"DELETE FROM exchange AS x WHERE x.id > ?1 AND x.connection_id "
+		"IN (SELECT id FROM connection WHERE process_id = ?2) AND NOT "
+		"EXISTS (SELECT 1 FROM exchange_metrics WHERE connection_id = "
+		"x.connection_id AND seq = x.seq AND (%s))",
+		expr);
+	rc = sql ? sqlite3_prepare_v2(s->db, sql, -1, &s->filter_exch, NULL)
+		 : SQLITE_NOMEM;
+	sqlite3_free(sql);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(
+			s->db,
+			"DELETE FROM connection WHERE id > ?1 AND process_id = ?2 "
+			"AND NOT EXISTS (SELECT 1 FROM exchange e "
+			"WHERE e.connection_id = connection.id)",
+			-1, &s->filter_conn, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(
+			s->db,
+			"DELETE FROM process WHERE id = ?2 AND id > ?1 AND NOT "
+			"EXISTS (SELECT 1 FROM connection c "
+			"WHERE c.process_id = process.id)",
+			-1, &s->filter_proc, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "invalid filter expression: %s: %s",
+			 sqlite3_errmsg(s->db), expr);
+		return -1;
+	}
+	return 0;
+}
+
+static int64_t max_id(obs_store *s, const char *table)
+{
+	char sql[64];
+	sqlite3_stmt *st;
+	int64_t id = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT coalesce(max(id), 0) FROM %s",
+		 table);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
+static int run_filter(obs_store *s, sqlite3_stmt *st, int64_t before,
+		      int64_t process_id, uint64_t *deleted)
+{
+	int rc;
+
+	sqlite3_bind_int64(st, 1, before);
+	sqlite3_bind_int64(st, 2, process_id);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return -1;
+	if (deleted)
+		*deleted += (uint64_t)sqlite3_changes(s->db);
+	return 0;
 }
 
 /* ---- ingest ------------------------------------------------------------ */
@@ -654,6 +770,7 @@ static int ingest_file(obs_store *s, const char *path,
 	char err[256];
 	size_t offset;
 	int rc = 0;
+	int64_t max_exch = 0, max_conn = 0, max_proc = 0;
 
 	stats->files++;
 	if (obs_spool_open(&in.sp, path, err, sizeof(err)) != 0) {
@@ -666,6 +783,13 @@ static int ingest_file(obs_store *s, const char *path,
 	if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
 	    SQLITE_OK)
 		goto dberr;
+	if (s->filter_exch) {
+		max_exch = max_id(s, "exchange");
+		max_conn = max_id(s, "connection");
+		max_proc = max_id(s, "process");
+		if (max_exch < 0 || max_conn < 0 || max_proc < 0)
+			goto dberr_rollback;
+	}
 	if (upsert_process(&in) != 0)
 		goto dberr_rollback;
 	while ((r = obs_spool_next(&in.sp, &offset, report_record, &in))) {
@@ -676,6 +800,20 @@ static int ingest_file(obs_store *s, const char *path,
 		} else if (ingest_exch(&in, r, offset) != 0) {
 			goto dberr_rollback;
 		}
+	}
+	if (s->filter_exch) {
+		uint64_t dropped = 0, dropped_conn = 0;
+
+		if (run_filter(s, s->filter_exch, max_exch, in.process_id,
+			       &dropped) != 0 ||
+		    run_filter(s, s->filter_conn, max_conn, in.process_id,
+			       &dropped_conn) != 0 ||
+		    run_filter(s, s->filter_proc, max_proc, in.process_id,
+			       NULL) != 0)
+			goto dberr_rollback;
+		stats->exchanges_filtered += dropped;
+		stats->exchanges_new -= dropped;
+		stats->connections_new -= dropped_conn;
 	}
 	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto dberr_rollback;

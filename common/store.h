@@ -26,6 +26,7 @@ struct obs_ingest_stats {
 	uint64_t connections_new;  /* connection rows inserted */
 	uint64_t exchanges_new;    /* exchange rows inserted */
 	uint64_t rows_updated;     /* in-flight rows brought up to date */
+	uint64_t exchanges_filtered; /* new exchanges the filter left out */
 };
 
 /* Open (creating if needed) the database at path, set WAL and a busy
@@ -34,6 +35,18 @@ struct obs_ingest_stats {
 obs_store *obs_store_open(const char *path, char *err, size_t errlen);
 void obs_store_close(obs_store *store);
 sqlite3 *obs_store_db(obs_store *store);
+
+/* Keep only the exchanges (and their connections) for which the SQL
+ * boolean expression expr holds, evaluated by SQLite over the columns of
+ * the view exchange_metrics. Checked here, before anything is written: on
+ * error returns -1 with SQLite's message and the expression in err. */
+int obs_store_set_filter(obs_store *store, const char *expr, char *err,
+			 size_t errlen);
+
+/* Check that expr is one valid boolean expression over exchange_metrics
+ * (no second statement); the same message as above. */
+int obs_store_check_expr(sqlite3 *db, const char *expr, char *err,
+			 size_t errlen);
 
 /* Ingest one spool file, or every *.spool file in a directory (not
  * recursive). Problems are reported on msgs, one line each, naming the file

@@ -44,6 +44,10 @@ static void note_fatal_errno(struct obs_conn *c, int err)
 
 	if (cls == OBS_END_NONE || cb->end_class != OBS_END_NONE)
 		return;
+	/* EPIPE on a send after the program's own shutdown(SHUT_WR) is its own
+	 * doing, not the peer's reset. */
+	if (err == EPIPE && (cb->flags & OBS_CF_SHUTDOWN_WR))
+		return;
 	cb->end_class = cls;
 	cb->end_errno = err;
 }

@@ -543,14 +543,23 @@ EXPORT int socket(int domain, int type, int protocol)
 	return fd;
 }
 
-/* After a successful dup of oldfd to newfd. */
-static void dup_done(int oldfd, int newfd)
+/* After a successful dup of oldfd to newfd. replaced: newfd was open
+ * before (dup2/dup3), so the kernel closed it just now; otherwise whatever
+ * the table holds for newfd is stale. */
+static void dup_done(int oldfd, int newfd, bool replaced)
 {
 	int err = errno;
 	struct obs_conn *c;
 
-	if (conn_of(newfd))
-		fd_fresh(newfd);
+	if (conn_of(newfd)) {
+		if (replaced) {
+			c = conn_detach(newfd);
+			if (c)
+				conn_unref(c, obs_now());
+		} else {
+			fd_fresh(newfd);
+		}
+	}
 	c = conn_of(oldfd);
 	if (c) {
 		conn_ref(c);
@@ -564,7 +573,7 @@ EXPORT int dup(int oldfd)
 	int fd = REAL(dup)(oldfd);
 
 	if (fd >= 0 && fd_table_size)
-		dup_done(oldfd, fd);
+		dup_done(oldfd, fd, false);
 	return fd;
 }
 
@@ -572,7 +581,7 @@ EXPORT int dup(int oldfd)
 static int dup_onto(int oldfd, int newfd, int ret)
 {
 	if (ret >= 0 && fd_table_size && oldfd != newfd)
-		dup_done(oldfd, newfd);
+		dup_done(oldfd, newfd, true);
 	return ret;
 }
 
@@ -592,7 +601,7 @@ static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, void *arg)
 
 	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ret >= 0 &&
 	    fd_table_size)
-		dup_done(fd, ret);
+		dup_done(fd, ret, false);
 	return ret;
 }
 

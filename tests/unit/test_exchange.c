@@ -330,6 +330,20 @@ static void test_econnreset(void **state)
 	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 0);
 }
 
+static void test_epipe_after_own_shutdown_is_no_reset(void **state)
+{
+	(void)state;
+	open_blocking(1000, 1100);
+	request(2000, 2010, 70, 2020, 2500, 2600, 300);
+	obs_xm_shutdown(&conn, 2700, SHUT_WR);
+	obs_xm_send(&conn, 2800, 2801, -1, EPIPE);
+	obs_xm_recv(&conn, 2900, 3000, 0, 0, false);
+	obs_xm_close(&conn, 3100);
+	assert_int_equal(connection()->end_class, OBS_END_SERVER_CLOSE);
+	assert_int_equal(connection()->tshut, 2700);
+	assert_true(connection()->flags & OBS_CF_SHUTDOWN_WR);
+}
+
 static void test_connect_refused(void **state)
 {
 	struct obs_conn_body *cb;
@@ -413,6 +427,8 @@ int main(void)
 		cmocka_unit_test_setup(test_server_speaks_first, reset),
 		cmocka_unit_test_setup(test_eof, reset),
 		cmocka_unit_test_setup(test_econnreset, reset),
+		cmocka_unit_test_setup(test_epipe_after_own_shutdown_is_no_reset,
+				       reset),
 		cmocka_unit_test_setup(test_connect_refused, reset),
 		cmocka_unit_test_setup(test_refused_learned_by_io, reset),
 		cmocka_unit_test_setup(test_peek_counts_time_not_bytes, reset),

@@ -1,0 +1,427 @@
+/* export.c - `slicer export`: the exchanges of a database as CSV (RFC 4180),
+ * JSON Lines or HAR 1.2, optionally filtered.
+ *
+ * CSV and JSON Lines carry every column of the view exchange_metrics, one
+ * row per exchange. HAR maps the times as the measurement model says:
+ * connect = Te (first exchange of a connection), send = Ts, wait = Tw,
+ * receive = T6 - TFB, blocked/dns/ssl = -1, time = the sum of the
+ * non-negative phases, startedDateTime = T3 (T1 for a connection's first
+ * exchange). */
+#define _GNU_SOURCE
+#include "export.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "filter.h"
+#include "store.h"
+
+enum format { FMT_NONE, FMT_CSV, FMT_JSONL, FMT_HAR };
+
+static void export_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: slicer export [-d DB] --format csv|jsonl|har [FILTER...] "
+		"[-o FILE]\n"
+		"\n"
+		"Writes the exchanges of DB, one per row (CSV with a header row,\n"
+		"JSON Lines) or one HAR 1.2 entry each.\n"
+		"\n"
+		"  -d, --db DB          database (default ./observe.db)\n"
+		"  -f, --format FMT     csv, jsonl or har\n"
+		"  -o, --output FILE    write to FILE (default: standard output)\n"
+		"  -w, --where EXPR     SQL boolean expression over the columns of\n"
+		"                       exchange_metrics, e.g. 'dr > 10000 and tr_ms > 50'\n"
+		"      --peer HOST[:PORT], --program NAME, --since TIME,\n"
+		"      --until TIME, --min-bytes N   the common filters\n"
+		"\n"
+		"Examples:\n"
+		"  slicer export -d run.db --format csv -o run.csv\n"
+		"  slicer export -d run.db --format har --peer 127.0.0.1:8080 -o run.har\n"
+		"  (open a .har in Chromium or Firefox: developer tools, Network tab,\n"
+		"   drop the file on it or use its import button)\n");
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		case '\r':
+			fputs("\\r", out);
+			break;
+		case '\t':
+			fputs("\\t", out);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+	fputc('"', out);
+}
+
+/* One column's value as JSON. */
+static void json_value(FILE *out, sqlite3_stmt *st, int col)
+{
+	switch (sqlite3_column_type(st, col)) {
+	case SQLITE_NULL:
+		fputs("null", out);
+		break;
+	case SQLITE_INTEGER:
+		fprintf(out, "%lld", (long long)sqlite3_column_int64(st, col));
+		break;
+	case SQLITE_FLOAT:
+		fprintf(out, "%.6f", sqlite3_column_double(st, col));
+		break;
+	default:
+		json_string(out, (const char *)sqlite3_column_text(st, col));
+	}
+}
+
+static void write_csv_row(FILE *out, sqlite3_stmt *st, bool header)
+{
+	int n = sqlite3_column_count(st);
+
+	for (int i = 0; i < n; i++) {
+		char num[64];
+
+		if (i)
+			fputc(',', out);
+		if (header) {
+			csv_field(out, sqlite3_column_name(st, i));
+			continue;
+		}
+		switch (sqlite3_column_type(st, i)) {
+		case SQLITE_NULL:
+			break;
+		case SQLITE_INTEGER:
+			fprintf(out, "%lld",
+				(long long)sqlite3_column_int64(st, i));
+			break;
+		case SQLITE_FLOAT:
+			snprintf(num, sizeof(num), "%.6f",
+				 sqlite3_column_double(st, i));
+			fputs(num, out);
+			break;
+		default:
+			csv_field(out, (const char *)sqlite3_column_text(st, i));
+		}
+	}
+	fputs("\r\n", out);
+}
+
+static void write_jsonl_row(FILE *out, sqlite3_stmt *st)
+{
+	int n = sqlite3_column_count(st);
+
+	fputc('{', out);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fputc(',', out);
+		json_string(out, sqlite3_column_name(st, i));
+		fputc(':', out);
+		json_value(out, st, i);
+	}
+	fputs("}\n", out);
+}
+
+/* Column index by name in the result (-1 if absent). */
+static int col(sqlite3_stmt *st, const char *name)
+{
+	for (int i = 0; i < sqlite3_column_count(st); i++)
+		if (strcmp(sqlite3_column_name(st, i), name) == 0)
+			return i;
+	return -1;
+}
+
+static double ms_or(sqlite3_stmt *st, int c, double dflt)
+{
+	return c < 0 || sqlite3_column_type(st, c) == SQLITE_NULL
+		       ? dflt
+		       : sqlite3_column_double(st, c);
+}
+
+static const char *text_or(sqlite3_stmt *st, int c, const char *dflt)
+{
+	const unsigned char *t =
+		c < 0 ? NULL : sqlite3_column_text(st, c);
+
+	return t ? (const char *)t : dflt;
+}
+
+static void iso8601(char *buf, size_t size, int64_t ns)
+{
+	time_t secs = (time_t)(ns / 1000000000);
+	struct tm tm;
+
+	char date[32];
+
+	gmtime_r(&secs, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, size, "%.20s.%03dZ", date,
+		 (int)(ns % 1000000000 / 1000000));
+}
+
+static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
+{
+	int seq = sqlite3_column_int(st, col(st, "seq"));
+	int c_t1 = col(st, "t1_ns"), c_t3 = col(st, "t3_ns"),
+	    c_t5 = col(st, "t5_ns");
+	double connect = seq == 1 ? ms_or(st, col(st, "te_ms"), -1) : -1;
+	double send = ms_or(st, col(st, "ts_ms"), 0);
+	double wait = ms_or(st, col(st, "tw_ms"), 0);
+	double receive = ms_or(st, col(st, "trecv_ms"), 0);
+	double total = send + wait + receive + (connect > 0 ? connect : 0);
+	int64_t start = sqlite3_column_int64(
+		st, seq == 1 || sqlite3_column_type(st, c_t3) == SQLITE_NULL
+			    ? (sqlite3_column_type(st, c_t1) != SQLITE_NULL
+				       ? c_t1
+				       : c_t5)
+			    : c_t3);
+	const char *peer = text_or(st, col(st, "peer_addr"), "");
+	const char *host = text_or(st, col(st, "host"), NULL);
+	const char *path = text_or(st, col(st, "path"), "/");
+	const char *method = text_or(st, col(st, "method"), "");
+	int port = sqlite3_column_int(st, col(st, "peer_port"));
+	int status = sqlite3_column_int(st, col(st, "status"));
+	int64_t ds = sqlite3_column_int64(st, col(st, "ds"));
+	int64_t dr = sqlite3_column_int64(st, col(st, "dr"));
+	char when[40], *url = NULL;
+
+	iso8601(when, sizeof(when), start);
+	if (host)
+		url = sqlite3_mprintf("http://%s%s", host, path);
+	else if (strchr(peer, ':'))
+		url = sqlite3_mprintf("http://[%s]:%d%s", peer, port, path);
+	else
+		url = sqlite3_mprintf("http://%s:%d%s", peer, port, path);
+	fprintf(out, "%s\n    {\"startedDateTime\": \"%s\", \"time\": %.3f,\n",
+		first ? "" : ",", when, total);
+	fputs("     \"request\": {\"method\": ", out);
+	json_string(out, method);
+	fputs(", \"url\": ", out);
+	json_string(out, url ? url : "");
+	fprintf(out,
+		", \"httpVersion\": \"%s\", \"cookies\": [], \"headers\": [], "
+		"\"queryString\": [], \"headersSize\": -1, \"bodySize\": %" PRId64
+		"},\n",
+		*method ? "HTTP/1.1" : "", ds);
+	fprintf(out,
+		"     \"response\": {\"status\": %d, \"statusText\": \"\", "
+		"\"httpVersion\": \"\", \"cookies\": [], \"headers\": [], "
+		"\"content\": {\"size\": %" PRId64 ", \"mimeType\": \"\"}, "
+		"\"redirectURL\": \"\", \"headersSize\": -1, \"bodySize\": %" PRId64
+		"},\n",
+		status, dr, dr);
+	fprintf(out,
+		"     \"cache\": {}, \"timings\": {\"blocked\": -1, \"dns\": -1, "
+		"\"connect\": %.3f, \"ssl\": -1, \"send\": %.3f, \"wait\": %.3f, "
+		"\"receive\": %.3f},\n",
+		connect, send, wait, receive);
+	fputs("     \"serverIPAddress\": ", out);
+	json_string(out, peer);
+	fprintf(out, ", \"connection\": \"%lld\", \"_program\": ",
+		(long long)sqlite3_column_int64(st, col(st, "connection_id")));
+	json_string(out, text_or(st, col(st, "program"), ""));
+	fprintf(out, ", \"_pid\": %d}", sqlite3_column_int(st, col(st, "pid")));
+	sqlite3_free(url);
+}
+
+int slicer_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "where", required_argument, NULL, 'w' },
+		{ "peer", required_argument, NULL, 'P' },
+		{ "program", required_argument, NULL, 'R' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "min-bytes", required_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *db_path = "observe.db", *out_path = NULL;
+	enum format fmt = FMT_NONE;
+	struct filter f;
+	char err[512], *sql = NULL;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	FILE *out = stdout;
+	int opt, rc = 2, version = -1;
+	uint64_t rows = 0;
+
+	filter_init(&f);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "d:f:o:w:h", longopts, NULL)) !=
+	       -1) {
+		int bad = 0;
+
+		switch (opt) {
+		case 'd':
+			db_path = optarg;
+			break;
+		case 'f':
+			fmt = strcmp(optarg, "csv") == 0     ? FMT_CSV
+			      : strcmp(optarg, "jsonl") == 0 ? FMT_JSONL
+			      : strcmp(optarg, "har") == 0   ? FMT_HAR
+							     : FMT_NONE;
+			if (fmt == FMT_NONE) {
+				fprintf(stderr,
+					"slicer export: unknown format '%s' "
+					"(csv, jsonl or har)\n",
+					optarg);
+				goto out;
+			}
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case 'w':
+			bad = filter_where(&f, optarg);
+			break;
+		case 'P':
+			bad = filter_peer(&f, optarg, err, sizeof(err));
+			break;
+		case 'R':
+			bad = filter_program(&f, optarg);
+			break;
+		case 'S':
+		case 'U':
+			bad = filter_time(&f, optarg, opt == 'S', err,
+					  sizeof(err));
+			break;
+		case 'B':
+			bad = filter_min_bytes(&f, optarg, err, sizeof(err));
+			break;
+		case 'h':
+			export_usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			export_usage(stderr);
+			goto out;
+		}
+		if (bad) {
+			fprintf(stderr, "slicer export: %s\n", err);
+			goto out;
+		}
+	}
+	if (fmt == FMT_NONE || optind != argc) {
+		export_usage(stderr);
+		goto out;
+	}
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		fprintf(stderr, "slicer export: %s: cannot open: %s\n", db_path,
+			sqlite3_errmsg(db));
+		goto out;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
+		    SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (version != OBS_SCHEMA_VERSION) {
+		fprintf(stderr,
+			"slicer export: %s: not an observe database (schema "
+			"version %d, expected %d)\n",
+			db_path, version, OBS_SCHEMA_VERSION);
+		goto out;
+	}
+	if (f.expr && obs_store_check_expr(db, f.expr, err, sizeof(err))) {
+		fprintf(stderr, "slicer export: %s\n", err);
+		goto out;
+	}
+	sql = sqlite3_mprintf("SELECT * FROM exchange_metrics WHERE (%s) ORDER "
+			      "BY coalesce(t3_ns, t5_ns, t1_ns), "
+			      "connection_id, seq",
+			      f.expr ? f.expr : "1");
+	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "slicer export: %s: %s\n", db_path,
+			sqlite3_errmsg(db));
+		goto out;
+	}
+	if (out_path && !(out = fopen(out_path, "w"))) {
+		fprintf(stderr, "slicer export: %s: %s\n", out_path,
+			strerror(errno));
+		out = stdout;
+		goto out;
+	}
+	if (fmt == FMT_CSV)
+		write_csv_row(out, st, true);
+	if (fmt == FMT_HAR)
+		fputs("{\"log\": {\"version\": \"1.2\", \"creator\": {\"name\": "
+		      "\"observe\", \"version\": \"0.1\"}, \"pages\": [], "
+		      "\"entries\": [",
+		      out);
+	while ((opt = sqlite3_step(st)) == SQLITE_ROW) {
+		if (fmt == FMT_CSV)
+			write_csv_row(out, st, false);
+		else if (fmt == FMT_JSONL)
+			write_jsonl_row(out, st);
+		else
+			write_har_entry(out, st, rows == 0);
+		rows++;
+	}
+	if (opt != SQLITE_DONE) {
+		fprintf(stderr, "slicer export: %s: %s\n", db_path,
+			sqlite3_errmsg(db));
+		goto out;
+	}
+	if (fmt == FMT_HAR)
+		fputs("\n]}}\n", out);
+	if (fflush(out) != 0 || ferror(out)) {
+		fprintf(stderr, "slicer export: %s: write error\n",
+			out_path ? out_path : "standard output");
+		goto out;
+	}
+	rc = 0;
+out:
+	if (out != stdout && fclose(out) != 0 && rc == 0) {
+		fprintf(stderr, "slicer export: %s: %s\n", out_path,
+			strerror(errno));
+		rc = 2;
+	}
+	sqlite3_finalize(st);
+	sqlite3_free(sql);
+	sqlite3_close(db);
+	filter_free(&f);
+	return rc;
+}

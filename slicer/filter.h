@@ -1,0 +1,25 @@
+/* filter.h - slicer filter options -> one SQL expression over
+ * exchange_metrics. Each function returns 0, or -1 with a message in err
+ * (functions without err fail only when out of memory). */
+#ifndef OBSERVE_SLICER_FILTER_H
+#define OBSERVE_SLICER_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sqlite3.h>
+
+struct filter {
+	char *expr; /* NULL: everything passes; sqlite3_malloc'd */
+};
+
+void filter_init(struct filter *f);
+void filter_free(struct filter *f);
+int filter_where(struct filter *f, const char *expr);
+int filter_peer(struct filter *f, const char *arg, char *err, size_t errlen);
+int filter_program(struct filter *f, const char *name);
+int filter_time(struct filter *f, const char *when, bool since, char *err,
+		size_t errlen);
+int filter_min_bytes(struct filter *f, const char *n, char *err,
+		     size_t errlen);
+
+#endif

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# demo.sh - the main job: build everything, start a local nginx over a small
-# site, run curl, ab (with and without keep-alive) and headless Chromium
-# (when installed) under observe, and print what they did on the network.
+# demo.sh - the README's first command: build everything, start a local nginx
+# on a free loopback port over a small site, run curl, ApacheBench (with and
+# without keep-alive) and headless Chromium (when installed) under observe,
+# and print what they did on the network, exchange by exchange, then a
+# summary by program and the path of the database.
 #
-# usage: scripts/demo.sh [DB]     (default ./demo/observe.db)
+# usage: scripts/demo.sh [DB]     (default ./demo/observe.db, made afresh)
+# The build directory is ./build, or $OBSERVE_BUILD.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j2 >/dev/null
+build=${OBSERVE_BUILD:-build}
+echo "== building in $build"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"$(nproc)" >/dev/null
+export OBSERVE_BUILD=$build
 
+# shellcheck source=tests/lib/common.sh
 source tests/lib/common.sh
+# shellcheck source=tests/lib/nginx.sh
 source tests/lib/nginx.sh
 
 DB=$(realpath -m "${1:-demo/observe.db}")
@@ -19,52 +27,90 @@ rm -f "$DB" "$DB-wal" "$DB-shm"
 
 make_site "$WORK/site"
 nginx_start "$WORK/site" demo-nginx
-URL=http://127.0.0.1:$NGINX_PORT
-echo "== nginx on $URL serving index.html, 100b, 50k (51,200 B), 1m (1,048,576 B)"
+URL=$NGINX_URL
+echo "== nginx on $URL serving index.html (a stylesheet, a script, two images),"
+echo "   100b (100 B), 50k (51,200 B), 1m (1,048,576 B); access log $NGINX_LOG"
 
+# run COMMAND...: under observe; its per-exchange table goes to stderr.
+# The heading shows $label instead of the command when set.
+label=
 run() {
   echo
-  echo "== observe -- $*"
+  echo "== observe -- ${label:-$*}"
+  label=
   "$OBSERVE" -c demo -o "$DB" -- "$@"
 }
-run_quiet() {  # many exchanges: only observe's last line
+# run_short COMMAND...: many exchanges: the table's first rows and last line
+run_short() {
   echo
   echo "== observe -- $*"
-  "$OBSERVE" -c demo -o "$DB" -- "$@" 2>&1 >/dev/null | tail -n 1
+  "$OBSERVE" -c demo -o "$DB" -- "$@" 2>&1 >/dev/null |
+    awk 'NR <= 4 { print; next } { last = $0; n++ }
+         END { if (n > 1) print "   ..."; print last }'
 }
+
 for f in 100b 50k 1m; do
   run curl -s -o /dev/null "$URL/$f"
 done
-run_quiet ab -q -n 50 -c 1 "$URL/100b"
-run_quiet ab -q -k -n 50 -c 1 "$URL/100b"
-if command -v chromium >/dev/null 2>&1; then
-  run timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic \
-    --no-first-run --disable-background-networking --disable-component-update \
-    --disable-sync --user-data-dir="$WORK/chromium" --dump-dom "$URL/index.html" \
-    >/dev/null 2>"$WORK/chromium.log" || echo "(chromium exited with $?)"
+run_short ab -q -n 50 -c 1 "$URL/100b"
+run_short ab -q -k -n 50 -c 1 "$URL/100b"
+
+chromium=$(command -v chromium || true)
+if [ -n "$chromium" ]; then
+  # The page goes to dom.html, Chromium's own messages to a log, observe's
+  # table to the terminal: the shell in between redirects and execs.
+  label="timeout 60 chromium --headless ... --dump-dom $URL/index.html"
+  # shellcheck disable=SC2016
+  run sh -c 'out=$1 err=$2; shift 2; exec "$@" >"$out" 2>"$err"' sh \
+    "$WORK/dom.html" "$WORK/chromium.log" \
+    timeout 60 "$chromium" --headless --no-sandbox --disable-gpu \
+    --disable-quic --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync \
+    --user-data-dir="$WORK/chromium" --dump-dom "$URL/index.html" ||
+    echo "(chromium exited with status $?)"
+  grep -q "observe demo" "$WORK/dom.html" ||
+    echo "(chromium did not print the page; its messages: $WORK/chromium.log)"
 else
-  echo; echo "== chromium is not installed: skipping the page load"
+  echo
+  echo "== chromium is not installed: no page load (scripts/deps.sh installs it as root)"
 fi
 
+nginx_settle
 echo
-echo "== summary by program (times in ms, from the view exchange_metrics)"
+echo "== nginx logged $(wc -l < "$NGINX_LOG") requests;" \
+  "observe recorded $(sqlite3 "$DB" 'SELECT count(*) FROM exchange WHERE dr > 0')" \
+  "exchanges with a response"
+
+echo
+echo "== summary by program (ms; from the views exchange_metrics and connection_metrics)"
 sqlite3 -header -column "$DB" "
-  SELECT replace(program, rtrim(program, replace(program, '/', '')), '') AS program,
-         count(*) AS exchanges,
-         count(DISTINCT connection_id) AS connections,
-         printf('%.3f', avg(te_ms)) AS avg_te,
+  WITH e AS (
+    SELECT replace(program, rtrim(program, replace(program, '/', '')), '') AS prog,
+           tw_ms, tr_ms, dr,
+           row_number() OVER (PARTITION BY program ORDER BY tw_ms IS NULL, tw_ms) AS k,
+           count(tw_ms) OVER (PARTITION BY program) AS n
+    FROM exchange_metrics),
+  c AS (
+    SELECT replace(program, rtrim(program, replace(program, '/', '')), '') AS prog,
+           count(*) AS connections, avg(te_ms) AS te, avg(tt_ms) AS tt
+    FROM connection_metrics GROUP BY 1)
+  SELECT e.prog AS program, c.connections, count(*) AS exchanges,
+         printf('%.3f', c.te) AS avg_te,
+         printf('%.3f', avg(e.tw_ms)) AS avg_tw,
+         printf('%.3f', max(CASE WHEN e.k = (e.n + 1) / 2 THEN e.tw_ms END)) AS median_tw,
+         printf('%.3f', avg(e.tr_ms)) AS avg_tr,
+         printf('%.3f', max(e.tr_ms)) AS max_tr,
+         printf('%.3f', c.tt) AS avg_tt,
+         sum(e.dr) AS bytes_received
+  FROM e JOIN c USING (prog) GROUP BY e.prog ORDER BY e.prog"
+echo
+echo "== by response size (Tw: wait for the first byte; Trecv: first to last byte)"
+sqlite3 -header -column "$DB" "
+  SELECT dr AS bytes_received, count(*) AS n,
          printf('%.3f', avg(tw_ms)) AS avg_tw,
-         printf('%.3f', avg(tr_ms)) AS avg_tr,
-         printf('%.3f', max(tr_ms)) AS max_tr,
-         sum(dr) AS bytes_received
-  FROM exchange_metrics GROUP BY 1 ORDER BY 1"
-echo
-echo "== by response size (curl and chromium fetch all three files)"
-sqlite3 -header -column "$DB" "
-  SELECT dr AS bytes, count(*) AS n, printf('%.3f', avg(tw_ms)) AS avg_tw,
          printf('%.3f', avg(trecv_ms)) AS avg_trecv,
          printf('%.1f', avg(rr) / 1e6) AS avg_rr_MBps
   FROM exchange_metrics WHERE dr > 1000 GROUP BY dr ORDER BY dr"
 echo
 echo "database: $DB"
-echo "try:  sqlite3 $DB 'SELECT * FROM exchange_metrics LIMIT 5'"
+echo "try:  sqlite3 -header -column $DB 'SELECT program, path, status, te_ms, tw_ms, tr_ms, dr FROM exchange_metrics LIMIT 10'"

@@ -1,39 +1,52 @@
 #!/usr/bin/env bash
-# Install the Debian packages that the build, the demo and the tests need.
-# Idempotent: does nothing (quietly) when everything is there.
+# deps.sh - install the Debian packages that the build, the demo, the tests
+# and the benchmark need. Idempotent: prints nothing when all are there.
+#
+# Required packages missing: as root, `apt-get update` once and install them
+# (then the optional ones, tolerating failure); otherwise say what to install
+# and exit 1. Only optional packages missing and not root: a note, exit 0.
 set -euo pipefail
 
-required=(build-essential cmake pkg-config libsqlite3-dev sqlite3 libcmocka-dev
-          nginx apache2-utils wrk curl wget python3 nodejs gnuplot-nox procps
-          iproute2 valgrind file time)
-optional=(chromium linux-perf)
+required=(
+  build-essential cmake pkg-config libsqlite3-dev sqlite3 libcmocka-dev # build
+  nginx apache2-utils wrk curl wget python3 nodejs                     # clients, server
+  gnuplot-nox procps iproute2 valgrind file time openssh-client        # tests, reports
+)
+optional=(
+  chromium       # the headless page load in the demo and the tests
+  linux-perf     # instruction counts in scripts/bench.sh
+  strace ltrace  # context figures in scripts/bench.sh
+  openssh-server # pulling client databases over ssh:// (manager tests)
+)
 
-missing=()
-for pkg in "${required[@]}" "${optional[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
-    missing+=("$pkg")
-  fi
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# one dpkg-query for all: "name status" lines of the installed ones
+have=" $(dpkg-query -W -f='${Package} ${Status}\n' "${required[@]}" "${optional[@]}" 2>/dev/null |
+  awk '/ install ok installed$/ {printf "%s ", $1}' || true) "
+installed() { [[ $have == *" $1 "* ]]; }
+
+missing_req=() missing_opt=()
+for pkg in "${required[@]}"; do installed "$pkg" || missing_req+=("$pkg"); done
+for pkg in "${optional[@]}"; do installed "$pkg" || missing_opt+=("$pkg"); done
+[ ${#missing_req[@]} -eq 0 ] && [ ${#missing_opt[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "deps: missing Debian packages: ${missing[*]}" >&2
-  echo "deps: run as root, or: sudo apt-get install ${missing[*]}" >&2
-  exit 1
+  if [ ${#missing_req[@]} -gt 0 ]; then
+    echo "deps: missing Debian packages: ${missing_req[*]}" >&2
+    echo "deps: run as root, or: sudo apt-get install --no-install-recommends ${missing_req[*]} ${missing_opt[*]}" >&2
+    exit 1
+  fi
+  echo "deps: optional packages not installed: ${missing_opt[*]} (not root: skipping)" >&2
+  exit 0
 fi
-echo "deps: installing ${missing[*]}" >&2
+
 export DEBIAN_FRONTEND=noninteractive
+all_missing=("${missing_req[@]}" "${missing_opt[@]}")
+echo "deps: installing ${all_missing[*]}" >&2
 apt-get update -qq
-req_missing=()
-for pkg in "${missing[@]}"; do
-  for r in "${required[@]}"; do [ "$pkg" = "$r" ] && req_missing+=("$pkg"); done
-done
-if [ ${#req_missing[@]} -gt 0 ]; then
-  apt-get install -y -qq --no-install-recommends "${req_missing[@]}" >/dev/null
+if [ ${#missing_req[@]} -gt 0 ]; then
+  apt-get install -y -qq --no-install-recommends "${missing_req[@]}" >/dev/null
 fi
-for pkg in "${optional[@]}"; do
-  case " ${missing[*]} " in
-    *" $pkg "*) apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null ||
-                  echo "deps: optional package $pkg not installed" >&2 ;;
-  esac
+for pkg in "${missing_opt[@]}"; do
+  apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null 2>&1 ||
+    echo "deps: optional package $pkg could not be installed (continuing)" >&2
 done

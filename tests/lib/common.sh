@@ -21,6 +21,7 @@ _run_cleanups() {
 trap _run_cleanups EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+die() { echo "error: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -55,20 +56,40 @@ SPOOL=$WORK/spool
 mkdir -p "$SPOOL"
 preload() { env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$SPOOL" "$@"; }
 
-# make_site DIR: a page with several resources, files of 100 B, 50 KB, 1 MB
+# make_site DIR: a small site: index.html (title "observe demo") that uses a
+# stylesheet, a script and two images (PNG, SVG), and plain files of exactly
+# 100 B (100b), 50 KB (50k, 51,200 B) and 1 MB (1m, 1,048,576 B).
 make_site() {
   local dir=$1
   mkdir -p "$dir"
   head -c 100 /dev/zero | tr '\0' 'a' > "$dir/100b"
   head -c 51200 /dev/zero | tr '\0' 'b' > "$dir/50k"
   head -c 1048576 /dev/zero | tr '\0' 'c' > "$dir/1m"
-  printf 'body { font-family: sans-serif; }\n' > "$dir/style.css"
+  printf 'body { font-family: sans-serif; }\nimg { width: 64px; }\n' > "$dir/style.css"
   printf 'document.title = "observe demo";\n' > "$dir/app.js"
+  python3 - "$dir/logo.png" <<'PY'
+import struct, sys, zlib
+w = h = 64
+rows = b"".join(b"\0" + b"".join(bytes((x * 4, y * 4, 128)) for x in range(w))
+                for y in range(h))
+def chunk(kind, data):
+    return (struct.pack(">I", len(data)) + kind + data
+            + struct.pack(">I", zlib.crc32(kind + data)))
+png = (b"\x89PNG\r\n\x1a\n"
+       + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+       + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
+open(sys.argv[1], "wb").write(png)
+PY
+  cat > "$dir/dot.svg" <<'SVG'
+<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><circle cx="32" cy="32" r="30" fill="teal"/></svg>
+SVG
   cat > "$dir/index.html" <<'HTML'
 <!doctype html>
 <html><head><meta charset="utf-8"><title>observe demo</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="style.css"><script src="app.js"></script></head>
 <body><h1>observe demo</h1>
+<p><img src="logo.png" alt="logo"> <img src="dot.svg" alt="dot"></p>
 <p><a href="100b">100 B</a> <a href="50k">50 KB</a> <a href="1m">1 MB</a></p>
 <iframe src="100b"></iframe><iframe src="50k"></iframe><iframe src="1m"></iframe>
 </body></html>
@@ -87,4 +108,5 @@ fault_server() {
   for ((i = 0; i < 100; i++)); do [ -s "$portfile" ] && break; sleep 0.05; done
   [ -s "$portfile" ] || fail "fault server $mode did not start"
   FAULT_PORT=$(cat "$portfile")
+  export FAULT_PORT
 }

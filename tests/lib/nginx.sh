@@ -1,26 +1,85 @@
-# nginx.sh - start a real nginx (Debian's) on a free loopback port.
+# nginx.sh - start a real nginx (Debian's /usr/sbin/nginx) on a free
+# loopback port, for the demo, the benchmark and the integration tests.
 # shellcheck shell=bash
 #
-# nginx_start SITE_DIR [NAME]: sets NGINX_PORT, NGINX_LOG, NGINX_DIR.
-# The access log is tab separated:
-#   remote_addr remote_port connection connection_requests method uri status
-#   body_bytes_sent request_time msec
-# Stopped automatically when the test exits.
+# Source tests/lib/common.sh first (free_port, wait_port, at_exit, fail, $WORK).
+#
+# nginx_start SITE_DIR [NAME|DIR]
+#   Writes DIR/nginx.conf (DIR defaults to $WORK/NAME, NAME to "nginx"; an
+#   argument containing a slash is taken as DIR itself) and starts nginx as a
+#   daemon with one worker, serving SITE_DIR on 127.0.0.1:PORT, and on
+#   [::1]:PORT too when IPv6 loopback works. Waits (5 s at most) until the
+#   port answers. Stopped automatically when the script exits.
+#   Sets NGINX_PORT, NGINX_URL (http://127.0.0.1:PORT), NGINX_IPV6 (1 or 0),
+#   NGINX_DIR, NGINX_LOG (the access log), NGINX_ERROR_LOG.
+#   keepalive_timeout 65 s, keepalive_requests 100000 (so that a long ab -k
+#   run stays on one connection).
+#
+# The access log has one line per request, fields separated by tabs:
+#   1 $remote_addr   2 $remote_port   3 $connection   4 $connection_requests
+#   5 $request_method   6 $request_uri   7 $status   8 $body_bytes_sent
+#   9 $request_time (s, ms resolution)   10 $msec (epoch s.ms, at log time)
+# nginx writes the line after the response is sent: use nginx_wait_log N
+# (or nginx_settle) before reading it.
+#
+# nginx_stop DIR: stop the nginx started in DIR (TERM, then KILL after 2.5 s).
+
+# _nginx_free_port: a port free on 127.0.0.1 and, when IPv6 loopback works,
+# on ::1 too. Prints "PORT IPV6".
+_nginx_free_port() {
+  python3 - <<'PY'
+import socket
+for _ in range(50):
+    s4 = socket.socket()
+    s4.bind(("127.0.0.1", 0))
+    port = s4.getsockname()[1]
+    try:
+        s6 = socket.socket(socket.AF_INET6)
+    except OSError:
+        print(port, 0)
+        break
+    try:
+        s6.bind(("::1", port))
+    except OSError as e:
+        s6.close()
+        s4.close()
+        if e.errno == 98:   # EADDRINUSE: try another port
+            continue
+        print(port, 0)      # no IPv6 loopback here
+        break
+    print(port, 1)
+    break
+else:
+    raise SystemExit("no free port")
+PY
+}
 
 nginx_start() {
-  local site=$1 name=${2:-nginx}
-  NGINX_DIR=$WORK/$name
+  local site=$1 where=${2:-nginx}
+  [ -d "$site" ] || fail "nginx_start: no site directory $site"
+  command -v nginx >/dev/null 2>&1 || PATH=$PATH:/usr/sbin
+  command -v nginx >/dev/null 2>&1 || fail "nginx is not installed (scripts/deps.sh)"
+  case $where in
+    */*) NGINX_DIR=$where ;;
+    *) NGINX_DIR=$WORK/$where ;;
+  esac
+  site=$(cd "$site" && pwd)
   mkdir -p "$NGINX_DIR/tmp" "$NGINX_DIR/logs"
-  NGINX_PORT=$(free_port)
+  NGINX_DIR=$(cd "$NGINX_DIR" && pwd)
+  read -r NGINX_PORT NGINX_IPV6 < <(_nginx_free_port)
+  NGINX_URL=http://127.0.0.1:$NGINX_PORT
   NGINX_LOG=$NGINX_DIR/logs/access.log
-  local user_line=""
+  NGINX_ERROR_LOG=$NGINX_DIR/logs/error.log
+  export NGINX_PORT NGINX_URL NGINX_IPV6 NGINX_DIR NGINX_LOG NGINX_ERROR_LOG
+  local user_line="" listen6=""
   [ "$(id -u)" -eq 0 ] && user_line="user root;"
+  [ "$NGINX_IPV6" = 1 ] && listen6="listen [::1]:$NGINX_PORT;"
   cat > "$NGINX_DIR/nginx.conf" <<CONF
 $user_line
 worker_processes 1;
 daemon on;
 pid $NGINX_DIR/nginx.pid;
-error_log $NGINX_DIR/logs/error.log;
+error_log $NGINX_ERROR_LOG;
 events { worker_connections 1024; }
 http {
   log_format observe "\$remote_addr\t\$remote_port\t\$connection\t\$connection_requests\t\$request_method\t\$request_uri\t\$status\t\$body_bytes_sent\t\$request_time\t\$msec";
@@ -30,30 +89,43 @@ http {
   fastcgi_temp_path $NGINX_DIR/tmp;
   uwsgi_temp_path $NGINX_DIR/tmp;
   scgi_temp_path $NGINX_DIR/tmp;
-  types { text/html html; text/css css; application/javascript js; }
+  types { text/html html; text/css css; application/javascript js;
+          image/png png; image/svg+xml svg; }
   default_type text/plain;
   keepalive_timeout 65;
   keepalive_requests 100000;
   server {
     listen 127.0.0.1:$NGINX_PORT;
+    $listen6
     root $site;
   }
 }
 CONF
-  nginx -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" || fail "nginx did not start (see $NGINX_DIR/logs/error.log)"
+  nginx -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" 2>> "$NGINX_ERROR_LOG" ||
+    fail "nginx did not start (see $NGINX_ERROR_LOG: $(tail -n 1 "$NGINX_ERROR_LOG"))"
   at_exit "nginx_stop '$NGINX_DIR'"
   wait_port "$NGINX_PORT"
-  : > "$NGINX_LOG"  # the readiness probe is no request, but start clean
+  : > "$NGINX_LOG"  # the readiness probe sends no request; start clean anyway
 }
 
 nginx_stop() {
   local dir=$1 pid
-  [ -f "$dir/nginx.pid" ] || return 0
+  [ -s "$dir/nginx.pid" ] || return 0
   pid=$(cat "$dir/nginx.pid")
-  kill "$pid" 2>/dev/null || true
+  kill "$pid" 2>/dev/null || return 0
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.05; done
   kill -9 "$pid" 2>/dev/null || true
 }
 
-# nginx_flush: nginx writes its log line after the response; give it a moment.
+# nginx_wait_log N: until the access log has at least N lines (5 s at most).
+nginx_wait_log() {
+  local want=$1 i
+  for ((i = 0; i < 100; i++)); do
+    [ "$(wc -l < "$NGINX_LOG")" -ge "$want" ] && return 0
+    sleep 0.05
+  done
+  fail "the access log has $(wc -l < "$NGINX_LOG") lines, expected $want"
+}
+
+# nginx_settle: nginx writes its log line after the response; give it a moment.
 nginx_settle() { sleep 0.2; }

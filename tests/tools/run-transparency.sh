@@ -1,18 +1,44 @@
 #!/usr/bin/env bash
-# run-transparency.sh PROGRAM LIBOBSERVE - the program's output (every return
-# value and errno of a fixed sequence of socket calls) must be identical with
-# and without the layer, and the layer must have recorded its connections.
+# run-transparency.sh PROGRAM LIBOBSERVE [SLICER]
+#
+# PROGRAM (tests/tools/transparency) prints every return value and errno of a
+# fixed sequence of socket calls. Its output must be identical bare and with
+# the layer preloaded; the preloaded run must leave one spool file, and when
+# SLICER is given, the slicer must read it without complaint and find one
+# connection per TCP connect the program made, two of them refused.
 set -euo pipefail
-prog=$1 lib=$2
-work=$(mktemp -d)
+prog=$1 lib=$2 slicer=${3:-}
+work=$(mktemp -d "${TMPDIR:-/tmp}/transparency.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
 "$prog" > "$work/bare.txt"
+"$prog" > "$work/bare2.txt"
+diff -u "$work/bare.txt" "$work/bare2.txt" ||
+  fail "two bare runs differ: the program's output is not deterministic"
 env LD_PRELOAD="$lib" OBSERVE_DIR="$work/spool" "$prog" > "$work/observed.txt"
 if ! diff -u "$work/bare.txt" "$work/observed.txt"; then
-  echo "FAIL: the layer changed what the program sees"
-  exit 1
+  fail "the layer changed what the program sees"
 fi
 echo "ok: identical output ($(tail -n 1 "$work/bare.txt"))"
+
 n=$(find "$work/spool" -name '*.spool' | wc -l)
-[ "$n" -eq 1 ] || { echo "FAIL: $n spool files"; exit 1; }
+[ "$n" -eq 1 ] || fail "$n spool files, expected 1"
 echo "ok: one spool file written"
+
+[ -n "$slicer" ] || exit 0
+"$slicer" -o "$work/t.db" "$work/spool" 2> "$work/slicer.err" ||
+  { cat "$work/slicer.err"; fail "slicer exit status $?"; }
+cat "$work/slicer.err"
+if grep -q '\.spool' "$work/slicer.err"; then  # a complaint names the file
+  fail "the slicer complained about the spool"
+fi
+expected=$(sed -n 's/^tcp connections opened: //p' "$work/bare.txt")
+got=$(sqlite3 -batch "$work/t.db" 'SELECT count(*) FROM connection')
+[ "$got" = "$expected" ] || fail "$got connections in the database, expected $expected"
+refused=$(sqlite3 -batch "$work/t.db" \
+  "SELECT count(*) FROM connection WHERE end_class = 'refused'")
+[ "$refused" = 2 ] || fail "$refused refused connections, expected 2"
+exchanges=$(sqlite3 -batch "$work/t.db" 'SELECT count(*) FROM exchange WHERE dr > 0')
+[ "$exchanges" -gt 0 ] || fail "no exchange received anything"
+echo "ok: slicer: $got connections ($refused refused), $exchanges exchanges with data"

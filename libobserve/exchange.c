@@ -72,6 +72,13 @@ static void connect_up(struct obs_conn *c, int64_t t, uint8_t how)
 	c->phase = OBS_PH_UP;
 }
 
+/* T5 is the entry of the first receive after T4; a receive that another
+ * thread entered before the send returned counts from T4. */
+static int64_t after_t4(const struct obs_exch_body *x, int64_t t_in)
+{
+	return t_in > x->t4 ? t_in : x->t4;
+}
+
 void obs_record_publish(struct obs_record *rec, uint32_t kind)
 {
 	__atomic_store_n(&rec->kind, kind, __ATOMIC_RELEASE);
@@ -176,12 +183,29 @@ void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error)
 	obs_conn_unlock(c);
 }
 
-void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
-		 int err)
+bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in)
+{
+	bool counted = false;
+
+	obs_conn_lock(c);
+	if (c->xphase != OBS_X_SENDING) {
+		c->sends_inflight++;
+		if (!c->pending_send)
+			c->pending_send = t_in;
+		counted = true;
+	}
+	obs_conn_unlock(c);
+	return counted;
+}
+
+void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
+		      int64_t t_out, ssize_t ret, int err)
 {
 	struct obs_exch_body *x;
 
 	obs_conn_lock(c);
+	if (counted && c->sends_inflight > 0)
+		c->sends_inflight--;
 	if (ret <= 0) {
 		if (ret < 0 && is_transient(err)) {
 			/* An attempt that moved nothing still starts the wait
@@ -193,6 +217,8 @@ void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		} else if (ret < 0) {
 			note_fatal_errno(c, err);
 		}
+		if (c->sends_inflight == 0)
+			c->begun_for_send = false;
 		obs_conn_unlock(c);
 		return;
 	}
@@ -200,6 +226,19 @@ void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		t_in = t_out; /* the lock-free hint was stale */
 	if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
+	if (c->begun_for_send) {
+		/* Its answer came first (another thread): the exchange exists
+		 * and stays in its receiving phase. */
+		x = &c->xrec->u.exch;
+		if (c->sends_inflight == 0)
+			c->begun_for_send = false;
+		if (t_out > x->t4)
+			x->t4 = t_out;
+		x->ds += (uint64_t)ret;
+		x->send_calls++;
+		obs_conn_unlock(c);
+		return;
+	}
 	if (c->xphase != OBS_X_SENDING) {
 		x = exchange_begin(c);
 		x->t3 = c->pending_send ? c->pending_send : t_in;
@@ -216,6 +255,14 @@ void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	obs_conn_unlock(c);
 }
 
+void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
+		 int err)
+{
+	bool counted = obs_xm_send_begin(c, t_in ? t_in : t_out);
+
+	obs_xm_send_done(c, counted, t_in, t_out, ret, err);
+}
+
 void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		 int err, bool peek)
 {
@@ -228,7 +275,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		if (is_transient(err)) {
 			if (c->xphase == OBS_X_SENDING) {
 				if (!c->xrec->u.exch.t5)
-					c->xrec->u.exch.t5 = t_in;
+					c->xrec->u.exch.t5 =
+						after_t4(&c->xrec->u.exch, t_in);
 			} else if (c->xphase == OBS_X_NONE && !c->pending_recv &&
 				   c->phase == OBS_PH_UP) {
 				c->pending_recv = t_in;
@@ -243,7 +291,7 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	}
 	if (ret == 0) { /* end of stream: the peer closed */
 		if (c->xphase == OBS_X_SENDING && !c->xrec->u.exch.t5)
-			c->xrec->u.exch.t5 = t_in;
+			c->xrec->u.exch.t5 = after_t4(&c->xrec->u.exch, t_in);
 		if (!c->eof) {
 			c->eof = true;
 			c->crec->u.conn.teof = t_out;
@@ -253,7 +301,19 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	}
 	if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
-	if (c->xphase == OBS_X_NONE) {
+	if (c->sends_inflight > 0 && c->xphase != OBS_X_SENDING &&
+	    !c->begun_for_send) {
+		/* Another thread's send is under way and bytes come back: they
+		 * answer it. Its exchange begins here; the send adds T4 and Ds
+		 * when it returns. A receive already waiting when the send began
+		 * starts the response at T3. */
+		x = exchange_begin(c);
+		x->t3 = c->pending_send ? c->pending_send : t_in;
+		x->t5 = t_in > x->t3 ? t_in : x->t3;
+		c->pending_send = 0;
+		c->pending_recv = 0;
+		c->begun_for_send = true;
+	} else if (c->xphase == OBS_X_NONE) {
 		/* The server speaks first (a banner): an exchange with no send. */
 		x = exchange_begin(c);
 		x->flags |= OBS_XF_SERVER_FIRST;
@@ -262,7 +322,7 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	} else {
 		x = &c->xrec->u.exch;
 		if (!x->t5)
-			x->t5 = t_in;
+			x->t5 = after_t4(x, t_in);
 	}
 	__atomic_store_n(&c->xphase, OBS_X_RECEIVING, __ATOMIC_RELAXED);
 	if (!x->tfb)
@@ -273,7 +333,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	else
 		x->dr += (uint64_t)ret;
 	x->recv_calls++;
-	c->pending_send = 0;
+	if (c->sends_inflight == 0)
+		c->pending_send = 0;
 	obs_conn_unlock(c);
 }
 

@@ -41,6 +41,9 @@ struct obs_conn {
 	uint32_t exch_seq;    /* number of the current exchange, 0 if none */
 	int64_t pending_send; /* entry of a failed send attempt before exchange */
 	int64_t pending_recv; /* entry of a receive attempt not yet in T5 */
+	uint32_t sends_inflight; /* sends between obs_xm_send_begin and _done
+				  * that will start an exchange */
+	bool begun_for_send;  /* a receive began that exchange already */
 	struct obs_record *crec; /* connection record (never NULL once open) */
 	struct obs_record *xrec; /* current exchange record, or NULL */
 	struct obs_conn *next_free;
@@ -69,6 +72,13 @@ void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error);
 /* A send-family call moved ret bytes (ret < 0: failed with err). */
 void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		 int err);
+/* The same in two steps, around the real call, for a send that may start
+ * an exchange: a receive in another thread that returns bytes while such a
+ * send is under way answers it (a connection shared by threads). _begin
+ * returns whether it counted the send; pass that to _done. */
+bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in);
+void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
+		      int64_t t_out, ssize_t ret, int err);
 /* A receive-family call returned ret (bytes, 0 = EOF, <0 = err); peek is
  * true for MSG_PEEK (counts for time, not for Dr). */
 void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,

@@ -720,19 +720,33 @@ static inline bool is_again(int err)
 	return err == EAGAIN || err == EWOULDBLOCK;
 }
 
-/* Before a send on a tracked connection: the entry time, if it matters. */
-static inline int64_t send_begin(struct obs_conn *c)
+/* A send on a tracked connection: its entry time when it matters (T3, T2),
+ * and whether the state machine counts it as possibly starting an
+ * exchange (see obs_xm_send_begin). */
+struct send_ctx {
+	int64_t t_in;
+	bool counted;
+};
+
+static inline struct send_ctx send_begin(struct obs_conn *c)
 {
-	return obs_xm_send_needs_entry(c) ? obs_now() : 0;
+	struct send_ctx sx = { 0, false };
+
+	if (obs_xm_send_needs_entry(c)) {
+		sx.t_in = obs_now();
+		sx.counted = obs_xm_send_begin(c, sx.t_in);
+	}
+	return sx;
 }
 
-static inline ssize_t send_end(struct obs_conn *c, int64_t t_in, ssize_t ret)
+static inline ssize_t send_end(struct obs_conn *c, struct send_ctx sx,
+			       ssize_t ret)
 {
 	int err = errno;
 
-	if (ret < 0 && t_in == 0 && is_again(err))
+	if (ret < 0 && !sx.counted && sx.t_in == 0 && is_again(err))
 		return ret; /* mid-exchange EAGAIN: nothing to record */
-	obs_xm_send(c, t_in, obs_now(), ret, err);
+	obs_xm_send_done(c, sx.counted, sx.t_in, obs_now(), ret, err);
 	errno = err;
 	return ret;
 }
@@ -740,60 +754,60 @@ static inline ssize_t send_end(struct obs_conn *c, int64_t t_in, ssize_t ret)
 EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	struct obs_conn *c = conn_of(fd);
-	int64_t t_in;
+	struct send_ctx sx;
 
 	if (LIKELY(!c)) {
 		if (UNLIKELY(!REAL(write)))
 			return obs_sys_write(fd, buf, n);
 		return real.write(fd, buf, n);
 	}
-	t_in = send_begin(c);
-	return send_end(c, t_in, real.write(fd, buf, n));
+	sx = send_begin(c);
+	return send_end(c, sx, real.write(fd, buf, n));
 }
 
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct obs_conn *c = conn_of(fd);
-	int64_t t_in;
+	struct send_ctx sx;
 
 	if (LIKELY(!c))
 		return REAL(writev)(fd, iov, iovcnt);
-	t_in = send_begin(c);
-	return send_end(c, t_in, real.writev(fd, iov, iovcnt));
+	sx = send_begin(c);
+	return send_end(c, sx, real.writev(fd, iov, iovcnt));
 }
 
 EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
-	int64_t t_in;
+	struct send_ctx sx;
 
 	if (LIKELY(!c))
 		return REAL(send)(fd, buf, n, flags);
-	t_in = send_begin(c);
-	return send_end(c, t_in, real.send(fd, buf, n, flags));
+	sx = send_begin(c);
+	return send_end(c, sx, real.send(fd, buf, n, flags));
 }
 
 EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 		      const struct sockaddr *addr, socklen_t alen)
 {
 	struct obs_conn *c = conn_of(fd);
-	int64_t t_in;
+	struct send_ctx sx;
 
 	if (LIKELY(!c))
 		return REAL(sendto)(fd, buf, n, flags, addr, alen);
-	t_in = send_begin(c);
-	return send_end(c, t_in, real.sendto(fd, buf, n, flags, addr, alen));
+	sx = send_begin(c);
+	return send_end(c, sx, real.sendto(fd, buf, n, flags, addr, alen));
 }
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
-	int64_t t_in;
+	struct send_ctx sx;
 
 	if (LIKELY(!c))
 		return REAL(sendmsg)(fd, msg, flags);
-	t_in = send_begin(c);
-	return send_end(c, t_in, real.sendmsg(fd, msg, flags));
+	sx = send_begin(c);
+	return send_end(c, sx, real.sendmsg(fd, msg, flags));
 }
 
 static ssize_t mmsg_bytes(const struct mmsghdr *v, int count)
@@ -808,15 +822,15 @@ static ssize_t mmsg_bytes(const struct mmsghdr *v, int count)
 EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
-	int64_t t_in;
+	struct send_ctx sx;
 	int ret, err;
 
 	if (LIKELY(!c))
 		return REAL(sendmmsg)(fd, vec, vlen, flags);
-	t_in = send_begin(c);
+	sx = send_begin(c);
 	ret = real.sendmmsg(fd, vec, vlen, flags);
 	err = errno;
-	send_end(c, t_in, ret < 0 ? -1 : mmsg_bytes(vec, ret));
+	send_end(c, sx, ret < 0 ? -1 : mmsg_bytes(vec, ret));
 	errno = err;
 	return ret;
 }

@@ -63,6 +63,7 @@ python)
   # urllib 1 + http.client 3 on one connection + asyncio 3 connections x 2
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange")" 10 "python exchanges"
   expect_eq "$(q "$DB" "SELECT max(cnt) FROM (SELECT count(*) cnt FROM exchange GROUP BY connection_id)")" 3 "http.client keep-alive"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM connection")" 5 "python connections (urllib 1, http.client 1, asyncio 3)"
   ;;
 node)
   need_cmd node

@@ -56,5 +56,17 @@ refused)
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange")" 0 "no exchanges"
   expect_eq "$(q "$DB" "SELECT count(*) FROM connection_metrics WHERE te_ms IS NULL AND t2_ns IS NOT NULL")" "$(q "$DB" "SELECT count(*) FROM connection")" "Te undefined, the failure time kept"
   ;;
+ipv6)
+  python3 -c 'import socket; s = socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null ||
+    skip "no IPv6 loopback (::1)"
+  fault_server delay --delay-ms 50 --host ::1
+  resp=$(printf 'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello' | wc -c)
+  "$OBSERVE" -q -o "$DB" -- curl -sf -g -o /dev/null -o /dev/null "http://[::1]:$FAULT_PORT/a" "http://[::1]:$FAULT_PORT/b" ||
+    fail "curl over ::1 failed"
+  expect_eq "$(q "$DB" "SELECT peer_addr || ' ' || peer_port || ' ' || local_addr || ' ' || (local_port > 0) || ' ' || end_class FROM connection")" \
+    "::1 $FAULT_PORT ::1 1 client_close" "an AF_INET6 connection"
+  expect_eq "$(q "$DB" "SELECT group_concat(seq || ':' || (tw_ms >= 50 AND tw_ms <= 75) || ':' || (ds > 0) || ':' || dr, ' ') FROM (SELECT * FROM exchange_metrics ORDER BY seq)")" \
+    "1:1:1:$resp 2:1:1:$resp" "two keep-alive exchanges, each waiting 50 ms"
+  ;;
 *) fail "unknown case $case" ;;
 esac

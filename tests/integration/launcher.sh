@@ -24,6 +24,17 @@ status=$?
 set -e
 expect_eq "$status" 143 "death by SIGTERM passed through (128+15)"
 
+# observe itself dies by the signal (a plain exit 143 would look the same to a shell)
+expect_eq "$(python3 - "$OBSERVE" "$DB" <<'PY'
+import subprocess, sys
+obs, db = sys.argv[1:]
+r1 = subprocess.run([obs, "-q", "-o", db, "--", "sh", "-c", "kill -TERM $$"], stderr=subprocess.DEVNULL)
+r2 = subprocess.run([obs, "-q", "-o", db, "--", "sh", "-c", "kill -KILL $$"], stderr=subprocess.DEVNULL)
+r3 = subprocess.run([obs, "-q", "-o", db, "--", "sh", "-c", "exit 143"], stderr=subprocess.DEVNULL)
+print(r1.returncode, r2.returncode, r3.returncode)
+PY
+)" "-15 -9 143" "observe's own status: killed by SIGTERM, by SIGKILL; exit 143 stays an exit"
+
 set +e
 "$OBSERVE" -q -o "$DB" -- /nonexistent/command 2>"$WORK/err"
 status=$?

@@ -8,6 +8,7 @@ nginx_start "$WORK/site"
 DB=$WORK/run.db
 client=$REPO/tests/integration/clients/lifecycle.py
 check_args=()
+pids=()
 
 case $case in
 kill)
@@ -30,17 +31,31 @@ fork)
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange e JOIN connection c ON c.id = e.connection_id JOIN process p ON p.id = c.process_id WHERE p.ppid = $parent")" 3 "child exchanges (ppid = parent)"
   ;;
 threads)
-  preload python3 "$client" threads 127.0.0.1 "$NGINX_PORT"
+  # 4 threads x 5 requests on their own connections, then 10 requests on
+  # one connection that one thread sends on while another receives
+  SHARED_N=10 preload python3 "$client" threads 127.0.0.1 "$NGINX_PORT" || fail "the client failed"
   "$SLICER" -q -o "$DB" "$SPOOL"
-  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange")" 25 "exchanges from 4 threads x 5 + 5 on a shared connection"
   expect_eq "$(q "$DB" "SELECT count(*) FROM connection")" 5 "connections"
-  check_args+=(--no-order)  # a receive may start in one thread before the other's send returns
+  expect_eq "$(q "$DB" "SELECT group_concat(n, ' ') FROM (SELECT count(*) n FROM exchange GROUP BY connection_id ORDER BY n)")" "5 5 5 5 10" "exchanges per connection"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange e WHERE dr > 0 AND ds = (SELECT min(ds) FROM exchange x WHERE x.connection_id = e.connection_id) AND dr = (SELECT min(dr) FROM exchange x WHERE x.connection_id = e.connection_id)")" 30 "each exchange one request and its whole response"
+  check_args+=(--no-order)  # the reader's receive starts before the sender's send returns
   ;;
 closeall)
-  preload python3 "$client" closeall 127.0.0.1 "$NGINX_PORT" "$WORK/mine.txt"
+  # three ways to close every fd from 3 up, a connection open across each
+  for variant in range from loop; do
+    pid=$(preload python3 "$client" closeall 127.0.0.1 "$NGINX_PORT" "$WORK/mine.$variant" "$variant") ||
+      fail "$variant: the client failed"
+    expect_eq "$(cat "$WORK/mine.$variant" | tr '\n' ' ')" "mine still mine " "$variant: the program's own file holds only what it wrote"
+    pids+=("$variant:$pid")
+  done
   "$SLICER" -q -o "$DB" "$SPOOL"
-  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange")" 4 "exchanges before and after closing every fd"
-  expect_eq "$(cat "$WORK/mine.txt")" mine "the program's own file"
+  for vp in "${pids[@]}"; do
+    variant=${vp%%:*} pid=${vp#*:}
+    conns="SELECT c.* FROM connection c JOIN process p ON p.id = c.process_id WHERE p.pid = $pid ORDER BY c.t1_ns"
+    expect_eq "$(q "$DB" "SELECT group_concat(n, ' ') FROM (SELECT (SELECT count(*) FROM exchange e WHERE e.connection_id = c.id) n FROM ($conns) c)")" "1 1 2 1" "$variant: exchanges per connection"
+    expect_eq "$(q "$DB" "SELECT group_concat(end_class || ':' || (t7_ns IS NOT NULL), ' ') FROM ($conns)")" \
+      "client_close:1 client_close:1 client_close:1 client_close:1" "$variant: every connection closed by the program, T7 known (the held one by the close-all)"
+  done
   ;;
 exec)
   pid=$(preload python3 "$client" exec 127.0.0.1 "$NGINX_PORT")
@@ -48,6 +63,17 @@ exec)
   expect_eq "$(q "$DB" "SELECT count(*) FROM process WHERE pid = $pid")" 2 "process images under one pid"
   expect_eq "$(q "$DB" "SELECT group_concat(CASE WHEN p.program LIKE '%python%' THEN 'python' WHEN p.program LIKE '%curl' THEN 'curl' ELSE p.program END || ':' || x.dr, ' ') FROM (SELECT * FROM process ORDER BY start_ns) p JOIN connection c ON c.process_id = p.id JOIN exchange x ON x.connection_id = c.id" | sed 's/:[0-9]*//g')" "python curl" "python, then curl after exec"
   expect_eq "$(q "$DB" "SELECT count(*) FROM process WHERE ended = 1")" 2 "both images ended"
+  ;;
+dup)
+  pid=$(preload python3 "$client" dup 127.0.0.1 "$NGINX_PORT" "$WORK/file") || fail "the client failed"
+  "$SLICER" -q -o "$DB" "$SPOOL"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM connection")" 3 "connections"
+  expect_eq "$(q "$DB" "SELECT group_concat(n, ' ') FROM (SELECT (SELECT count(*) FROM exchange e WHERE e.connection_id = c.id) n FROM connection c ORDER BY t1_ns)")" "3 1 2" \
+    "exchanges per connection (through dup and F_DUPFD; the write to the file dup2'd over the socket not counted)"
+  expect_eq "$(q "$DB" "SELECT sum(ds) FROM exchange")" "$((6 * $(printf 'GET /100b HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' | wc -c)))" "bytes sent: six requests, not the file write"
+  expect_eq "$(q "$DB" "SELECT group_concat(end_class || ':' || (t7_ns IS NOT NULL), ' ') FROM (SELECT * FROM connection ORDER BY t1_ns)")" \
+    "client_close:1 client_close:1 client_close:1" "every connection closed by the program, T7 known (the first by dup2)"
+  grep -q '^GET /100b' "$WORK/file" || fail "the file dup2'd over the socket lost its write"
   ;;
 *) fail "unknown case $case" ;;
 esac

@@ -9,6 +9,9 @@ LIBOBSERVE=$BUILD/lib/libobserve.so
 SLICER=$BUILD/bin/slicer
 OBSERVE=$BUILD/bin/observe
 export REPO BUILD LIBOBSERVE SLICER OBSERVE
+# The interpreter itself, resolved once: a pyenv shim costs ~0.6 s a start.
+PYTHON=${PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
+export PYTHON
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/observe-test.XXXXXX")
 _cleanups=()
@@ -33,14 +36,14 @@ expect_true() { local what=$1; shift; "$@" || fail "$what"; ok "$what"; }
 need_cmd() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
 
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # wait_port PORT: until something listens on 127.0.0.1:PORT (5 s at most)
 wait_port() {
   local i
   for ((i = 0; i < 100; i++)); do
-    if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()' "$1" 2>/dev/null; then
+    if "$PYTHON" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()' "$1" 2>/dev/null; then
       return 0
     fi
     sleep 0.05
@@ -67,7 +70,7 @@ make_site() {
   head -c 1048576 /dev/zero | tr '\0' 'c' > "$dir/1m"
   printf 'body { font-family: sans-serif; }\nimg { width: 64px; }\n' > "$dir/style.css"
   printf 'document.title = "observe demo";\n' > "$dir/app.js"
-  python3 - "$dir/logo.png" <<'PY'
+  "$PYTHON" - "$dir/logo.png" <<'PY'
 import struct, sys, zlib
 w = h = 64
 rows = b"".join(b"\0" + b"".join(bytes((x * 4, y * 4, 128)) for x in range(w))
@@ -101,7 +104,7 @@ fault_server() {
   local mode=$1; shift
   local portfile
   portfile=$(mktemp -u "$WORK/fault-$mode.XXXXXX")
-  python3 "$REPO/tests/servers/faults.py" "$mode" "$portfile" --lifetime 120 "$@" &
+  "$PYTHON" "$REPO/tests/servers/faults.py" "$mode" "$portfile" --lifetime 120 "$@" &
   local pid=$!
   at_exit "kill $pid 2>/dev/null"
   local i

@@ -27,7 +27,7 @@
 # _nginx_free_port: a port free on 127.0.0.1 and, when IPv6 loopback works,
 # on ::1 too. Prints "PORT IPV6".
 _nginx_free_port() {
-  python3 - <<'PY'
+  "$PYTHON" - <<'PY'
 import socket
 for _ in range(50):
     s4 = socket.socket()

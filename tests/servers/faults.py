@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A small TCP server of our own for fault injection (loopback only).
 
-usage: faults.py MODE PORTFILE [--delay-ms N] [--lifetime S]
+usage: faults.py MODE PORTFILE [--delay-ms N] [--lifetime S] [--host ADDR]
 
-Binds 127.0.0.1 on a free port, writes the port to PORTFILE, then serves each
+Binds --host (127.0.0.1 unless told, ::1 for IPv6; loopback only) on a free port, writes the port to PORTFILE, then serves each
 connection in a thread until --lifetime seconds have passed (default 120):
 
   delay     read an HTTP request, wait --delay-ms (default 50), answer 200
@@ -74,11 +74,13 @@ def main():
     ap.add_argument("portfile")
     ap.add_argument("--delay-ms", type=float, default=50.0)
     ap.add_argument("--lifetime", type=float, default=120.0)
+    ap.add_argument("--host", default="127.0.0.1", choices=["127.0.0.1", "::1"])
     args = ap.parse_args()
 
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    srv = socket.socket(family, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", 0))
+    srv.bind((args.host, 0))
     srv.listen(64)
     srv.settimeout(0.5)
     with open(args.portfile + ".tmp", "w") as f:

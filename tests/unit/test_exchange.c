@@ -344,6 +344,47 @@ static void test_epipe_after_own_shutdown_is_no_reset(void **state)
 	assert_true(connection()->flags & OBS_CF_SHUTDOWN_WR);
 }
 
+/* One thread sends while another, already blocked in recv, gets the answer
+ * before the sender's bookkeeping runs: the answer belongs to the new
+ * request, not to the previous exchange, and is not server-first. */
+static void test_shared_connection_answer_before_send_returns(void **state)
+{
+	struct obs_exch_body *x;
+	bool counted;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	/* first request: the reader (entered at 1500) sees the answer first */
+	counted = obs_xm_send_begin(&conn, 2000);
+	assert_true(counted);
+	obs_xm_recv(&conn, 1500, 2600, 338, 0, false);
+	obs_xm_send_done(&conn, counted, 2000, 2050, 39, 0);
+	/* second request, same race */
+	counted = obs_xm_send_begin(&conn, 3000);
+	obs_xm_recv(&conn, 2700, 3600, 338, 0, false);
+	obs_xm_send_done(&conn, counted, 3000, 3100, 39, 0);
+	/* third request, no race */
+	obs_xm_send(&conn, 4000, 4010, 39, 0);
+	obs_xm_recv(&conn, 3700, 4600, 338, 0, false);
+	obs_xm_close(&conn, 5000);
+
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 3);
+	for (unsigned int k = 1; k <= 3; k++) {
+		x = exchange(k);
+		assert_non_null(x);
+		assert_false(x->flags & OBS_XF_SERVER_FIRST);
+		assert_int_equal(x->ds, 39);
+		assert_int_equal(x->dr, 338);
+		assert_int_equal(x->t3, 1000 * (k + 1));
+	}
+	x = exchange(1);
+	assert_int_equal(x->t4, 2050);
+	assert_int_equal(x->t5, 2000); /* the wait began when the request did */
+	assert_int_equal(x->tfb, 2600);
+	assert_int_equal(exchange(3)->t5, 4010); /* entered before T4 */
+	assert_int_equal(conn.sends_inflight, 0);
+}
+
 static void test_connect_refused(void **state)
 {
 	struct obs_conn_body *cb;
@@ -429,6 +470,9 @@ int main(void)
 		cmocka_unit_test_setup(test_econnreset, reset),
 		cmocka_unit_test_setup(test_epipe_after_own_shutdown_is_no_reset,
 				       reset),
+		cmocka_unit_test_setup(
+			test_shared_connection_answer_before_send_returns,
+			reset),
 		cmocka_unit_test_setup(test_connect_refused, reset),
 		cmocka_unit_test_setup(test_refused_learned_by_io, reset),
 		cmocka_unit_test_setup(test_peek_counts_time_not_bytes, reset),

@@ -2,7 +2,9 @@
  * that its read() and recv() go to glibc's __read_chk and __recv_chk.
  *
  * usage: fortify_client PORT PATH N   (N requests on one connection, read
- * alternately with read() and recv(); prints the body bytes received) */
+ * alternately with read() and recv(); prints the body bytes received, then
+ * on a second line the bytes each request read from the socket, headers
+ * included: what the layer must record as that exchange's Dr) */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -19,8 +21,9 @@ int main(int argc, char **argv)
 	volatile size_t want = sizeof(buf); /* not a constant: forces _chk */
 	int n = argc > 3 ? atoi(argv[3]) : 1, fd;
 	long total = 0;
+	long raw[64] = { 0 };
 
-	if (argc < 3)
+	if (argc < 3 || n < 1 || n > 64)
 		return 2;
 	addr.sin_port = htons((unsigned short)atoi(argv[1]));
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -43,6 +46,7 @@ int main(int argc, char **argv)
 			if (r <= 0)
 				return 1;
 			got += r;
+			raw[i] += r;
 			buf[got] = '\0';
 			end = strstr(buf, "\r\n\r\n");
 			if (end) {
@@ -57,10 +61,14 @@ int main(int argc, char **argv)
 			if (r <= 0)
 				return 1;
 			got += r;
+			raw[i] += r;
 		}
 		total += got;
 	}
 	close(fd);
 	printf("%ld\n", total);
+	for (int i = 0; i < n; i++)
+		printf("%s%ld", i ? " " : "", raw[i]);
+	printf("\n");
 	return 0;
 }

@@ -45,41 +45,131 @@ elif case == "threads":
         t.start()
     for t in ts:
         t.join()
-    # one connection used from two threads: one sends, the other receives
+    # one connection used from two threads: one sends, the other receives.
+    # The sender waits until the reader has the whole previous response, so
+    # the requests are never sent back to back (that would be one burst):
+    # SHARED_N exchanges, whatever the scheduling.
+    shared_n = int(os.environ.get("SHARED_N", "10"))
     s = socket.create_connection((host, port))
+    answered = threading.Semaphore(0)
     got = []
 
     def reader():
         buf = b""
-        while buf.count(b"HTTP/1.1 200") < 5 or not buf.endswith(b"a" * 100):
-            data = s.recv(65536)
-            if not data:
-                break
-            buf += data
-        got.append(buf)
+        for _ in range(shared_n):
+            while b"\r\n\r\n" not in buf:
+                data = s.recv(65536)
+                if not data:
+                    return
+                buf += data
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            length = int([h for h in head.split(b"\r\n") if h.lower()
+                          .startswith(b"content-length:")][0].split(b":")[1])
+            while len(buf) < length:
+                data = s.recv(65536)
+                if not data:
+                    return
+                buf += data
+            buf = buf[length:]
+            got.append(head.split(b"\r\n")[0])
+            answered.release()
 
     rt = threading.Thread(target=reader)
     rt.start()
-    for _ in range(5):
+    for _ in range(shared_n):
         s.sendall(f"GET /100b HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
-        time.sleep(0.05)  # one request at a time: five exchanges
+        if not answered.acquire(timeout=10):
+            break
     rt.join(10)
     s.close()
-    assert got and got[0].count(b"HTTP/1.1 200") == 5
+    assert got == [b"HTTP/1.1 200 OK"] * shared_n, got
 elif case == "closeall":
+    # usage: lifecycle.py closeall HOST PORT FILE [range|from|loop]
+    # A connection is left open (one exchange done) when every fd from 3 up
+    # is closed, with os.closerange (close_range), closefrom or a loop of
+    # close(); new fds then reuse the old numbers.
+    import ctypes
+    variant = sys.argv[5] if len(sys.argv) > 5 else "range"
+    libc = ctypes.CDLL(None, use_errno=True)
     requests(1)
-    os.closerange(3, 65536)
-    requests(2)
+    held = http.client.HTTPConnection(host, port)
+    held.request("GET", "/100b")
+    held.getresponse().read()
+    os.open(os.devnull, os.O_RDONLY)  # a plain file among the closed fds
+    if variant == "range":
+        os.closerange(3, 65536)
+    elif variant == "from":
+        libc.closefrom(3)
+    elif variant == "loop":
+        for fd in range(3, 1024):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    else:
+        sys.exit("unknown variant " + variant)
+    held.sock.detach()  # its fd is gone: Python must not close it again
+    held.sock = None
     # the layer must not have written into fds it does not own: a file
-    # opened now and written by us holds exactly what we wrote
-    with open(sys.argv[4], "w") as f:
-        f.write("mine\n")
+    # opened now (on the lowest free number, a closed socket's) and written
+    # by us holds exactly what we wrote, although connections come and go
+    f = open(sys.argv[4], "w")
+    requests(2)
+    f.write("mine\n")
+    f.flush()
     requests(1)
+    f.write("still mine\n")
+    f.close()
+    print(os.getpid(), flush=True)
 elif case == "exec":
     # one request, then the same process becomes curl, which makes another
     requests(1)
     print(os.getpid(), flush=True)
     os.execv("/usr/bin/curl", ["curl", "-sf", "-o", "/dev/null",
                                f"http://{host}:{port}/50k"])
+elif case == "dup":
+    # usage: lifecycle.py dup HOST PORT FILE - a connection used through
+    # dup()s of its fd, ended by dup2() of a file onto its last fd; the fd
+    # numbers then carry a file and new connections, none inheriting state.
+    import fcntl
+
+    def raw_request(fd, path="/100b"):
+        os.write(fd, f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            data = os.read(fd, 65536)
+            assert data, "EOF in headers"
+            buf += data
+        head, body = buf.split(b"\r\n\r\n", 1)
+        length = int([h for h in head.split(b"\r\n")
+                      if h.lower().startswith(b"content-length:")][0].split(b":")[1])
+        while len(body) < length:
+            data = os.read(fd, 65536)
+            assert data, "EOF in body"
+            body += data
+        assert head.startswith(b"HTTP/1.1 200"), head
+
+    a = socket.create_connection((host, port))
+    afd = a.detach()
+    raw_request(afd)                 # A 1
+    d = os.dup(afd)
+    raw_request(d)                   # A 2, through the dup
+    os.close(afd)                    # A stays open through d
+    raw_request(d)                   # A 3
+    f = os.open(sys.argv[4], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(f, d)                    # closes A; d is now the file
+    os.write(d, f"GET /100b HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    os.close(d)
+    os.close(f)
+    b = socket.create_connection((host, port))  # B reuses a low fd number
+    raw_request(b.fileno())          # B 1
+    c = socket.create_connection((host, port))
+    e = fcntl.fcntl(c.fileno(), fcntl.F_DUPFD_CLOEXEC, 100)
+    c.close()                        # C stays open through e
+    raw_request(e)                   # C 1
+    raw_request(e)                   # C 2
+    os.close(e)
+    b.close()
+    print(os.getpid(), flush=True)
 else:
     sys.exit("unknown case " + case)

@@ -266,12 +266,7 @@ int slicer_export(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "where", required_argument, NULL, 'w' },
-		{ "peer", required_argument, NULL, 'P' },
-		{ "program", required_argument, NULL, 'R' },
-		{ "since", required_argument, NULL, 'S' },
-		{ "until", required_argument, NULL, 'U' },
-		{ "min-bytes", required_argument, NULL, 'B' },
+		FILTER_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -289,8 +284,14 @@ int slicer_export(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "d:f:o:w:h", longopts, NULL)) !=
 	       -1) {
-		int bad = 0;
+		int bad = filter_option(&f, opt, optarg, err, sizeof(err));
 
+		if (bad < 0) {
+			fprintf(stderr, "slicer export: %s\n", err);
+			goto out;
+		}
+		if (bad == 0)
+			continue;
 		switch (opt) {
 		case 'd':
 			db_path = optarg;
@@ -311,33 +312,12 @@ int slicer_export(int argc, char **argv)
 		case 'o':
 			out_path = optarg;
 			break;
-		case 'w':
-			bad = filter_where(&f, optarg);
-			break;
-		case 'P':
-			bad = filter_peer(&f, optarg, err, sizeof(err));
-			break;
-		case 'R':
-			bad = filter_program(&f, optarg);
-			break;
-		case 'S':
-		case 'U':
-			bad = filter_time(&f, optarg, opt == 'S', err,
-					  sizeof(err));
-			break;
-		case 'B':
-			bad = filter_min_bytes(&f, optarg, err, sizeof(err));
-			break;
 		case 'h':
 			export_usage(stdout);
 			rc = 0;
 			goto out;
 		default:
 			export_usage(stderr);
-			goto out;
-		}
-		if (bad) {
-			fprintf(stderr, "slicer export: %s\n", err);
 			goto out;
 		}
 	}

@@ -6,6 +6,7 @@
 #include "filter.h"
 
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -168,4 +169,31 @@ int filter_min_bytes(struct filter *f, const char *n, char *err,
 		return -1;
 	}
 	return filter_and(f, sqlite3_mprintf("ds + dr >= %lld", v));
+}
+
+int filter_option(struct filter *f, int opt, const char *arg, char *err,
+		  size_t errlen)
+{
+	int rc;
+
+	switch (opt) {
+	case 'w':
+		rc = filter_where(f, arg);
+		break;
+	case 'P':
+		return filter_peer(f, arg, err, errlen);
+	case 'R':
+		rc = filter_program(f, arg);
+		break;
+	case 'S':
+	case 'U':
+		return filter_time(f, arg, opt == 'S', err, errlen);
+	case 'B':
+		return filter_min_bytes(f, arg, err, errlen);
+	default:
+		return 1;
+	}
+	if (rc != 0)
+		snprintf(err, errlen, "out of memory");
+	return rc;
 }

@@ -22,4 +22,19 @@ int filter_time(struct filter *f, const char *when, bool since, char *err,
 int filter_min_bytes(struct filter *f, const char *n, char *err,
 		     size_t errlen);
 
+/* The filter options shared by `slicer` and `slicer export`, for their
+ * getopt_long tables (short option -w for --where). */
+#define FILTER_LONGOPTS                                         \
+	{ "where", required_argument, NULL, 'w' },              \
+	{ "peer", required_argument, NULL, 'P' },               \
+	{ "program", required_argument, NULL, 'R' },            \
+	{ "since", required_argument, NULL, 'S' },              \
+	{ "until", required_argument, NULL, 'U' },              \
+	{ "min-bytes", required_argument, NULL, 'B' }
+
+/* Apply option opt (from FILTER_LONGOPTS) with its argument: 0 done,
+ * -1 bad argument (message in err), 1 opt is not a filter option. */
+int filter_option(struct filter *f, int opt, const char *arg, char *err,
+		  size_t errlen);
+
 #endif

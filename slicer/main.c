@@ -57,12 +57,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "where", required_argument, NULL, 'w' },
-		{ "peer", required_argument, NULL, 'P' },
-		{ "program", required_argument, NULL, 'R' },
-		{ "since", required_argument, NULL, 'S' },
-		{ "until", required_argument, NULL, 'U' },
-		{ "min-bytes", required_argument, NULL, 'B' },
+		FILTER_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -78,25 +73,14 @@ int main(int argc, char **argv)
 		return slicer_export(argc - 1, argv + 1);
 	filter_init(&f);
 	while ((opt = getopt_long(argc, argv, "o:qw:h", longopts, NULL)) != -1) {
-		bad = 0;
+		bad = filter_option(&f, opt, optarg, err, sizeof(err));
+		if (bad < 0) {
+			fprintf(stderr, "slicer: %s\n", err);
+			return 2;
+		}
+		if (bad == 0)
+			continue;
 		switch (opt) {
-		case 'w':
-			bad = filter_where(&f, optarg);
-			break;
-		case 'P':
-			bad = filter_peer(&f, optarg, err, sizeof(err));
-			break;
-		case 'R':
-			bad = filter_program(&f, optarg);
-			break;
-		case 'S':
-		case 'U':
-			bad = filter_time(&f, optarg, opt == 'S', err,
-					  sizeof(err));
-			break;
-		case 'B':
-			bad = filter_min_bytes(&f, optarg, err, sizeof(err));
-			break;
 		case 'o':
 			db_path = optarg;
 			break;
@@ -108,10 +92,6 @@ int main(int argc, char **argv)
 			return 0;
 		default:
 			usage(stderr);
-			return 2;
-		}
-		if (bad) {
-			fprintf(stderr, "slicer: %s\n", err);
 			return 2;
 		}
 	}

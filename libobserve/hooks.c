@@ -498,7 +498,7 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return ret;
 }
 
-EXPORT int close(int fd)
+static __attribute__((noinline)) int close_slow(int fd)
 {
 	struct obs_conn *c = conn_of(fd);
 	int ret, err;
@@ -515,6 +515,16 @@ EXPORT int close(int fd)
 		conn_unref(c, obs_now());
 	errno = err;
 	return ret;
+}
+
+EXPORT int close(int fd)
+{
+	int (*fn)(int) =
+		__atomic_load_n(&real.close, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd);
+	return close_slow(fd);
 }
 
 EXPORT int shutdown(int fd, int how)
@@ -715,6 +725,11 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 
 /* ---- the send family --------------------------------------------------- */
 
+/* The hottest hooks (the read/write families and close, which every file
+ * and pipe of every program goes through) are split in two: an exported
+ * fast path that only looks the fd up and tail-calls libc, and a *_slow
+ * function, out of line, for tracked fds and first use. */
+
 static inline bool is_again(int err)
 {
 	return err == EAGAIN || err == EWOULDBLOCK;
@@ -751,7 +766,7 @@ static inline ssize_t send_end(struct obs_conn *c, struct send_ctx sx,
 	return ret;
 }
 
-EXPORT ssize_t write(int fd, const void *buf, size_t n)
+static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf, size_t n)
 {
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
@@ -765,7 +780,17 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	return send_end(c, sx, real.write(fd, buf, n));
 }
 
-EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	ssize_t (*fn)(int, const void *, size_t) =
+		__atomic_load_n(&real.write, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd, buf, n);
+	return write_slow(fd, buf, n);
+}
+
+static __attribute__((noinline)) ssize_t writev_slow(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
@@ -776,7 +801,17 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 	return send_end(c, sx, real.writev(fd, iov, iovcnt));
 }
 
-EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
+{
+	ssize_t (*fn)(int, const struct iovec *, int) =
+		__atomic_load_n(&real.writev, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd, iov, iovcnt);
+	return writev_slow(fd, iov, iovcnt);
+}
+
+static __attribute__((noinline)) ssize_t send_slow(int fd, const void *buf, size_t n, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
@@ -787,7 +822,17 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	return send_end(c, sx, real.send(fd, buf, n, flags));
 }
 
-EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	ssize_t (*fn)(int, const void *, size_t, int) =
+		__atomic_load_n(&real.send, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd, buf, n, flags);
+	return send_slow(fd, buf, n, flags);
+}
+
+static __attribute__((noinline)) ssize_t sendto_slow(int fd, const void *buf, size_t n, int flags,
 		      const struct sockaddr *addr, socklen_t alen)
 {
 	struct obs_conn *c = conn_of(fd);
@@ -799,7 +844,18 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 	return send_end(c, sx, real.sendto(fd, buf, n, flags, addr, alen));
 }
 
-EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+		      const struct sockaddr *addr, socklen_t alen)
+{
+	ssize_t (*fn)(int, const void *, size_t, int, const struct sockaddr *, socklen_t) =
+		__atomic_load_n(&real.sendto, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd, buf, n, flags, addr, alen);
+	return sendto_slow(fd, buf, n, flags, addr, alen);
+}
+
+static __attribute__((noinline)) ssize_t sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
@@ -808,6 +864,16 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 		return REAL(sendmsg)(fd, msg, flags);
 	sx = send_begin(c);
 	return send_end(c, sx, real.sendmsg(fd, msg, flags));
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	ssize_t (*fn)(int, const struct msghdr *, int) =
+		__atomic_load_n(&real.sendmsg, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd, msg, flags);
+	return sendmsg_slow(fd, msg, flags);
 }
 
 static ssize_t mmsg_bytes(const struct mmsghdr *v, int count)
@@ -866,7 +932,7 @@ static size_t iov_bytes(const struct iovec *iov, int count)
 	return total;
 }
 
-EXPORT ssize_t read(int fd, void *buf, size_t n)
+static __attribute__((noinline)) ssize_t read_slow(int fd, void *buf, size_t n)
 {
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
@@ -880,7 +946,17 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 	return recv_end(c, t_in, real.read(fd, buf, n), n, false);
 }
 
-EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	ssize_t (*fn)(int, void *, size_t) =
+		__atomic_load_n(&real.read, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd, buf, n);
+	return read_slow(fd, buf, n);
+}
+
+static __attribute__((noinline)) ssize_t readv_slow(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
@@ -894,7 +970,17 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 			false);
 }
 
-EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+{
+	ssize_t (*fn)(int, const struct iovec *, int) =
+		__atomic_load_n(&real.readv, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd, iov, iovcnt);
+	return readv_slow(fd, iov, iovcnt);
+}
+
+static __attribute__((noinline)) ssize_t recv_slow(int fd, void *buf, size_t n, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
@@ -906,7 +992,17 @@ EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 			flags & MSG_PEEK);
 }
 
-EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
+EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	ssize_t (*fn)(int, void *, size_t, int) =
+		__atomic_load_n(&real.recv, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd, buf, n, flags);
+	return recv_slow(fd, buf, n, flags);
+}
+
+static __attribute__((noinline)) ssize_t recvfrom_slow(int fd, void *buf, size_t n, int flags,
 			struct sockaddr *addr, socklen_t *alen)
 {
 	struct obs_conn *c = conn_of(fd);
@@ -919,7 +1015,18 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 			n, flags & MSG_PEEK);
 }
 
-EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
+			struct sockaddr *addr, socklen_t *alen)
+{
+	ssize_t (*fn)(int, void *, size_t, int, struct sockaddr *, socklen_t *) =
+		__atomic_load_n(&real.recvfrom, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd, buf, n, flags, addr, alen);
+	return recvfrom_slow(fd, buf, n, flags, addr, alen);
+}
+
+static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *msg, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
@@ -934,6 +1041,16 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 						    (int)msg->msg_iovlen)
 					: 1,
 			flags & MSG_PEEK);
+}
+
+EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	ssize_t (*fn)(int, struct msghdr *, int) =
+		__atomic_load_n(&real.recvmsg, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd, msg, flags);
+	return recvmsg_slow(fd, msg, flags);
 }
 
 EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,

@@ -86,6 +86,11 @@ int obs_spool_open(struct obs_spool *sp, const char *path, char *err,
 			 h->header_size, h->record_size);
 		goto fail;
 	}
+	if (h->monotonic_ns <= 0 || h->realtime_ns <= 0 ||
+	    h->monotonic_ns > INT64_MAX / 2 || h->realtime_ns > INT64_MAX / 2) {
+		snprintf(err, errlen, "damaged header (clock pair)");
+		goto fail;
+	}
 	if (h->argv_len > sizeof(h->argv)) {
 		snprintf(err, errlen, "damaged header (argv length %u)",
 			 h->argv_len);
@@ -104,20 +109,32 @@ fail:
 	return -1;
 }
 
-static int time_ok(int64_t t)
+/* A record's time: 0 (not seen), or within a century after the header's
+ * monotonic reading (taken when the spool was made, before any record). */
+#define OBS_CENTURY_NS (100LL * 365 * 24 * 3600 * 1000000000LL)
+static int time_ok(const struct obs_spool_header *h, int64_t t)
 {
-	return t >= 0;
+	return t == 0 || (t >= h->monotonic_ns - 1000000000LL &&
+			  t - h->monotonic_ns < OBS_CENTURY_NS);
 }
 
-/* Why a published record is not sane, or NULL when it is. */
-static const char *record_problem(const struct obs_record *r)
+/* Why a published record is not sane, or NULL when it is. Connections are
+ * numbered 1, 2, ... in the order their records were reserved, so a number
+ * beyond the file's slot count is damage (and would make the ingest's
+ * number-to-row map huge). */
+static const char *record_problem(const struct obs_spool *sp,
+				  const struct obs_record *r)
 {
+	const struct obs_spool_header *h = sp->hdr;
+
 	if (r->kind != OBS_REC_CONNECTION && r->kind != OBS_REC_EXCHANGE)
 		return "unknown record kind";
 	if (r->state & ~OBS_RS_COMPLETE)
 		return "unknown record state bits";
 	if (r->conn_seq == 0)
 		return "connection number 0";
+	if (r->conn_seq > (sp->end - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE)
+		return "connection number out of range";
 	if (r->kind == OBS_REC_CONNECTION) {
 		const struct obs_conn_body *c = &r->u.conn;
 		if (c->family != 2 && c->family != 10)
@@ -125,16 +142,16 @@ static const char *record_problem(const struct obs_record *r)
 		if (c->end_class > OBS_END_UNTERMINATED ||
 		    c->t2_how > OBS_T2_FIRST_IO)
 			return "unknown connection class";
-		if (!time_ok(c->t1) || !time_ok(c->t2) || !time_ok(c->teof) ||
-		    !time_ok(c->t7) || !time_ok(c->tshut))
-			return "negative time";
+		if (!time_ok(h, c->t1) || !time_ok(h, c->t2) || !time_ok(h, c->teof) ||
+		    !time_ok(h, c->t7) || !time_ok(h, c->tshut))
+			return "time out of range";
 	} else {
 		const struct obs_exch_body *x = &r->u.exch;
 		if (x->seq == 0)
 			return "exchange number 0";
-		if (!time_ok(x->t3) || !time_ok(x->t4) || !time_ok(x->t5) ||
-		    !time_ok(x->tfb) || !time_ok(x->t6))
-			return "negative time";
+		if (!time_ok(h, x->t3) || !time_ok(h, x->t4) || !time_ok(h, x->t5) ||
+		    !time_ok(h, x->tfb) || !time_ok(h, x->t6))
+			return "time out of range";
 	}
 	return NULL;
 }
@@ -153,7 +170,7 @@ obs_spool_next(struct obs_spool *sp, size_t *offset,
 		sp->next += OBS_RECORD_SIZE;
 		if (r->kind == OBS_REC_EMPTY)
 			continue;
-		why = record_problem(r);
+		why = record_problem(sp, r);
 		if (why) {
 			sp->bad++;
 			if (report)

@@ -43,7 +43,10 @@ void obs_spool_close(struct obs_spool *sp);
 static inline int64_t obs_spool_epoch(const struct obs_spool_header *h,
 				      int64_t mono)
 {
-	return mono ? h->realtime_ns + (mono - h->monotonic_ns) : 0;
+	/* unsigned: defined even for a damaged file the reader let through */
+	return mono ? (int64_t)((uint64_t)h->realtime_ns +
+				((uint64_t)mono - (uint64_t)h->monotonic_ns))
+		    : 0;
 }
 
 #endif

@@ -11,6 +11,7 @@ required=(
   build-essential cmake pkg-config libsqlite3-dev sqlite3 libcmocka-dev # build
   nginx apache2-utils wrk curl wget python3 nodejs                     # clients, server
   gnuplot-nox procps iproute2 valgrind file time openssh-client        # tests, reports
+  clang libclang-rt-14-dev                                             # the fuzz target
 )
 optional=(
   chromium       # the headless page load in the demo and the tests

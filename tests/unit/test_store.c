@@ -400,12 +400,14 @@ static void test_damaged_record(void **state)
 	exch(&img, 1, 1, x, 100, 1000, true);
 	memset(&img.r[img.n++], 0xA5, OBS_RECORD_SIZE);
 	exch(&img, 1, 2, x, 100, 1000, true);
-	exch(&img, 7, 1, x, 100, 1000, true); /* no connection 7 */
+	exch(&img, 3, 1, x, 100, 1000, true); /* no connection 3 */
+	conn(&img, 1ull << 60, 1000000, 1500000, 0, OBS_END_NONE, true);
 	write_spool(&img, 0);
 	s = open_store();
 	assert_int_equal(ingest(s, &st), 1);
 	assert_int_equal(st.exchanges_new, 2);
-	assert_int_equal(st.records_bad, 2);
+	assert_int_equal(st.records_bad, 3);
+	assert_non_null(strstr(msgs_buf, "connection number out of range"));
 	snprintf(want, sizeof(want), "offset %u: unknown record kind",
 		 OBS_SPOOL_HEADER_SIZE + 2 * OBS_RECORD_SIZE);
 	assert_non_null(strstr(msgs_buf, want));

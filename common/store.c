@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spool_reader.h"
@@ -187,6 +188,7 @@ struct obs_store {
 	sqlite3_stmt *filter_exch; /* deletes the new rows the filter drops */
 	sqlite3_stmt *filter_conn;
 	sqlite3_stmt *filter_proc;
+	FILE *progress;            /* a terminal, or NULL */
 };
 
 static const char *const t2_how_names[] = { NULL, "connect", "so_error",
@@ -195,6 +197,11 @@ static const char *const end_class_names[] = {
 	NULL,	   "server_close",  "client_close", "reset",
 	"timeout", "refused", "connect_error", "unterminated",
 };
+
+void obs_store_set_progress(obs_store *store, FILE *tty)
+{
+	store->progress = tty;
+}
 
 sqlite3 *obs_store_db(obs_store *store)
 {
@@ -758,6 +765,39 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 	return 0;
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* A progress bar on the terminal, once a file has taken a second. */
+static void progress_show(obs_store *s, const struct ingest *in, bool *shown,
+			  double t_start)
+{
+	double frac = in->sp.end > OBS_SPOOL_HEADER_SIZE
+			      ? (double)(in->sp.next - OBS_SPOOL_HEADER_SIZE) /
+					(double)(in->sp.end -
+						 OBS_SPOOL_HEADER_SIZE)
+			      : 1.0;
+	const char *name = strrchr(in->sp.path, '/');
+	char bar[31];
+	int filled = (int)(frac * 30);
+
+	if (!*shown && now_s() - t_start < 1.0)
+		return;
+	for (int i = 0; i < 30; i++)
+		bar[i] = i < filled ? '#' : '.';
+	bar[30] = '\0';
+	fprintf(s->progress, "\r%s: %.40s [%s] %3.0f%%",
+		program_invocation_short_name, name ? name + 1 : in->sp.path,
+		bar, frac * 100);
+	fflush(s->progress);
+	*shown = true;
+}
+
 /* Ingest one spool file in one transaction. 0 ok, 1 skipped something,
  * -1 database error (the file's transaction is rolled back). */
 static int ingest_file(obs_store *s, const char *path,
@@ -771,6 +811,8 @@ static int ingest_file(obs_store *s, const char *path,
 	size_t offset;
 	int rc = 0;
 	int64_t max_exch = 0, max_conn = 0, max_proc = 0;
+	bool shown = false;
+	double t_start = s->progress ? now_s() : 0;
 
 	stats->files++;
 	if (obs_spool_open(&in.sp, path, err, sizeof(err)) != 0) {
@@ -794,6 +836,8 @@ static int ingest_file(obs_store *s, const char *path,
 		goto dberr_rollback;
 	while ((r = obs_spool_next(&in.sp, &offset, report_record, &in))) {
 		stats->records++;
+		if (s->progress && (stats->records & 0x3fff) == 0)
+			progress_show(s, &in, &shown, t_start);
 		if (r->kind == OBS_REC_CONNECTION) {
 			if (ingest_conn(&in, r) != 0)
 				goto dberr_rollback;
@@ -817,6 +861,8 @@ static int ingest_file(obs_store *s, const char *path,
 	}
 	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto dberr_rollback;
+	if (shown)
+		fprintf(s->progress, "\r\033[K");
 	if (in.sp.truncated) {
 		say(msgs, path, "truncated at offset %zu (partial record)",
 		    in.sp.end);

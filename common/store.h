@@ -36,6 +36,10 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen);
 void obs_store_close(obs_store *store);
 sqlite3 *obs_store_db(obs_store *store);
 
+/* Show progress on `tty` (a terminal: the caller checks isatty) for files
+ * that take longer than about a second; NULL (the default) shows none. */
+void obs_store_set_progress(obs_store *store, FILE *tty);
+
 /* Keep only the exchanges (and their connections) for which the SQL
  * boolean expression expr holds, evaluated by SQLite over the columns of
  * the view exchange_metrics. Checked here, before anything is written: on

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "export.h"
 #include "filter.h"
@@ -118,6 +119,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "slicer: %s\n", err);
 		return 2;
 	}
+	if (!quiet && isatty(STDERR_FILENO))
+		obs_store_set_progress(store, stderr);
 	if (f.expr && obs_store_set_filter(store, f.expr, err, sizeof(err))) {
 		fprintf(stderr, "slicer: %s\n", err);
 		obs_store_close(store);

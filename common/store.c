@@ -198,6 +198,52 @@ static const char *const end_class_names[] = {
 	"timeout", "refused", "connect_error", "unterminated",
 };
 
+/* cidr_match(addr, 'net/len'): whether addr is in the network. */
+static void cidr_match(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *addr = (const char *)sqlite3_value_text(argv[0]);
+	const char *cidr = (const char *)sqlite3_value_text(argv[1]);
+	unsigned char a[16], n[16];
+	char net[INET6_ADDRSTRLEN + 1];
+	const char *slash;
+	int family, bits, max;
+	char *end;
+
+	(void)argc;
+	if (!addr || !cidr || !(slash = strchr(cidr, '/')) ||
+	    (size_t)(slash - cidr) >= sizeof(net)) {
+		sqlite3_result_int(ctx, 0);
+		return;
+	}
+	memcpy(net, cidr, (size_t)(slash - cidr));
+	net[slash - cidr] = '\0';
+	family = strchr(net, ':') ? AF_INET6 : AF_INET;
+	max = family == AF_INET6 ? 128 : 32;
+	bits = (int)strtol(slash + 1, &end, 10);
+	if (*end || bits < 0 || bits > max || inet_pton(family, net, n) != 1 ||
+	    inet_pton(family, addr, a) != 1) {
+		sqlite3_result_int(ctx, 0);
+		return;
+	}
+	for (int i = 0; i < bits; i++) {
+		int mask = 0x80 >> (i % 8);
+		if ((a[i / 8] & mask) != (n[i / 8] & mask)) {
+			sqlite3_result_int(ctx, 0);
+			return;
+		}
+	}
+	sqlite3_result_int(ctx, 1);
+}
+
+int obs_store_register_functions(sqlite3 *db)
+{
+	return sqlite3_create_function(db, "cidr_match", 2,
+				       SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+				       NULL, cidr_match, NULL, NULL) == SQLITE_OK
+		       ? 0
+		       : -1;
+}
+
 void obs_store_set_progress(obs_store *store, FILE *tty)
 {
 	store->progress = tty;
@@ -312,6 +358,7 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 10000);
+	obs_store_register_functions(s->db);
 	rc = sqlite3_exec(s->db,
 			  "PRAGMA journal_mode = WAL; PRAGMA synchronous = "
 			  "NORMAL; PRAGMA foreign_keys = ON",

@@ -36,6 +36,11 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen);
 void obs_store_close(obs_store *store);
 sqlite3 *obs_store_db(obs_store *store);
 
+/* SQL functions the filters may use, registered on every connection the
+ * tools open (obs_store_open does it): cidr_match(addr, 'net/len') is 1
+ * when the text address addr lies in the IPv4 or IPv6 network, else 0. */
+int obs_store_register_functions(sqlite3 *db);
+
 /* Show progress on `tty` (a terminal: the caller checks isatty) for files
  * that take longer than about a second; NULL (the default) shows none. */
 void obs_store_set_progress(obs_store *store, FILE *tty);

@@ -332,6 +332,7 @@ int slicer_export(int argc, char **argv)
 		goto out;
 	}
 	sqlite3_busy_timeout(db, 10000);
+	obs_store_register_functions(db);
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
 		    SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)

@@ -49,8 +49,9 @@ int filter_where(struct filter *f, const char *expr)
 	return filter_and(f, sqlite3_mprintf("%s", expr));
 }
 
-/* HOST[:PORT], HOST a name or an address ([v6]:port for IPv6 with a port).
- * A name stands for every address it resolves to. */
+/* HOST[:PORT], HOST a name, an address or a network in CIDR notation
+ * ([v6]:port, [v6/len]:port for IPv6 with a port). A name stands for every
+ * address it resolves to. */
 int filter_peer(struct filter *f, const char *arg, char *err, size_t errlen)
 {
 	char host[256];
@@ -85,6 +86,28 @@ int filter_peer(struct filter *f, const char *arg, char *err, size_t errlen)
 			snprintf(err, errlen, "--peer %s: bad port", arg);
 			return -1;
 		}
+	}
+	if (strchr(host, '/')) { /* a network: CIDR */
+		char net[sizeof(host)];
+		unsigned char buf[16];
+		const char *slash = strchr(host, '/');
+		bool v6 = memchr(host, ':', (size_t)(slash - host)) != NULL;
+		char *bits_end;
+		long bits = strtol(slash + 1, &bits_end, 10);
+
+		snprintf(net, sizeof(net), "%.*s", (int)(slash - host), host);
+		if (slash[1] == '\0' || *bits_end || bits < 0 ||
+		    bits > (v6 ? 128 : 32) ||
+		    inet_pton(v6 ? AF_INET6 : AF_INET, net, buf) != 1) {
+			snprintf(err, errlen,
+				 "--peer %s: not a network (ADDRESS/BITS)", arg);
+			return -1;
+		}
+		term = port ? sqlite3_mprintf("cidr_match(peer_addr, %Q) AND "
+					      "peer_port = %d",
+					      host, atoi(port))
+			    : sqlite3_mprintf("cidr_match(peer_addr, %Q)", host);
+		return filter_and(f, term);
 	}
 	rc = getaddrinfo(host, NULL, &hints, &res);
 	if (rc != 0) {

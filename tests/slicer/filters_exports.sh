@@ -31,6 +31,18 @@ expect_eq "$(q "$WORK/ab.db" "SELECT count(*) FROM exchange")" \
 expect_eq "$(q "$WORK/peer.db" "SELECT count(*) FROM exchange")" "$total" "--peer localhost:PORT"
 "$SLICER" -q -o "$WORK/none.db" --peer "127.0.0.1:1" "$SPOOL"
 expect_eq "$(q "$WORK/none.db" "SELECT count(*) FROM exchange")" 0 "--peer another port"
+"$SLICER" -q -o "$WORK/net.db" --peer "127.0.0.0/8:$NGINX_PORT" "$SPOOL"
+expect_eq "$(q "$WORK/net.db" "SELECT count(*) FROM exchange")" "$total" "--peer 127.0.0.0/8:PORT (CIDR)"
+"$SLICER" -q -o "$WORK/net2.db" --peer 10.0.0.0/8 "$SPOOL"
+expect_eq "$(q "$WORK/net2.db" "SELECT count(*) FROM exchange")" 0 "--peer 10.0.0.0/8"
+"$SLICER" export -d "$ALL" --format csv --where "cidr_match(peer_addr, '127.0.0.1/32')" -o "$WORK/net.csv"
+expect_eq "$(($(wc -l < "$WORK/net.csv") - 1))" "$total" "cidr_match() in an export filter"
+set +e
+"$SLICER" -q -o "$WORK/bad.db" --peer 127.0.0.1/33 "$SPOOL" 2>"$WORK/err"
+status=$?
+set -e
+expect_eq "$status" 2 "a bad network is refused"
+grep -q "not a network" "$WORK/err" || fail "message: $(cat "$WORK/err")"
 "$SLICER" -q -o "$WORK/old.db" --until 2000-01-01 "$SPOOL"
 expect_eq "$(q "$WORK/old.db" "SELECT count(*) FROM exchange")" 0 "--until 2000-01-01"
 "$SLICER" -q -o "$WORK/new.db" --since "$(( $(date +%s) - 3600 ))" "$SPOOL"

@@ -107,3 +107,48 @@ status=$?
 set -e
 expect_eq "$status" 2 "export from a file that is not a database"
 grep -q "100b" "$WORK/err" || fail "message does not name the file: $(cat "$WORK/err")"
+
+# text that needs quoting in every format: a client name with a comma,
+# quotes, a backslash and a line break
+mkdir -p "$WORK/odd"
+weird=$'we,ird "client" \\ \nname'
+env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$WORK/odd" OBSERVE_CLIENT="$weird" \
+  curl -sf -o /dev/null "$URL/100b"
+"$SLICER" -q -o "$WORK/odd.db" "$WORK/odd"
+for fmt in csv jsonl har; do
+  "$SLICER" export -d "$WORK/odd.db" --format $fmt -o "$WORK/odd.$fmt"
+done
+"$PYTHON" - "$WORK/odd" "$weird" <<'PY' || fail "quoting in the exports"
+import csv, json, sys
+base, weird = sys.argv[1], sys.argv[2]
+rows = list(csv.DictReader(open(base + ".csv", newline="")))
+assert len(rows) == 1 and rows[0]["client"] == weird, rows
+obj = json.loads(open(base + ".jsonl").read())
+assert obj["client"] == weird, obj["client"]
+json.load(open(base + ".har"))
+print("csv, jsonl and har carry", repr(weird), "intact")
+PY
+python3 "$REPO/tests/slicer/check_har.py" "$WORK/odd.har" 1 || fail "HAR with odd text"
+
+# a directory without permission: one line naming it, exit 1, the readable
+# input still stored (run as nobody: root reads every directory)
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+  mkdir -p "$WORK/perm/locked" "$WORK/perm/open"
+  cp "$WORK/odd"/*.spool "$WORK/perm/open/"
+  cp "$WORK/odd"/*.spool "$WORK/perm/locked/"
+  chmod 000 "$WORK/perm/locked"
+  chmod 777 "$WORK/perm"
+  chmod 755 "$WORK/perm/open"
+  chmod 644 "$WORK/perm/open"/*.spool
+  chmod 755 "$WORK"
+  set +e
+  setpriv --reuid=65534 --regid=65534 --clear-groups \
+    "$SLICER" -q -o "$WORK/perm/nobody.db" "$WORK/perm/locked" "$WORK/perm/open" 2>"$WORK/perm.err"
+  status=$?
+  set -e
+  expect_eq "$status" 1 "exit status with an unreadable directory"
+  grep -q "$WORK/perm/locked: cannot read directory: Permission denied" "$WORK/perm.err" ||
+    fail "message: $(cat "$WORK/perm.err")"
+  expect_eq "$(q "$WORK/perm/nobody.db" "SELECT count(*) FROM exchange")" 1 "the readable spool still stored"
+  chmod 755 "$WORK/perm/locked"
+fi

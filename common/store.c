@@ -350,8 +350,11 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 	}
 	if (uname(&uts) == 0)
 		snprintf(s->host, sizeof(s->host), "%s", uts.nodename);
+	/* URI file names on: the manager attaches sources read-only */
 	rc = sqlite3_open_v2(path, &s->db,
-			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				     SQLITE_OPEN_URI,
+			     NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot open database: %s", path,
 			 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));

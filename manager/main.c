@@ -8,7 +8,13 @@
  * connection number; exchange number), so pulling the same source again, or
  * a source that grew, adds exactly the new rows. A source that fails is
  * named with the reason and skipped; the others still merge.
- * (ssh:// sources, statistics and the report come in later.)
+ *   manager stats CENTRAL.db [--by client|server|program|path] [--where EXPR]
+ *                 [--csv]
+ *
+ * count, mean, p50, p90, p99 and max of Tt, Te, Ts, Tw, Tr and the rates
+ * Rs, Rr, Ra. Percentiles are exact, by nearest rank: the p-th percentile
+ * of n sorted values is the value at rank ceil(p/100 * n).
+ * (ssh:// sources and the report come in later.)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -22,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "store.h"
+#include "filter.h"
 
 /* Merge statements, run with the source attached as `src`. New rows are
  * inserted; rows still in flight in the central database are brought up
@@ -288,6 +295,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: manager pull -o CENTRAL.db SOURCE...\n"
+		"       manager stats CENTRAL.db [--by client|server|program|path]\n"
+		"                     [--where EXPR] [FILTER...] [--csv]\n"
 		"\n"
 		"Merges client databases (made by slicer or observe) into\n"
 		"CENTRAL.db. SOURCE is a database or a directory of *.db files.\n"
@@ -300,8 +309,15 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 all merged, 1 some source skipped, 2 usage or\n"
 		"central database error.\n"
-		"Example:\n"
-		"  manager pull -o central.db client-a.db client-b.db clients/\n");
+		"\n"
+		"stats prints count, mean, p50, p90, p99 and max of Tt, Te (per\n"
+		"connection), Ts, Tw, Tr (per exchange) and the rates Rs, Rr, Ra\n"
+		"per group. Percentiles are exact (nearest rank). Filters as in\n"
+		"slicer: --where EXPR over exchange_metrics, --peer, --program,\n"
+		"--since, --until, --min-bytes.\n"
+		"Examples:\n"
+		"  manager pull -o central.db client-a.db client-b.db clients/\n"
+		"  manager stats central.db --by server --where 'dr > 10000'\n");
 }
 
 static int cmd_pull(int argc, char **argv)
@@ -357,16 +373,222 @@ static int cmd_pull(int argc, char **argv)
 	return stats.failed ? 1 : 0;
 }
 
+
+/* ---- stats ---------------------------------------------------------------- */
+
+struct metric {
+	const char *name; /* as printed */
+	const char *column;
+	bool per_connection; /* from connection_metrics */
+};
+
+static const struct metric metrics[] = {
+	{ "Tt ms", "tt_ms", true },  { "Te ms", "te_ms", true },
+	{ "Ts ms", "ts_ms", false }, { "Tw ms", "tw_ms", false },
+	{ "Tr ms", "tr_ms", false }, { "Rs B/s", "rs", false },
+	{ "Rr B/s", "rr", false },   { "Ra B/s", "ra", true },
+};
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest rank: the value at rank ceil(p/100 * n), 1-based. */
+static double percentile(const double *sorted, size_t n, double p)
+{
+	size_t rank = (size_t)(p / 100.0 * (double)n);
+
+	if ((double)rank < p / 100.0 * (double)n)
+		rank++;
+	if (rank < 1)
+		rank = 1;
+	return sorted[rank - 1];
+}
+
+static void emit(bool csv, const char *group, const char *metric,
+		 double *v, size_t n)
+{
+	double sum = 0;
+
+	if (n == 0)
+		return;
+	qsort(v, n, sizeof(*v), dbl_cmp);
+	for (size_t i = 0; i < n; i++)
+		sum += v[i];
+	if (csv) {
+		putchar('"');
+		for (const char *c = group; *c; c++) {
+			if (*c == '"')
+				putchar('"');
+			putchar(*c);
+		}
+		printf("\",%s,%zu,%.6f,%.6f,%.6f,%.6f,%.6f\n", metric, n,
+		       sum / (double)n, percentile(v, n, 50),
+		       percentile(v, n, 90), percentile(v, n, 99), v[n - 1]);
+	} else
+		printf("%-24.24s %-7s %8zu %12.3f %12.3f %12.3f %12.3f %12.3f\n",
+		       group, metric, n, sum / (double)n, percentile(v, n, 50),
+		       percentile(v, n, 90), percentile(v, n, 99), v[n - 1]);
+}
+
+static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
+			const char *where, bool csv)
+{
+	const char *group =
+		strcmp(by, "server") == 0    ? "peer_addr || ':' || peer_port"
+		: strcmp(by, "program") == 0 ? "program"
+		: strcmp(by, "path") == 0
+			? (m->per_connection ? "'(connections)'"
+					     : "coalesce(path, '(unknown)')")
+			: "client";
+	char *sql = m->per_connection
+		? sqlite3_mprintf(
+			  "SELECT %s, %s FROM connection_metrics WHERE %s IS "
+			  "NOT NULL AND connection_id IN (SELECT connection_id "
+			  "FROM exchange_metrics WHERE (%s)) ORDER BY 1",
+			  group, m->column, m->column, where)
+		: sqlite3_mprintf("SELECT %s, %s FROM exchange_metrics WHERE "
+				  "%s IS NOT NULL AND (%s) ORDER BY 1",
+				  group, m->column, m->column, where);
+	sqlite3_stmt *st = NULL;
+	double *v = NULL;
+	size_t n = 0, cap = 0;
+	char current[256] = "";
+	int rc;
+
+	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
+		sqlite3_free(sql);
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *g = (const char *)sqlite3_column_text(st, 0);
+
+		if (!g)
+			g = "(unknown)";
+		if (strcmp(g, current) != 0) {
+			emit(csv, current, m->name, v, n);
+			n = 0;
+			snprintf(current, sizeof(current), "%s", g);
+		}
+		if (n == cap) {
+			double *more;
+			cap = cap ? cap * 2 : 1024;
+			more = realloc(v, cap * sizeof(*v));
+			if (!more) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			v = more;
+		}
+		v[n++] = sqlite3_column_double(st, 1);
+	}
+	if (rc == SQLITE_DONE)
+		emit(csv, current, m->name, v, n);
+	free(v);
+	sqlite3_finalize(st);
+	sqlite3_free(sql);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "by", required_argument, NULL, 'b' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		FILTER_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *by = "client";
+	bool csv = false;
+	struct filter f;
+	char err[512];
+	sqlite3 *db = NULL;
+	int opt, rc = 2;
+
+	filter_init(&f);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "b:w:ch", longopts, NULL)) != -1) {
+		int bad = filter_option(&f, opt, optarg, err, sizeof(err));
+
+		if (bad < 0) {
+			fprintf(stderr, "manager: %s\n", err);
+			goto out;
+		}
+		if (bad == 0)
+			continue;
+		switch (opt) {
+		case 'b':
+			by = optarg;
+			if (strcmp(by, "client") && strcmp(by, "server") &&
+			    strcmp(by, "program") && strcmp(by, "path")) {
+				fprintf(stderr,
+					"manager: --by %s: client, server, "
+					"program or path\n",
+					by);
+				goto out;
+			}
+			break;
+		case 'c':
+			csv = true;
+			break;
+		case 'h':
+			usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			usage(stderr);
+			goto out;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		goto out;
+	}
+	if (sqlite3_open_v2(argv[optind], &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		fprintf(stderr, "manager: %s: %s\n", argv[optind],
+			sqlite3_errmsg(db));
+		goto out;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	obs_store_register_functions(db);
+	if (obs_store_check_expr(db, f.expr ? f.expr : "1", err, sizeof(err))) {
+		fprintf(stderr, "manager: %s: %s\n", argv[optind], err);
+		goto out;
+	}
+	if (csv)
+		printf("group,metric,count,mean,p50,p90,p99,max\n");
+	else
+		printf("%-24s %-7s %8s %12s %12s %12s %12s %12s\n", by, "metric",
+		       "count", "mean", "p50", "p90", "p99", "max");
+	rc = 0;
+	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
+		if (stats_metric(db, &metrics[i], by, f.expr ? f.expr : "1",
+				 csv) != 0)
+			rc = 2;
+out:
+	sqlite3_close(db);
+	filter_free(&f);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "pull") == 0)
 		return cmd_pull(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "stats") == 0)
+		return cmd_stats(argc - 1, argv + 1);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
 			 strcmp(argv[1], "-h") == 0)) {
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "manager: a command is needed (pull)\n");
+	fprintf(stderr, "manager: a command is needed (pull, stats)\n");
 	usage(stderr);
 	return 2;
 }

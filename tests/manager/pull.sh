@@ -57,3 +57,33 @@ grep -q "foreign.db: not an observe database" "$WORK/err" || fail "foreign sourc
 expect_eq "$(q "$C" "SELECT count(*) FROM exchange_metrics WHERE client = 'delta'")" 1 "the good source still merged"
 expect_eq "$(q "$C" "SELECT count(*) FROM exchange")" $((sum + 3)) "nothing merged before was lost"
 expect_eq "$(q "$C" "PRAGMA integrity_check")" ok "central database integrity"
+
+# statistics, checked against values computed here from the rows
+for by in client server; do
+  "$MANAGER" stats "$C" --by $by --csv > "$WORK/stats-$by.csv"
+  "$PYTHON" - "$C" "$WORK/stats-$by.csv" "$by" <<'PY' || fail "manager stats --by $by"
+import csv, math, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+by = {"client": "client", "server": "peer_addr || ':' || peer_port"}[sys.argv[3]]
+metrics = {"Tt ms": ("tt_ms", "connection_metrics"), "Te ms": ("te_ms", "connection_metrics"),
+           "Ts ms": ("ts_ms", "exchange_metrics"), "Tw ms": ("tw_ms", "exchange_metrics"),
+           "Tr ms": ("tr_ms", "exchange_metrics"), "Rs B/s": ("rs", "exchange_metrics"),
+           "Rr B/s": ("rr", "exchange_metrics"), "Ra B/s": ("ra", "connection_metrics")}
+def rank(v, p):  # nearest rank
+    return v[max(1, math.ceil(p / 100 * len(v))) - 1]
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert rows, "no statistics"
+seen = 0
+for r in rows:
+    col, view = metrics[r["metric"]]
+    v = sorted(x for (x,) in db.execute(
+        f"SELECT {col} FROM {view} WHERE {col} IS NOT NULL AND {by} = ?", (r["group"],)))
+    assert int(r["count"]) == len(v), (r, len(v))
+    want = [sum(v) / len(v), rank(v, 50), rank(v, 90), rank(v, 99), v[-1]]
+    got = [float(r[k]) for k in ("mean", "p50", "p90", "p99", "max")]
+    for w, g in zip(want, got):
+        assert abs(w - g) <= 1e-6 * max(1.0, abs(w)), (r, want)
+    seen += 1
+print(f"stats --by {sys.argv[3]}: {seen} rows agree with the database")
+PY
+done

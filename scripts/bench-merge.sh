@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# bench-merge.sh [CLIENTS] [EXCHANGES] - time `manager pull` of CLIENTS client
+# databases of EXCHANGES exchanges each into a new central database
+# (defaults 100 and 100000: the manager's scale requirement, under 60 s).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+clients=${1:-100}
+per=${2:-100000}
+scripts/deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j2 >/dev/null
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+python3 - "$dir/one.spool" "$per" <<'PY'
+import struct, sys
+n = int(sys.argv[2])
+hdr = bytearray(4096)
+hdr[0:8] = b"OBSSPOOL"
+struct.pack_into("<IIIIiiqqqqQQ", hdr, 8, 1, 4096, 128, 1, 999998, 1,
+                 1700000000000000000, 1000000000, 1700000000000000000, 0, 0, 0)
+hdr[88:93] = b"bench"
+recs, t = [], 1000000000
+for i in range(n):
+    if i % 100 == 0:
+        r = bytearray(128)
+        struct.pack_into("<IIQ", r, 0, 1, 1, i // 100 + 1)
+        struct.pack_into("<5q", r, 16, t, t + 1000, 0, t + 10**9, 0)
+        struct.pack_into("<HHHBB", r, 88, 2, 80, 1000, 1, 2)
+        recs.append(bytes(r))
+    r = bytearray(128)
+    t += 1000
+    struct.pack_into("<IIQ", r, 0, 2, 1, i // 100 + 1)
+    struct.pack_into("<II5qQQII", r, 16, i % 100 + 1, 0, t, t + 10, t + 20,
+                     t + 500, t + 600, 100, 300, 1, 1)
+    recs.append(bytes(r))
+with open(sys.argv[1], "wb") as f:
+    f.write(hdr)
+    f.write(b"".join(recs))
+PY
+mkdir -p "$dir/clients"
+build/bin/slicer -q -o "$dir/one.db" "$dir/one.spool"
+sqlite3 "$dir/one.db" "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;" >/dev/null
+for ((i = 1; i <= clients; i++)); do
+  cp "$dir/one.db" "$dir/clients/client-$i.db"
+  sqlite3 "$dir/clients/client-$i.db" "UPDATE client SET name = 'client-$i'"
+done
+start=$(date +%s%N)
+build/bin/manager pull -o "$dir/central.db" "$dir/clients"
+end=$(date +%s%N)
+rows=$(sqlite3 "$dir/central.db" "SELECT count(*) FROM exchange")
+echo "merged $clients databases of $per exchanges ($rows rows) in $(( (end - start) / 1000000 )) ms"

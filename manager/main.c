@@ -361,6 +361,10 @@ static int cmd_pull(int argc, char **argv)
 		fprintf(stderr, "manager: %s\n", err);
 		return 2;
 	}
+	/* A central database outgrows SQLite's default 2 MB page cache fast;
+	 * with too small a cache each merge re-reads index pages from disk. */
+	sqlite3_exec(obs_store_db(store), "PRAGMA cache_size = -524288", NULL,
+		     NULL, NULL);
 	for (int i = optind; i < argc; i++)
 		pull_path(obs_store_db(store), argv[i], &stats);
 	obs_store_close(store);

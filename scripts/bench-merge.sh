@@ -6,11 +6,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 clients=${1:-100}
 per=${2:-100000}
-scripts/deps.sh
+[[ -n ${SKIP_DEPS:-} ]] || scripts/deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j2 >/dev/null
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+# BENCH_DIR=DIR keeps the generated client databases there for another run
+if [[ -n ${BENCH_DIR:-} ]]; then
+  dir=$BENCH_DIR
+  mkdir -p "$dir"
+  rm -f "$dir"/central.db*
+else
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+fi
+if [[ ! -f $dir/clients/client-$clients.db || $(sqlite3 "$dir/one.db" "SELECT count(*) FROM exchange" 2>/dev/null) != "$per" ]]; then
+rm -rf "$dir/clients"
 python3 - "$dir/one.spool" "$per" <<'PY'
 import struct, sys
 n = int(sys.argv[2])
@@ -44,8 +53,13 @@ for ((i = 1; i <= clients; i++)); do
   cp "$dir/one.db" "$dir/clients/client-$i.db"
   sqlite3 "$dir/clients/client-$i.db" "UPDATE client SET name = 'client-$i'"
 done
+fi
 start=$(date +%s%N)
 build/bin/manager pull -o "$dir/central.db" "$dir/clients"
 end=$(date +%s%N)
 rows=$(sqlite3 "$dir/central.db" "SELECT count(*) FROM exchange")
 echo "merged $clients databases of $per exchanges ($rows rows) in $(( (end - start) / 1000000 )) ms"
+start=$(date +%s%N)
+build/bin/manager pull -o "$dir/central.db" "$dir/clients"
+end=$(date +%s%N)
+echo "pulled the same $clients databases again in $(( (end - start) / 1000000 )) ms"

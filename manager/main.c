@@ -29,6 +29,7 @@
 
 #include "store.h"
 #include "filter.h"
+#include "manager.h"
 
 /* Merge statements, run with the source attached as `src`. New rows are
  * inserted; rows still in flight in the central database are brought up
@@ -415,7 +416,7 @@ static int dbl_cmp(const void *a, const void *b)
 }
 
 /* Nearest rank: the value at rank ceil(p/100 * n), 1-based. */
-static double percentile(const double *sorted, size_t n, double p)
+double manager_percentile(const double *sorted, size_t n, double p)
 {
 	size_t rank = (size_t)(p / 100.0 * (double)n);
 
@@ -444,12 +445,12 @@ static void emit(bool csv, const char *group, const char *metric,
 			putchar(*c);
 		}
 		printf("\",%s,%zu,%.6f,%.6f,%.6f,%.6f,%.6f\n", metric, n,
-		       sum / (double)n, percentile(v, n, 50),
-		       percentile(v, n, 90), percentile(v, n, 99), v[n - 1]);
+		       sum / (double)n, manager_percentile(v, n, 50),
+		       manager_percentile(v, n, 90), manager_percentile(v, n, 99), v[n - 1]);
 	} else
 		printf("%-24.24s %-7s %8zu %12.3f %12.3f %12.3f %12.3f %12.3f\n",
-		       group, metric, n, sum / (double)n, percentile(v, n, 50),
-		       percentile(v, n, 90), percentile(v, n, 99), v[n - 1]);
+		       group, metric, n, sum / (double)n, manager_percentile(v, n, 50),
+		       manager_percentile(v, n, 90), manager_percentile(v, n, 99), v[n - 1]);
 }
 
 static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
@@ -601,12 +602,14 @@ int main(int argc, char **argv)
 		return cmd_pull(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "stats") == 0)
 		return cmd_stats(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "report") == 0)
+		return cmd_report(argc - 1, argv + 1);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
 			 strcmp(argv[1], "-h") == 0)) {
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "manager: a command is needed (pull, stats)\n");
+	fprintf(stderr, "manager: a command is needed (pull, stats, report)\n");
 	usage(stderr);
 	return 2;
 }

@@ -138,7 +138,7 @@ static void progress_show(struct puller *p)
 	for (int i = 0; i < 30; i++)
 		bar[i] = i < filled ? '#' : '.';
 	bar[30] = '\0';
-	fprintf(p->tty, "\r\033[K%s: [%s] %zu/%zu %" PRId64 " new  %.30s %s",
+	fprintf(p->tty, "\r\033[K%s: [%s] %zu/%zu sources, %" PRId64 " exchanges new  %.30s %s",
 		program_invocation_short_name, bar, p->done, p->total,
 		p->exchanges_new, name, p->state ? p->state : "");
 	if (p->state)

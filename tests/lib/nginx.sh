@@ -13,7 +13,8 @@
 #   Sets NGINX_PORT, NGINX_URL (http://127.0.0.1:PORT), NGINX_IPV6 (1 or 0),
 #   NGINX_DIR, NGINX_LOG (the access log), NGINX_ERROR_LOG.
 #   keepalive_timeout 65 s, keepalive_requests 100000 (so that a long ab -k
-#   run stays on one connection).
+#   run stays on one connection). NGINX_EXTRA, if set, goes into the server
+#   block as it is (e.g. a TLS listen line and its certificate).
 #
 # The access log has one line per request, fields separated by tabs:
 #   1 $remote_addr   2 $remote_port   3 $connection   4 $connection_requests
@@ -98,6 +99,7 @@ http {
     listen 127.0.0.1:$NGINX_PORT;
     $listen6
     root $site;
+    ${NGINX_EXTRA:-}
   }
 }
 CONF

@@ -26,7 +26,8 @@
 
 #define OBS_SPOOL_MAGIC "OBSSPOOL" /* 8 bytes, no terminating NUL stored */
 #define OBS_SPOOL_MAGIC_LEN 8
-#define OBS_SPOOL_VERSION 1u
+#define OBS_SPOOL_VERSION 2u /* 2 adds the HTTP and info records; a
+				  * version 1 file reads as one without them */
 #define OBS_SPOOL_HEADER_SIZE 4096u
 #define OBS_RECORD_SIZE 128u
 #define OBS_SPOOL_SUFFIX ".spool"
@@ -38,6 +39,8 @@ enum obs_record_kind {
 	OBS_REC_EMPTY = 0,
 	OBS_REC_CONNECTION = 1,
 	OBS_REC_EXCHANGE = 2,
+	OBS_REC_HTTP = 3, /* host and path of an exchange (conn_seq, seq) */
+	OBS_REC_INFO = 4, /* more about a connection: TLS, TCP_INFO */
 };
 
 /* Record state flags (obs_record.state). */
@@ -68,10 +71,14 @@ enum obs_end_class {
 #define OBS_CF_NONBLOCKING 0x1u /* connect() returned EINPROGRESS */
 #define OBS_CF_SHUTDOWN_WR 0x2u /* the program called shutdown(SHUT_WR/RDWR) */
 #define OBS_CF_INHERITED 0x4u   /* reserved: connection inherited across fork */
+#define OBS_CF_TLS 0x8u         /* the first bytes sent were a TLS record */
 
 /* Exchange flags (obs_exch_body.flags). */
 #define OBS_XF_PEEKED 0x1u      /* a MSG_PEEK receive delivered bytes */
 #define OBS_XF_SERVER_FIRST 0x2u /* the exchange began with a receive */
+#define OBS_XF_TLS_ALERT 0x4u   /* TLS: the last, unanswered short send
+				 * before close: the closing alert, not a
+				 * request (the reader drops the record) */
 
 struct obs_spool_header {
 	char magic[OBS_SPOOL_MAGIC_LEN]; /*   0 */
@@ -128,7 +135,39 @@ struct obs_exch_body {
 	uint64_t dr;         /*  72 */
 	uint32_t send_calls; /*  80 successful send-family calls */
 	uint32_t recv_calls; /*  84 receive-family calls that delivered bytes */
-	uint8_t pad[40];     /*  88 reserved for protocol fields */
+	char method[12];     /*  88 HTTP/1.x request method, NUL-padded */
+	uint16_t status;     /* 100 HTTP/1.x response status, 0 if none */
+	uint8_t tls_records; /* 102 TLS: records begun in this exchange's sends */
+	uint8_t pad[25];     /* 103 */
+};
+
+/* Host and path of an HTTP/1.x request (never the query string). */
+#define OBS_HF_HOST_CUT 0x1u /* host longer than the field: cut */
+#define OBS_HF_PATH_CUT 0x2u /* path longer than the field: cut */
+struct obs_http_body {
+	uint32_t seq;    /*  16 the exchange's number */
+	uint32_t flags;  /*  20 OBS_HF_* */
+	char host[40];   /*  24 NUL-padded (no terminator when full) */
+	char path[64];   /*  64 NUL-padded (no terminator when full) */
+};
+
+/* More about a connection, written when first known. */
+#define OBS_IF_TLS 0x1u     /* tls_* are set */
+#define OBS_IF_TCPINFO 0x2u /* the tcp_* fields are set (at close) */
+struct obs_info_body {
+	int64_t tls_start;     /*  16 entry of the first handshake send */
+	int64_t tls_end;       /*  24 return of the last handshake receive */
+	uint32_t flags;        /*  32 OBS_IF_* */
+	uint16_t tls_version;  /*  36 from the record header: 0x0301.. */
+	uint16_t pad0;         /*  38 */
+	uint32_t rtt_us;       /*  40 TCP_INFO tcpi_rtt */
+	uint32_t rttvar_us;    /*  44 tcpi_rttvar */
+	uint32_t min_rtt_us;   /*  48 tcpi_min_rtt */
+	uint32_t retrans;      /*  52 tcpi_total_retrans */
+	uint32_t snd_cwnd;     /*  56 tcpi_snd_cwnd (segments) */
+	uint32_t pmtu;         /*  60 tcpi_pmtu */
+	uint64_t delivery_rate; /* 64 tcpi_delivery_rate (bytes/s) */
+	uint8_t pad[56];       /*  72 */
 };
 
 struct obs_record {
@@ -138,6 +177,8 @@ struct obs_record {
 	union {
 		struct obs_conn_body conn;
 		struct obs_exch_body exch;
+		struct obs_http_body http;
+		struct obs_info_body info;
 	} u;
 };
 

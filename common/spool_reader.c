@@ -68,7 +68,7 @@ int obs_spool_open(struct obs_spool *sp, const char *path, char *err,
 			 h->version, OBS_SPOOL_VERSION);
 		goto fail;
 	}
-	if (h->version != OBS_SPOOL_VERSION) {
+	if (h->version < 1) { /* 1 is 2 without the HTTP and info records */
 		snprintf(err, errlen, "unknown spool format version %u",
 			 h->version);
 		goto fail;
@@ -127,7 +127,8 @@ static const char *record_problem(const struct obs_spool *sp,
 {
 	const struct obs_spool_header *h = sp->hdr;
 
-	if (r->kind != OBS_REC_CONNECTION && r->kind != OBS_REC_EXCHANGE)
+	if (r->kind < OBS_REC_CONNECTION || r->kind > OBS_REC_INFO ||
+	    (h->version < 2 && r->kind > OBS_REC_EXCHANGE))
 		return "unknown record kind";
 	if (r->state & ~OBS_RS_COMPLETE)
 		return "unknown record state bits";
@@ -144,6 +145,17 @@ static const char *record_problem(const struct obs_spool *sp,
 			return "unknown connection class";
 		if (!time_ok(h, c->t1) || !time_ok(h, c->t2) || !time_ok(h, c->teof) ||
 		    !time_ok(h, c->t7) || !time_ok(h, c->tshut))
+			return "time out of range";
+	} else if (r->kind == OBS_REC_HTTP) {
+		if (r->u.http.seq == 0)
+			return "exchange number 0";
+		if (r->u.http.flags & ~(OBS_HF_HOST_CUT | OBS_HF_PATH_CUT))
+			return "unknown HTTP record flags";
+	} else if (r->kind == OBS_REC_INFO) {
+		const struct obs_info_body *f = &r->u.info;
+		if (f->flags & ~(OBS_IF_TLS | OBS_IF_TCPINFO))
+			return "unknown info record flags";
+		if (!time_ok(h, f->tls_start) || !time_ok(h, f->tls_end))
 			return "time out of range";
 	} else {
 		const struct obs_exch_body *x = &r->u.exch;

@@ -19,6 +19,20 @@
 
 #include "spool_reader.h"
 
+/* Added in schema version 2 (a version 1 database gets them by ALTER). */
+#define CONN_V2_COLUMNS                                                  \
+	"  tls INTEGER NOT NULL DEFAULT 0,\n"                              \
+	"  tls_version TEXT,\n"                                            \
+	"  tls_start_ns INTEGER,\n"                                        \
+	"  tls_end_ns INTEGER,\n"                                          \
+	"  rtt_us INTEGER,\n"                                              \
+	"  rttvar_us INTEGER,\n"                                           \
+	"  min_rtt_us INTEGER,\n"                                          \
+	"  retrans INTEGER,\n"                                             \
+	"  snd_cwnd INTEGER,\n"                                            \
+	"  pmtu INTEGER,\n"                                                \
+	"  delivery_rate INTEGER,\n"
+
 static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS client(\n"
 	"  id INTEGER PRIMARY KEY,\n"
@@ -59,6 +73,7 @@ static const char schema_sql[] =
 	"  end_error TEXT,\n"
 	"  nonblocking INTEGER,\n"
 	"  complete INTEGER NOT NULL DEFAULT 0,\n"
+	CONN_V2_COLUMNS
 	"  UNIQUE(process_id, seq));\n"
 	"CREATE TABLE IF NOT EXISTS exchange(\n"
 	"  id INTEGER PRIMARY KEY,\n"
@@ -97,6 +112,11 @@ static const char schema_sql[] =
 	"      WHERE e.connection_id = c.id)) * 1e9 / (c.t7_ns - c.t1_ns) END\n"
 	"    AS ra,\n"
 	"  c.end_class, c.connect_error,\n"
+	"  c.tls, c.tls_version,\n"
+	"  CASE WHEN c.tls_end_ns >= c.tls_start_ns THEN\n"
+	"    (c.tls_end_ns - c.tls_start_ns) / 1e6 END AS tls_ms,\n"
+	"  c.rtt_us / 1e3 AS rtt_ms, c.min_rtt_us / 1e3 AS min_rtt_ms,\n"
+	"  c.retrans, c.delivery_rate,\n"
 	"  (SELECT count(*) FROM exchange e WHERE e.connection_id = c.id)\n"
 	"    AS exchanges,\n"
 	"  (SELECT coalesce(sum(ds), 0) FROM exchange e\n"
@@ -122,7 +142,8 @@ static const char schema_sql[] =
 	"    AS rs,\n"
 	"  CASE WHEN e.t6_ns > e.t5_ns THEN e.dr * 1e9 / (e.t6_ns - e.t5_ns) END\n"
 	"    AS rr,\n"
-	"  e.method, e.path, e.status, e.host, c.end_class, e.complete\n"
+	"  e.method, e.path, e.status, e.host, c.end_class, e.complete,\n"
+	"  c.tls\n"
 	"FROM exchange e JOIN connection c ON c.id = e.connection_id\n"
 	"  JOIN process p ON p.id = c.process_id\n"
 	"  JOIN client cl ON cl.id = p.client_id\n"
@@ -138,6 +159,9 @@ enum {
 	ST_CONN_UPD,
 	ST_EXCH_INS,
 	ST_EXCH_UPD,
+	ST_EXCH_DEL,
+	ST_HTTP_UPD,
+	ST_INFO_UPD,
 	ST_COUNT
 };
 
@@ -147,7 +171,7 @@ enum {
 	"end_class, end_error, nonblocking, complete"
 #define EXCH_COLS                                                          \
 	"t3_ns, t4_ns, t5_ns, tfb_ns, t6_ns, ds, dr, send_calls, recv_calls, " \
-	"server_first, peeked, complete"
+	"server_first, peeked, complete, method, status"
 
 static const char *const statements[ST_COUNT] = {
 	[ST_CLIENT_INS] = "INSERT INTO client(name, host) VALUES(?1, ?2) "
@@ -172,12 +196,21 @@ static const char *const statements[ST_COUNT] = {
 			"WHERE process_id = ?1 AND seq = ?2 AND complete = 0",
 	[ST_EXCH_INS] = "INSERT INTO exchange(connection_id, seq, " EXCH_COLS
 			") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-			"?12, ?13, ?14) ON CONFLICT(connection_id, seq) DO "
-			"NOTHING",
+			"?12, ?13, ?14, ?15, ?16) ON CONFLICT(connection_id, seq) "
+			"DO NOTHING",
 	[ST_EXCH_UPD] = "UPDATE exchange SET (" EXCH_COLS
 			") = (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-			"?14) WHERE connection_id = ?1 AND seq = ?2 AND "
+			"?14, ?15, ?16) WHERE connection_id = ?1 AND seq = ?2 AND "
 			"complete = 0",
+	[ST_EXCH_DEL] = "DELETE FROM exchange WHERE connection_id = ?1 AND "
+			"seq = ?2",
+	[ST_HTTP_UPD] = "UPDATE exchange SET host = ?3, path = ?4 WHERE "
+			"connection_id = ?1 AND seq = ?2",
+	[ST_INFO_UPD] = "UPDATE connection SET tls = ?2, tls_version = ?3, "
+			"tls_start_ns = ?4, tls_end_ns = ?5, rtt_us = ?6, "
+			"rttvar_us = ?7, min_rtt_us = ?8, retrans = ?9, "
+			"snd_cwnd = ?10, pmtu = ?11, delivery_rate = ?12 "
+			"WHERE id = ?1",
 };
 
 struct obs_store {
@@ -268,6 +301,50 @@ void obs_store_close(obs_store *store)
 	free(store);
 }
 
+/* Version 1 to 2: the connection's TLS and TCP_INFO columns, and views
+ * that show them. One transaction: all or nothing. */
+static int store_upgrade_v1(obs_store *s, char *err, size_t errlen)
+{
+	static const char *const columns[] = {
+		"tls INTEGER NOT NULL DEFAULT 0", "tls_version TEXT",
+		"tls_start_ns INTEGER", "tls_end_ns INTEGER", "rtt_us INTEGER",
+		"rttvar_us INTEGER", "min_rtt_us INTEGER", "retrans INTEGER",
+		"snd_cwnd INTEGER", "pmtu INTEGER", "delivery_rate INTEGER",
+	};
+	char sql[128], *msg = NULL;
+	int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+
+	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(columns) / sizeof(*columns);
+	     i++) {
+		snprintf(sql, sizeof(sql), "ALTER TABLE connection ADD COLUMN %s",
+			 columns[i]);
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db,
+				  "DROP VIEW IF EXISTS connection_metrics;"
+				  "DROP VIEW IF EXISTS exchange_metrics;",
+				  NULL, NULL, &msg);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, schema_sql, NULL, NULL, &msg);
+	if (rc == SQLITE_OK) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+			 OBS_SCHEMA_VERSION);
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen,
+			 "%s: cannot upgrade from schema version 1: %s",
+			 s->path, msg ? msg : sqlite3_errmsg(s->db));
+		sqlite3_free(msg);
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
 /* Check (or create) the schema. 0 ok, -1 with err set. */
 static int store_schema(obs_store *s, char *err, size_t errlen)
 {
@@ -293,6 +370,8 @@ static int store_schema(obs_store *s, char *err, size_t errlen)
 	}
 	if (version == OBS_SCHEMA_VERSION)
 		return 0;
+	if (version == 1)
+		return store_upgrade_v1(s, err, errlen);
 	if (version == 0) {
 		/* A database with tables of its own is not ours to change. */
 		int tables = 0;
@@ -783,6 +862,16 @@ static void bind_exch(sqlite3_stmt *st, struct ingest *in, int64_t conn_id,
 	sqlite3_bind_int(st, 13, !!(x->flags & OBS_XF_PEEKED));
 	sqlite3_bind_int(st, 14,
 			 (r->state & OBS_RS_COMPLETE) || in->over ? 1 : 0);
+	if (x->method[0])
+		sqlite3_bind_text(st, 15, x->method,
+				  (int)strnlen(x->method, sizeof(x->method)),
+				  SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 15);
+	if (x->status)
+		sqlite3_bind_int(st, 16, x->status);
+	else
+		sqlite3_bind_null(st, 16);
 }
 
 static int ingest_exch(struct ingest *in, const struct obs_record *r,
@@ -799,6 +888,14 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 			      "exchange of a connection with no record");
 		return 0;
 	}
+	if (r->u.exch.flags & OBS_XF_TLS_ALERT) {
+		/* TLS's closing alert, not a request: seen in flight last time,
+		 * it may be in the table; it goes */
+		st = s->st[ST_EXCH_DEL];
+		sqlite3_bind_int64(st, 1, conn_id);
+		sqlite3_bind_int64(st, 2, r->u.exch.seq);
+		return step_done(s, st);
+	}
 	bind_exch(st, in, conn_id, r);
 	if (step_done(s, st) != 0)
 		return -1;
@@ -813,6 +910,90 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 	if (sqlite3_changes(s->db) == 1)
 		in->stats->rows_updated++;
 	return 0;
+}
+
+static int64_t conn_id_of(struct ingest *in, const struct obs_record *r,
+			  size_t offset)
+{
+	int64_t id = r->conn_seq < in->n_conn_ids ? in->conn_ids[r->conn_seq]
+						  : 0;
+
+	if (id <= 0)
+		report_record(in, offset, "a record of a connection with none");
+	return id;
+}
+
+/* A NUL-padded field that may fill its array. */
+static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
+{
+	size_t n = strnlen(f, size);
+
+	if (n)
+		sqlite3_bind_text(st, col, f, (int)n, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+static int ingest_http(struct ingest *in, const struct obs_record *r,
+		       size_t offset)
+{
+	sqlite3_stmt *st = in->store->st[ST_HTTP_UPD];
+	int64_t conn_id = conn_id_of(in, r, offset);
+
+	if (conn_id <= 0)
+		return 0;
+	sqlite3_bind_int64(st, 1, conn_id);
+	sqlite3_bind_int64(st, 2, r->u.http.seq);
+	bind_field(st, 3, r->u.http.host, sizeof(r->u.http.host));
+	bind_field(st, 4, r->u.http.path, sizeof(r->u.http.path));
+	return step_done(in->store, st);
+}
+
+static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known,
+			     uint64_t v)
+{
+	if (known)
+		sqlite3_bind_int64(st, col, (int64_t)v);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+static int ingest_info(struct ingest *in, const struct obs_record *r,
+		       size_t offset)
+{
+	sqlite3_stmt *st = in->store->st[ST_INFO_UPD];
+	const struct obs_info_body *f = &r->u.info;
+	int64_t conn_id = conn_id_of(in, r, offset);
+	bool tls = f->flags & OBS_IF_TLS, tcp = f->flags & OBS_IF_TCPINFO;
+	char version[16];
+
+	if (conn_id <= 0)
+		return 0;
+	sqlite3_bind_int64(st, 1, conn_id);
+	sqlite3_bind_int(st, 2, tls);
+	switch (f->tls_version) {
+	case 0x0301: snprintf(version, sizeof(version), "1.0"); break;
+	case 0x0302: snprintf(version, sizeof(version), "1.1"); break;
+	case 0x0303: snprintf(version, sizeof(version), "1.2"); break;
+	case 0x0304: snprintf(version, sizeof(version), "1.3"); break;
+	default:
+		snprintf(version, sizeof(version), "0x%04x", f->tls_version);
+	}
+	if (tls && f->tls_version)
+		sqlite3_bind_text(st, 3, version, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 3);
+	bind_time(st, 4, &in->sp, tls ? f->tls_start : 0);
+	bind_time(st, 5, &in->sp, tls ? f->tls_end : 0);
+	bind_u32_or_null(st, 6, tcp, f->rtt_us);
+	bind_u32_or_null(st, 7, tcp, f->rttvar_us);
+	bind_u32_or_null(st, 8, tcp, f->min_rtt_us);
+	bind_u32_or_null(st, 9, tcp, f->retrans);
+	bind_u32_or_null(st, 10, tcp, f->snd_cwnd);
+	bind_u32_or_null(st, 11, tcp, f->pmtu);
+	bind_u32_or_null(st, 12, tcp && f->delivery_rate <= INT64_MAX,
+			 f->delivery_rate);
+	return step_done(in->store, st);
 }
 
 static double now_s(void)
@@ -891,7 +1072,13 @@ static int ingest_file(obs_store *s, const char *path,
 		if (r->kind == OBS_REC_CONNECTION) {
 			if (ingest_conn(&in, r) != 0)
 				goto dberr_rollback;
-		} else if (ingest_exch(&in, r, offset) != 0) {
+		} else if (r->kind == OBS_REC_EXCHANGE) {
+			if (ingest_exch(&in, r, offset) != 0)
+				goto dberr_rollback;
+		} else if (r->kind == OBS_REC_HTTP) {
+			if (ingest_http(&in, r, offset) != 0)
+				goto dberr_rollback;
+		} else if (ingest_info(&in, r, offset) != 0) {
 			goto dberr_rollback;
 		}
 	}

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
-#define OBS_SCHEMA_VERSION 1
+#define OBS_SCHEMA_VERSION 2
 
 typedef struct obs_store obs_store;
 

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 /* Where the writes go when no record slot could be had: kept per thread of
  * control so that the hot path never tests for NULL. Its contents are junk. */
@@ -84,6 +85,58 @@ void obs_record_publish(struct obs_record *rec, uint32_t kind)
 	__atomic_store_n(&rec->kind, kind, __ATOMIC_RELEASE);
 }
 
+/* The first bytes of what a call moved, gathered from its buffers. */
+static size_t data_copy(const struct obs_data *d, uint8_t *buf, size_t max)
+{
+	size_t got = 0, want;
+
+	if (!d || !d->iov)
+		return 0;
+	want = d->len < max ? d->len : max;
+	for (int i = 0; i < d->iovcnt && got < want; i++) {
+		size_t n = d->iov[i].iov_len;
+		if (n > want - got)
+			n = want - got;
+		if (n)
+			memcpy(buf + got, d->iov[i].iov_base, n);
+		got += n;
+	}
+	return got;
+}
+
+/* Walk the TLS record headers in what a send moved. */
+static unsigned int data_tls(struct obs_conn *c, const struct obs_data *d,
+			     unsigned int *records, unsigned int *appdata)
+{
+	unsigned int types = 0;
+	size_t left;
+
+	if (!d || !d->iov)
+		return 0;
+	left = d->len;
+	for (int i = 0; i < d->iovcnt && left > 0; i++) {
+		size_t n = d->iov[i].iov_len < left ? d->iov[i].iov_len : left;
+		types |= obs_tls_feed(&c->tls, d->iov[i].iov_base, n, records,
+				      appdata);
+		left -= n;
+	}
+	return types;
+}
+
+/* The connection's info record, made on first use (NULL: spool full). */
+static struct obs_info_body *info_of(struct obs_conn *c)
+{
+	if (!c->irec) {
+		struct obs_record *rec = obs_record_alloc();
+		if (!rec)
+			return NULL;
+		rec->conn_seq = c->crec->conn_seq;
+		obs_record_publish(rec, OBS_REC_INFO);
+		c->irec = rec;
+	}
+	return &c->irec->u.info;
+}
+
 static void record_complete(struct obs_record *rec)
 {
 	__atomic_store_n(&rec->state, rec->state | OBS_RS_COMPLETE,
@@ -110,6 +163,129 @@ static struct obs_exch_body *exchange_begin(struct obs_conn *c)
 		obs_record_publish(rec, OBS_REC_EXCHANGE);
 	c->xrec = rec;
 	return &rec->u.exch;
+}
+
+/* The first bytes a connection sends tell its protocol. Returns the TLS
+ * record types they begin (a TLS connection). */
+static unsigned int first_bytes(struct obs_conn *c, const struct obs_data *d,
+				unsigned int *records, unsigned int *appdata)
+{
+	uint8_t head[8];
+	size_t n = data_copy(d, head, sizeof(head));
+	unsigned int types = 0;
+	struct obs_info_body *info;
+
+	if (n == 0)
+		return 0; /* nothing to look at: decide on a later send */
+	if (obs_tls_hello(head, n)) {
+		c->proto = OBS_PROTO_TLS;
+		c->crec->u.conn.flags |= OBS_CF_TLS;
+		info = info_of(c);
+		if (info)
+			info->flags |= OBS_IF_TLS;
+		types = data_tls(c, d, records, appdata);
+	} else {
+		/* http_request() tells HTTP from the rest */
+		c->proto = OBS_PROTO_HTTP;
+	}
+	return types;
+}
+
+/* An exchange whose sends so far carry only TLS handshake, change cipher
+ * spec or alert records: no request, kept in the connection's scratch
+ * record; its times make the handshake's. */
+static struct obs_exch_body *handshake_begin(struct obs_conn *c, int64_t t3)
+{
+	struct obs_info_body *info = info_of(c);
+
+	if (c->xrec && c->xrec != &c->scratch)
+		record_complete(c->xrec);
+	memset(&c->scratch, 0, sizeof(c->scratch));
+	c->xrec = &c->scratch;
+	c->x_handshake = true;
+	c->x_http = false;
+	if (info && !info->tls_start)
+		info->tls_start = t3;
+	return &c->scratch.u.exch;
+}
+
+/* What a send on a TLS connection carries: the record types it begins
+ * (OBS_TLS_*), with OBS_TLS_APPDATA only for application data that is
+ * not the handshake's. Until the first application-data record the
+ * client's flights after its hello tell 1.2 from 1.3: in 1.2 its Finished
+ * is a handshake record; in 1.3 it is the first application-data record
+ * (after a change cipher spec), sent before the first request or with it.
+ * (A 1.3 HelloRetryRequest, or a client certificate, is not told apart.) */
+#define OBS_TLS_FINISHED (1u << 4) /* 1.3's Finished: handshake, no request */
+
+static unsigned int tls_send(struct obs_conn *c, const struct obs_data *d,
+			     unsigned int *records)
+{
+	unsigned int appdata = 0, types = data_tls(c, d, records, &appdata);
+	struct obs_info_body *info;
+
+	if (!c->tls_versioned) {
+		c->tls_seen |= (uint8_t)types;
+		if (appdata > 0) {
+			c->tls_versioned = true;
+			info = info_of(c);
+			if (!(c->tls_seen & OBS_TLS_HANDSHAKE)) {
+				appdata--; /* 1.3: that one is the Finished */
+				types |= OBS_TLS_FINISHED;
+			}
+			if (info)
+				info->tls_version =
+					c->tls_seen & OBS_TLS_HANDSHAKE ? 0x0303
+									 : 0x0304;
+		}
+	}
+	if (appdata == 0)
+		types &= ~OBS_TLS_APPDATA;
+	return types;
+}
+
+/* A handshake exchange that goes on to send application data: it was the
+ * first request all along (1.3's Finished, or False Start). */
+static struct obs_exch_body *handshake_to_request(struct obs_conn *c)
+{
+	struct obs_exch_body hs = c->scratch.u.exch, *x;
+
+	x = exchange_begin(c);
+	c->x_handshake = false;
+	x->t3 = hs.t3;
+	x->ds = hs.ds;
+	x->send_calls = hs.send_calls;
+	x->tls_records = hs.tls_records;
+	return x;
+}
+
+/* The first send of an exchange on an HTTP (or not yet known) connection:
+ * method, host and path when it is an HTTP/1.x request. */
+static void http_request(struct obs_conn *c, struct obs_exch_body *x,
+			 const struct obs_data *d)
+{
+	uint8_t head[OBS_HTTP_LOOK];
+	size_t n = data_copy(d, head, sizeof(head));
+	struct obs_http_req req;
+	struct obs_record *rec;
+
+	c->x_http = n > 0 && obs_http_request(head, n, &req);
+	if (!c->x_http) {
+		if (n > 0 && c->exch_seq == 1)
+			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */
+		return;
+	}
+	memcpy(x->method, req.method, sizeof(x->method));
+	rec = obs_record_alloc();
+	if (!rec)
+		return;
+	rec->conn_seq = c->crec->conn_seq;
+	rec->u.http.seq = x->seq;
+	rec->u.http.flags = req.flags;
+	memcpy(rec->u.http.host, req.host, sizeof(req.host));
+	memcpy(rec->u.http.path, req.path, sizeof(req.path));
+	obs_record_publish(rec, OBS_REC_HTTP);
+	record_complete(rec);
 }
 
 void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
@@ -199,9 +375,11 @@ bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in)
 }
 
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
-		      int64_t t_out, ssize_t ret, int err)
+		      int64_t t_out, ssize_t ret, int err,
+		      const struct obs_data *d)
 {
 	struct obs_exch_body *x;
+	unsigned int types = 0, records = 0;
 
 	obs_conn_lock(c);
 	if (counted && c->sends_inflight > 0)
@@ -226,6 +404,8 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		t_in = t_out; /* the lock-free hint was stale */
 	if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
+	if (c->proto == OBS_PROTO_TLS)
+		types = tls_send(c, d, &records);
 	if (c->begun_for_send) {
 		/* Its answer came first (another thread): the exchange exists
 		 * and stays in its receiving phase. */
@@ -240,14 +420,36 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		return;
 	}
 	if (c->xphase != OBS_X_SENDING) {
-		x = exchange_begin(c);
-		x->t3 = c->pending_send ? c->pending_send : t_in;
+		int64_t t3 = c->pending_send ? c->pending_send : t_in;
+
+		if (c->proto == OBS_PROTO_UNKNOWN) {
+			unsigned int appdata = 0;
+			types = first_bytes(c, d, &records, &appdata);
+			if (appdata == 0)
+				types &= ~OBS_TLS_APPDATA;
+		}
+		if (c->proto == OBS_PROTO_TLS && !c->tls.lost && types &&
+		    !(types & OBS_TLS_APPDATA)) {
+			x = handshake_begin(c, t3);
+		} else {
+			x = exchange_begin(c);
+			c->x_handshake = false;
+			if (c->proto == OBS_PROTO_HTTP)
+				http_request(c, x, d);
+		}
+		x->t3 = t3;
 		c->pending_send = 0;
 		c->pending_recv = 0;
 		__atomic_store_n(&c->xphase, OBS_X_SENDING, __ATOMIC_RELAXED);
 	} else {
 		x = &c->xrec->u.exch;
+		if (c->x_handshake && (types & OBS_TLS_APPDATA))
+			x = handshake_to_request(c);
 	}
+	if (records)
+		x->tls_records = (uint8_t)(x->tls_records + records > 255
+						   ? 255
+						   : x->tls_records + records);
 	x->t4 = t_out;
 	x->t5 = 0; /* T5 is the first receive after the *last* send */
 	x->ds += (uint64_t)ret;
@@ -256,15 +458,15 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 }
 
 void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
-		 int err)
+		 int err, const struct obs_data *d)
 {
 	bool counted = obs_xm_send_begin(c, t_in ? t_in : t_out);
 
-	obs_xm_send_done(c, counted, t_in, t_out, ret, err);
+	obs_xm_send_done(c, counted, t_in, t_out, ret, err, d);
 }
 
 void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
-		 int err, bool peek)
+		 int err, bool peek, const struct obs_data *d)
 {
 	struct obs_exch_body *x;
 
@@ -325,8 +527,18 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 			x->t5 = after_t4(x, t_in);
 	}
 	__atomic_store_n(&c->xphase, OBS_X_RECEIVING, __ATOMIC_RELAXED);
-	if (!x->tfb)
+	if (!x->tfb) {
 		x->tfb = t_out;
+		if (c->x_http) {
+			uint8_t head[16];
+			struct obs_data got = { d ? d->iov : NULL,
+						d ? d->iovcnt : 0, (size_t)ret };
+			size_t n = data_copy(&got, head, sizeof(head));
+			x->status = obs_http_status(head, n);
+		}
+	}
+	if (c->x_handshake && c->irec)
+		c->irec->u.info.tls_end = t_out;
 	x->t6 = t_out;
 	if (peek)
 		x->flags |= OBS_XF_PEEKED;
@@ -354,13 +566,41 @@ void obs_xm_close(struct obs_conn *c, int64_t t_out)
 
 	obs_conn_lock(c);
 	cb = &c->crec->u.conn;
-	if (c->xrec)
+	if (c->xrec && c->xrec != &c->scratch) {
+		struct obs_exch_body *x = &c->xrec->u.exch;
+		/* TLS 1.3's close_notify: one short encrypted record, sent last
+		 * and unanswered (1.2's is an alert record: never a request) */
+		if (c->proto == OBS_PROTO_TLS && x->seq > 1 && x->tfb == 0 &&
+		    x->tls_records == 1 && x->ds <= 32)
+			x->flags |= OBS_XF_TLS_ALERT;
 		record_complete(c->xrec);
+	}
 	if (cb->end_class == OBS_END_NONE)
 		cb->end_class =
 			c->eof ? OBS_END_SERVER_CLOSE : OBS_END_CLIENT_CLOSE;
 	cb->t7 = t_out;
 	c->phase = OBS_PH_CLOSED;
+	if (c->irec)
+		record_complete(c->irec);
 	record_complete(c->crec);
+	obs_conn_unlock(c);
+}
+
+void obs_xm_tcp_info(struct obs_conn *c, const struct obs_tcp_info *ti)
+{
+	struct obs_info_body *info;
+
+	obs_conn_lock(c);
+	info = info_of(c);
+	if (info) {
+		info->rtt_us = ti->rtt_us;
+		info->rttvar_us = ti->rttvar_us;
+		info->min_rtt_us = ti->min_rtt_us;
+		info->retrans = ti->retrans;
+		info->snd_cwnd = ti->snd_cwnd;
+		info->pmtu = ti->pmtu;
+		info->delivery_rate = ti->delivery_rate;
+		info->flags |= OBS_IF_TCPINFO;
+	}
 	obs_conn_unlock(c);
 }

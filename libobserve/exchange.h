@@ -17,7 +17,25 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "proto.h"
 #include "spool_format.h"
+
+struct iovec;
+
+/* What a send or receive moved: the first len bytes of the buffers (the
+ * hooks pass it; NULL when the call has no buffer to look at). */
+struct obs_data {
+	const struct iovec *iov;
+	int iovcnt;
+	size_t len;
+};
+
+enum obs_proto {
+	OBS_PROTO_UNKNOWN = 0, /* nothing sent yet */
+	OBS_PROTO_TLS = 1,     /* the first bytes sent were a TLS record */
+	OBS_PROTO_HTTP = 2,    /* an HTTP/1.x request line */
+	OBS_PROTO_OTHER = 3,
+};
 
 enum obs_phase {
 	OBS_PH_CONNECTING = 1, /* connect() said EINPROGRESS */
@@ -46,6 +64,16 @@ struct obs_conn {
 	bool begun_for_send;  /* a receive began that exchange already */
 	struct obs_record *crec; /* connection record (never NULL once open) */
 	struct obs_record *xrec; /* current exchange record, or NULL */
+	struct obs_record *irec; /* info record (TLS, TCP_INFO), or NULL */
+	uint8_t proto;           /* enum obs_proto */
+	bool x_handshake;        /* TLS: the current exchange is no request
+				  * (yet): it lives in scratch */
+	bool x_http;             /* the current exchange is an HTTP request */
+	bool tls_versioned;      /* the TLS version was told */
+	uint8_t tls_seen;        /* OBS_TLS_* sent after the hello, before
+				  * the first request */
+	struct obs_tls_walk tls;
+	struct obs_record scratch; /* the TLS handshake's exchanges */
 	struct obs_conn *next_free;
 };
 
@@ -71,18 +99,25 @@ void obs_xm_local_addr(struct obs_conn *c, const void *addr, uint16_t port);
 void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error);
 /* A send-family call moved ret bytes (ret < 0: failed with err). */
 void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
-		 int err);
+		 int err, const struct obs_data *d);
 /* The same in two steps, around the real call, for a send that may start
  * an exchange: a receive in another thread that returns bytes while such a
  * send is under way answers it (a connection shared by threads). _begin
  * returns whether it counted the send; pass that to _done. */
 bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in);
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
-		      int64_t t_out, ssize_t ret, int err);
+		      int64_t t_out, ssize_t ret, int err,
+		      const struct obs_data *d);
 /* A receive-family call returned ret (bytes, 0 = EOF, <0 = err); peek is
  * true for MSG_PEEK (counts for time, not for Dr). */
 void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
-		 int err, bool peek);
+		 int err, bool peek, const struct obs_data *d);
+/* TCP_INFO read just before the last close (struct tcp_info fields). */
+struct obs_tcp_info {
+	uint32_t rtt_us, rttvar_us, min_rtt_us, retrans, snd_cwnd, pmtu;
+	uint64_t delivery_rate;
+};
+void obs_xm_tcp_info(struct obs_conn *c, const struct obs_tcp_info *ti);
 /* shutdown() returned. */
 void obs_xm_shutdown(struct obs_conn *c, int64_t t_out, int how);
 /* The last fd referring to the connection was closed; t_out is close()'s

@@ -22,7 +22,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <netinet/in.h>
+#include <linux/tcp.h> /* struct tcp_info as the kernel has it */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -498,6 +500,37 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return ret;
 }
 
+/* TCP_INFO of a connection about to be closed for good: one getsockopt,
+ * at close only (errno kept by the caller). */
+static void note_tcp_info(struct obs_conn *c, int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	struct obs_tcp_info out;
+
+	memset(&ti, 0, sizeof(ti));
+	if (REAL(getsockopt)(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < offsetof(struct tcp_info, tcpi_total_retrans) +
+			    sizeof(ti.tcpi_total_retrans))
+		return;
+	out.rtt_us = ti.tcpi_rtt;
+	out.rttvar_us = ti.tcpi_rttvar;
+	out.retrans = ti.tcpi_total_retrans;
+	out.snd_cwnd = ti.tcpi_snd_cwnd;
+	out.pmtu = ti.tcpi_pmtu;
+	/* newer fields: zero when the kernel's struct is shorter */
+	out.min_rtt_us = len >= offsetof(struct tcp_info, tcpi_min_rtt) +
+					sizeof(ti.tcpi_min_rtt)
+				 ? ti.tcpi_min_rtt
+				 : 0;
+	out.delivery_rate =
+		len >= offsetof(struct tcp_info, tcpi_delivery_rate) +
+				sizeof(ti.tcpi_delivery_rate)
+			? ti.tcpi_delivery_rate
+			: 0;
+	obs_xm_tcp_info(c, &out);
+}
+
 static __attribute__((noinline)) int close_slow(int fd)
 {
 	struct obs_conn *c = conn_of(fd);
@@ -509,6 +542,9 @@ static __attribute__((noinline)) int close_slow(int fd)
 		return real.close(fd);
 	}
 	c = conn_detach(fd); /* before the fd number can be reused */
+	if (c && __atomic_load_n(&c->refs, __ATOMIC_RELAXED) == 1 &&
+	    c->phase == OBS_PH_UP)
+		note_tcp_info(c, fd);
 	ret = REAL(close)(fd);
 	err = errno;
 	if (c)
@@ -754,14 +790,18 @@ static inline struct send_ctx send_begin(struct obs_conn *c)
 	return sx;
 }
 
+/* iov/iovcnt: the buffers of the call, for the state machine's look at
+ * the bytes that were moved (protocol fields, TLS records). */
 static inline ssize_t send_end(struct obs_conn *c, struct send_ctx sx,
-			       ssize_t ret)
+			       ssize_t ret, const struct iovec *iov,
+			       int iovcnt)
 {
 	int err = errno;
+	struct obs_data d = { iov, iovcnt, ret > 0 ? (size_t)ret : 0 };
 
 	if (ret < 0 && !sx.counted && sx.t_in == 0 && is_again(err))
 		return ret; /* mid-exchange EAGAIN: nothing to record */
-	obs_xm_send_done(c, sx.counted, sx.t_in, obs_now(), ret, err);
+	obs_xm_send_done(c, sx.counted, sx.t_in, obs_now(), ret, err, &d);
 	errno = err;
 	return ret;
 }
@@ -776,8 +816,10 @@ static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf, siz
 			return obs_sys_write(fd, buf, n);
 		return real.write(fd, buf, n);
 	}
+	struct iovec v = { (void *)buf, n };
+
 	sx = send_begin(c);
-	return send_end(c, sx, real.write(fd, buf, n));
+	return send_end(c, sx, real.write(fd, buf, n), &v, 1);
 }
 
 EXPORT ssize_t write(int fd, const void *buf, size_t n)
@@ -798,7 +840,7 @@ static __attribute__((noinline)) ssize_t writev_slow(int fd, const struct iovec 
 	if (LIKELY(!c))
 		return REAL(writev)(fd, iov, iovcnt);
 	sx = send_begin(c);
-	return send_end(c, sx, real.writev(fd, iov, iovcnt));
+	return send_end(c, sx, real.writev(fd, iov, iovcnt), iov, iovcnt);
 }
 
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
@@ -818,8 +860,10 @@ static __attribute__((noinline)) ssize_t send_slow(int fd, const void *buf, size
 
 	if (LIKELY(!c))
 		return REAL(send)(fd, buf, n, flags);
+	struct iovec v = { (void *)buf, n };
+
 	sx = send_begin(c);
-	return send_end(c, sx, real.send(fd, buf, n, flags));
+	return send_end(c, sx, real.send(fd, buf, n, flags), &v, 1);
 }
 
 EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
@@ -840,8 +884,11 @@ static __attribute__((noinline)) ssize_t sendto_slow(int fd, const void *buf, si
 
 	if (LIKELY(!c))
 		return REAL(sendto)(fd, buf, n, flags, addr, alen);
+	struct iovec v = { (void *)buf, n };
+
 	sx = send_begin(c);
-	return send_end(c, sx, real.sendto(fd, buf, n, flags, addr, alen));
+	return send_end(c, sx, real.sendto(fd, buf, n, flags, addr, alen), &v,
+			1);
 }
 
 EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
@@ -863,7 +910,8 @@ static __attribute__((noinline)) ssize_t sendmsg_slow(int fd, const struct msghd
 	if (LIKELY(!c))
 		return REAL(sendmsg)(fd, msg, flags);
 	sx = send_begin(c);
-	return send_end(c, sx, real.sendmsg(fd, msg, flags));
+	return send_end(c, sx, real.sendmsg(fd, msg, flags),
+			msg ? msg->msg_iov : NULL, msg ? (int)msg->msg_iovlen : 0);
 }
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
@@ -896,7 +944,10 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 	sx = send_begin(c);
 	ret = real.sendmmsg(fd, vec, vlen, flags);
 	err = errno;
-	send_end(c, sx, ret < 0 ? -1 : mmsg_bytes(vec, ret));
+	/* the bytes are looked at in the first message only */
+	send_end(c, sx, ret < 0 ? -1 : mmsg_bytes(vec, ret),
+		 ret > 0 ? vec[0].msg_hdr.msg_iov : NULL,
+		 ret > 0 ? (int)vec[0].msg_hdr.msg_iovlen : 0);
 	errno = err;
 	return ret;
 }
@@ -910,15 +961,17 @@ static inline int64_t recv_begin(struct obs_conn *c)
 
 /* wanted: bytes asked for (a 0-byte read returning 0 is not end of stream). */
 static inline ssize_t recv_end(struct obs_conn *c, int64_t t_in, ssize_t ret,
-			       size_t wanted, bool peek)
+			       size_t wanted, bool peek,
+			       const struct iovec *iov, int iovcnt)
 {
 	int err = errno;
+	struct obs_data d = { iov, iovcnt, ret > 0 ? (size_t)ret : 0 };
 
 	if (ret < 0 && t_in == 0 && is_again(err))
 		return ret; /* mid-response EAGAIN: nothing to record */
 	if (ret == 0 && wanted == 0)
 		return ret;
-	obs_xm_recv(c, t_in, obs_now(), ret, err, peek);
+	obs_xm_recv(c, t_in, obs_now(), ret, err, peek, &d);
 	errno = err;
 	return ret;
 }
@@ -942,8 +995,10 @@ static __attribute__((noinline)) ssize_t read_slow(int fd, void *buf, size_t n)
 			return syscall(SYS_read, fd, buf, n);
 		return real.read(fd, buf, n);
 	}
+	struct iovec v = { buf, n };
+
 	t_in = recv_begin(c);
-	return recv_end(c, t_in, real.read(fd, buf, n), n, false);
+	return recv_end(c, t_in, real.read(fd, buf, n), n, false, &v, 1);
 }
 
 EXPORT ssize_t read(int fd, void *buf, size_t n)
@@ -967,7 +1022,7 @@ static __attribute__((noinline)) ssize_t readv_slow(int fd, const struct iovec *
 	t_in = recv_begin(c);
 	ret = real.readv(fd, iov, iovcnt);
 	return recv_end(c, t_in, ret, ret == 0 ? iov_bytes(iov, iovcnt) : 1,
-			false);
+			false, iov, iovcnt);
 }
 
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
@@ -987,9 +1042,11 @@ static __attribute__((noinline)) ssize_t recv_slow(int fd, void *buf, size_t n, 
 
 	if (LIKELY(!c))
 		return REAL(recv)(fd, buf, n, flags);
+	struct iovec v = { buf, n };
+
 	t_in = recv_begin(c);
 	return recv_end(c, t_in, real.recv(fd, buf, n, flags), n,
-			flags & MSG_PEEK);
+			flags & MSG_PEEK, &v, 1);
 }
 
 EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
@@ -1010,9 +1067,11 @@ static __attribute__((noinline)) ssize_t recvfrom_slow(int fd, void *buf, size_t
 
 	if (LIKELY(!c))
 		return REAL(recvfrom)(fd, buf, n, flags, addr, alen);
+	struct iovec v = { buf, n };
+
 	t_in = recv_begin(c);
 	return recv_end(c, t_in, real.recvfrom(fd, buf, n, flags, addr, alen),
-			n, flags & MSG_PEEK);
+			n, flags & MSG_PEEK, &v, 1);
 }
 
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
@@ -1040,7 +1099,8 @@ static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *msg
 			ret == 0 && msg ? iov_bytes(msg->msg_iov,
 						    (int)msg->msg_iovlen)
 					: 1,
-			flags & MSG_PEEK);
+			flags & MSG_PEEK, msg ? msg->msg_iov : NULL,
+			msg ? (int)msg->msg_iovlen : 0);
 }
 
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
@@ -1066,7 +1126,8 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 	ret = real.recvmmsg(fd, vec, vlen, flags, timeout);
 	err = errno;
 	recv_end(c, t_in, ret < 0 ? -1 : mmsg_bytes(vec, ret), vlen,
-		 flags & MSG_PEEK);
+		 flags & MSG_PEEK, ret > 0 ? vec[0].msg_hdr.msg_iov : NULL,
+		 ret > 0 ? (int)vec[0].msg_hdr.msg_iovlen : 0);
 	errno = err;
 	return ret;
 }
@@ -1086,8 +1147,11 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 
 	if (LIKELY(!c))
 		return REAL(read_chk)(fd, buf, n, buflen);
+	struct iovec v = { buf, n };
+
 	t_in = recv_begin(c);
-	return recv_end(c, t_in, real.read_chk(fd, buf, n, buflen), n, false);
+	return recv_end(c, t_in, real.read_chk(fd, buf, n, buflen), n, false,
+			&v, 1);
 }
 
 EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
@@ -1098,9 +1162,11 @@ EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
 
 	if (LIKELY(!c))
 		return REAL(recv_chk)(fd, buf, n, buflen, flags);
+	struct iovec v = { buf, n };
+
 	t_in = recv_begin(c);
 	return recv_end(c, t_in, real.recv_chk(fd, buf, n, buflen, flags), n,
-			flags & MSG_PEEK);
+			flags & MSG_PEEK, &v, 1);
 }
 
 EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
@@ -1113,11 +1179,13 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 	if (LIKELY(!c))
 		return REAL(recvfrom_chk)(fd, buf, n, buflen, flags, addr,
 					  alen);
+	struct iovec v = { buf, n };
+
 	t_in = recv_begin(c);
 	return recv_end(c, t_in,
 			real.recvfrom_chk(fd, buf, n, buflen, flags, addr,
 					  alen),
-			n, flags & MSG_PEEK);
+			n, flags & MSG_PEEK, &v, 1);
 }
 
 /* ---- leaving the process image ------------------------------------------- */

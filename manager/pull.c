@@ -64,18 +64,30 @@ static const char merge_sql[] =
 	"INSERT INTO connection(process_id, seq, fd, family, peer_addr, "
 	"peer_port, local_addr, local_port, t1_ns, t2_ns, t2_how, "
 	"connect_error, teof_ns, tshut_ns, t7_ns, end_class, end_error, "
-	"nonblocking, complete) "
+	"nonblocking, complete, tls, tls_version, tls_start_ns, tls_end_ns, "
+	"rtt_us, rttvar_us, min_rtt_us, retrans, snd_cwnd, pmtu, "
+	"delivery_rate) "
 	"SELECT m.dst_id, k.seq, k.fd, k.family, k.peer_addr, k.peer_port, "
 	"k.local_addr, k.local_port, k.t1_ns, k.t2_ns, k.t2_how, "
 	"k.connect_error, k.teof_ns, k.tshut_ns, k.t7_ns, k.end_class, "
-	"k.end_error, k.nonblocking, k.complete FROM src.connection k "
+	"k.end_error, k.nonblocking, k.complete, k.tls, k.tls_version, "
+	"k.tls_start_ns, k.tls_end_ns, k.rtt_us, k.rttvar_us, k.min_rtt_us, "
+	"k.retrans, k.snd_cwnd, k.pmtu, k.delivery_rate "
+	"FROM src.connection k "
 	"JOIN temp.process_map m ON m.src_id = k.process_id WHERE true "
 	"ON CONFLICT(process_id, seq) DO UPDATE SET "
 	"t2_ns = excluded.t2_ns, t2_how = excluded.t2_how, "
 	"connect_error = excluded.connect_error, teof_ns = excluded.teof_ns, "
 	"tshut_ns = excluded.tshut_ns, t7_ns = excluded.t7_ns, "
 	"end_class = excluded.end_class, end_error = excluded.end_error, "
-	"complete = excluded.complete WHERE connection.complete = 0;"
+	"complete = excluded.complete, tls = excluded.tls, "
+	"tls_version = excluded.tls_version, "
+	"tls_start_ns = excluded.tls_start_ns, tls_end_ns = excluded.tls_end_ns, "
+	"rtt_us = excluded.rtt_us, rttvar_us = excluded.rttvar_us, "
+	"min_rtt_us = excluded.min_rtt_us, retrans = excluded.retrans, "
+	"snd_cwnd = excluded.snd_cwnd, pmtu = excluded.pmtu, "
+	"delivery_rate = excluded.delivery_rate "
+	"WHERE connection.complete = 0;"
 	"CREATE TEMP TABLE connection_map AS "
 	"SELECT k.id AS src_id, mk.id AS dst_id FROM src.connection k "
 	"JOIN temp.process_map m ON m.src_id = k.process_id "
@@ -91,7 +103,9 @@ static const char merge_sql[] =
 	"t3_ns = excluded.t3_ns, t4_ns = excluded.t4_ns, t5_ns = excluded.t5_ns, "
 	"tfb_ns = excluded.tfb_ns, t6_ns = excluded.t6_ns, ds = excluded.ds, "
 	"dr = excluded.dr, send_calls = excluded.send_calls, "
-	"recv_calls = excluded.recv_calls, complete = excluded.complete "
+	"recv_calls = excluded.recv_calls, complete = excluded.complete, "
+	"method = excluded.method, path = excluded.path, "
+	"status = excluded.status, host = excluded.host "
 	"WHERE exchange.complete = 0;"
 	"DROP TABLE temp.process_map;"
 	"DROP TABLE temp.connection_map;";
@@ -223,6 +237,13 @@ static const char *check_source(sqlite3 *db, char *why, size_t size)
 	    sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
+	if (version >= 1 && version < OBS_SCHEMA_VERSION) {
+		snprintf(why, size,
+			 "made by an older observe (schema version %d; this "
+			 "manager reads %d): `slicer -o FILE` upgrades it",
+			 version, OBS_SCHEMA_VERSION);
+		return why;
+	}
 	if (version != OBS_SCHEMA_VERSION) {
 		snprintf(why, size,
 			 "not an observe database of schema version %d "

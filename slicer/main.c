@@ -63,6 +63,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db_path = "observe.db";
+	bool db_given = false;
 	struct obs_ingest_stats stats = { 0 };
 	bool quiet = false;
 	char err[512];
@@ -84,6 +85,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'o':
 			db_path = optarg;
+			db_given = true;
 			break;
 		case 'q':
 			quiet = true;
@@ -95,6 +97,20 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (optind >= argc && db_given) {
+		/* slicer -o DB alone: create the database, or bring an older
+		 * one up to this version's schema */
+		store = obs_store_open(db_path, err, sizeof(err));
+		if (!store) {
+			fprintf(stderr, "slicer: %s\n", err);
+			return 2;
+		}
+		obs_store_close(store);
+		if (!quiet)
+			fprintf(stderr, "slicer: %s: schema version %d\n",
+				db_path, OBS_SCHEMA_VERSION);
+		return 0;
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "slicer: no spool file or directory given\n");

@@ -85,9 +85,9 @@ static void open_nonblocking(int64_t t1)
 static void request(int64_t t3, int64_t t4, size_t ds, int64_t t5,
 		    int64_t tfb, int64_t t6, size_t dr)
 {
-	obs_xm_send(&conn, t3, t4, (ssize_t)ds, 0);
-	obs_xm_recv(&conn, t5, tfb, (ssize_t)(dr / 2), 0, false);
-	obs_xm_recv(&conn, tfb + 1, t6, (ssize_t)(dr - dr / 2), 0, false);
+	obs_xm_send(&conn, t3, t4, (ssize_t)ds, 0, NULL);
+	obs_xm_recv(&conn, t5, tfb, (ssize_t)(dr / 2), 0, false, NULL);
+	obs_xm_recv(&conn, tfb + 1, t6, (ssize_t)(dr - dr / 2), 0, false, NULL);
 }
 
 static void test_blocking(void **state)
@@ -170,7 +170,7 @@ static void test_first_io_completes_connect(void **state)
 {
 	(void)state;
 	open_nonblocking(1000);
-	obs_xm_send(&conn, 1900, 1950, 20, 0);
+	obs_xm_send(&conn, 1900, 1950, 20, 0, NULL);
 	assert_int_equal(connection()->t2, 1900);
 	assert_int_equal(connection()->t2_how, OBS_T2_FIRST_IO);
 	assert_int_equal(exchange(1)->t3, 1900);
@@ -182,13 +182,13 @@ static void test_eagain_before_data(void **state)
 
 	(void)state;
 	open_blocking(1000, 1100);
-	obs_xm_send(&conn, 2000, 2050, 100, 0);
+	obs_xm_send(&conn, 2000, 2050, 100, 0, NULL);
 	/* receive attempts while the server works: T5 is the first of them */
-	obs_xm_recv(&conn, 2100, 2101, -1, EAGAIN, false);
-	obs_xm_recv(&conn, 2500, 2501, -1, EAGAIN, false);
-	obs_xm_recv(&conn, 2900, 3000, 500, 0, false);
-	obs_xm_recv(&conn, 3100, 3101, -1, EAGAIN, false);
-	obs_xm_recv(&conn, 3300, 3400, 500, 0, false);
+	obs_xm_recv(&conn, 2100, 2101, -1, EAGAIN, false, NULL);
+	obs_xm_recv(&conn, 2500, 2501, -1, EAGAIN, false, NULL);
+	obs_xm_recv(&conn, 2900, 3000, 500, 0, false, NULL);
+	obs_xm_recv(&conn, 3100, 3101, -1, EAGAIN, false, NULL);
+	obs_xm_recv(&conn, 3300, 3400, 500, 0, false, NULL);
 	x = exchange(1);
 	assert_int_equal(x->t5, 2100);
 	assert_int_equal(x->tfb, 3000);
@@ -204,13 +204,13 @@ static void test_partial_writes_and_t5_after_last_send(void **state)
 
 	(void)state;
 	open_blocking(1000, 1100);
-	obs_xm_send(&conn, 2000, 2010, 4096, 0);
-	obs_xm_send(&conn, 2020, 2030, -1, EAGAIN);
+	obs_xm_send(&conn, 2000, 2010, 4096, 0, NULL);
+	obs_xm_send(&conn, 2020, 2030, -1, EAGAIN, NULL);
 	/* a receive attempt between two sends does not fix T5 */
-	obs_xm_recv(&conn, 2040, 2041, -1, EAGAIN, false);
-	obs_xm_send(&conn, 2100, 2200, 1000, 0);
-	obs_xm_recv(&conn, 2300, 2301, -1, EAGAIN, false);
-	obs_xm_recv(&conn, 2400, 2500, 10, 0, false);
+	obs_xm_recv(&conn, 2040, 2041, -1, EAGAIN, false, NULL);
+	obs_xm_send(&conn, 2100, 2200, 1000, 0, NULL);
+	obs_xm_recv(&conn, 2300, 2301, -1, EAGAIN, false, NULL);
+	obs_xm_recv(&conn, 2400, 2500, 10, 0, false, NULL);
 	x = exchange(1);
 	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 1);
 	assert_int_equal(x->t3, 2000);
@@ -254,8 +254,8 @@ static void test_pending_send_attempt_is_t3(void **state)
 	(void)state;
 	open_blocking(1000, 1100);
 	request(2000, 2010, 70, 2020, 2500, 2600, 300);
-	obs_xm_send(&conn, 3000, 3001, -1, EAGAIN);
-	obs_xm_send(&conn, 3200, 3300, 70, 0);
+	obs_xm_send(&conn, 3000, 3001, -1, EAGAIN, NULL);
+	obs_xm_send(&conn, 3200, 3300, 70, 0, NULL);
 	assert_int_equal(exchange(2)->t3, 3000);
 	assert_int_equal(exchange(2)->t4, 3300);
 }
@@ -266,11 +266,11 @@ static void test_server_speaks_first(void **state)
 
 	(void)state;
 	open_blocking(1000, 1100);
-	obs_xm_recv(&conn, 1200, 1201, -1, EAGAIN, false);
-	obs_xm_recv(&conn, 1500, 1600, 11, 0, false); /* "220 hello\r\n" */
-	obs_xm_send(&conn, 2000, 2010, 6, 0);         /* "QUIT\r\n" */
-	obs_xm_recv(&conn, 2020, 2300, 9, 0, false);  /* "221 bye\r\n" */
-	obs_xm_recv(&conn, 2400, 2500, 0, 0, false);  /* EOF */
+	obs_xm_recv(&conn, 1200, 1201, -1, EAGAIN, false, NULL);
+	obs_xm_recv(&conn, 1500, 1600, 11, 0, false, NULL); /* "220 hello\r\n" */
+	obs_xm_send(&conn, 2000, 2010, 6, 0, NULL);         /* "QUIT\r\n" */
+	obs_xm_recv(&conn, 2020, 2300, 9, 0, false, NULL);  /* "221 bye\r\n" */
+	obs_xm_recv(&conn, 2400, 2500, 0, 0, false, NULL);  /* EOF */
 	obs_xm_close(&conn, 2600);
 
 	banner = exchange(1);
@@ -297,8 +297,8 @@ static void test_eof(void **state)
 	(void)state;
 	open_blocking(1000, 1100);
 	request(2000, 2010, 70, 2020, 2500, 2600, 300);
-	obs_xm_recv(&conn, 2700, 2800, 0, 0, false);
-	obs_xm_recv(&conn, 2900, 2950, 0, 0, false); /* a second EOF read */
+	obs_xm_recv(&conn, 2700, 2800, 0, 0, false, NULL);
+	obs_xm_recv(&conn, 2900, 2950, 0, 0, false, NULL); /* a second EOF read */
 	obs_xm_close(&conn, 3000);
 	cb = connection();
 	assert_int_equal(cb->teof, 2800);
@@ -313,8 +313,8 @@ static void test_econnreset(void **state)
 
 	(void)state;
 	open_blocking(1000, 1100);
-	obs_xm_send(&conn, 2000, 2010, 70, 0);
-	obs_xm_recv(&conn, 2020, 2500, -1, ECONNRESET, false);
+	obs_xm_send(&conn, 2000, 2010, 70, 0, NULL);
+	obs_xm_recv(&conn, 2020, 2500, -1, ECONNRESET, false, NULL);
 	obs_xm_close(&conn, 3000);
 	cb = connection();
 	assert_int_equal(cb->end_class, OBS_END_RESET);
@@ -324,7 +324,7 @@ static void test_econnreset(void **state)
 	/* EPIPE on a send is a reset too */
 	reset(NULL);
 	open_blocking(1000, 1100);
-	obs_xm_send(&conn, 2000, 2010, -1, EPIPE);
+	obs_xm_send(&conn, 2000, 2010, -1, EPIPE, NULL);
 	obs_xm_close(&conn, 3000);
 	assert_int_equal(connection()->end_class, OBS_END_RESET);
 	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 0);
@@ -336,8 +336,8 @@ static void test_epipe_after_own_shutdown_is_no_reset(void **state)
 	open_blocking(1000, 1100);
 	request(2000, 2010, 70, 2020, 2500, 2600, 300);
 	obs_xm_shutdown(&conn, 2700, SHUT_WR);
-	obs_xm_send(&conn, 2800, 2801, -1, EPIPE);
-	obs_xm_recv(&conn, 2900, 3000, 0, 0, false);
+	obs_xm_send(&conn, 2800, 2801, -1, EPIPE, NULL);
+	obs_xm_recv(&conn, 2900, 3000, 0, 0, false, NULL);
 	obs_xm_close(&conn, 3100);
 	assert_int_equal(connection()->end_class, OBS_END_SERVER_CLOSE);
 	assert_int_equal(connection()->tshut, 2700);
@@ -357,15 +357,15 @@ static void test_shared_connection_answer_before_send_returns(void **state)
 	/* first request: the reader (entered at 1500) sees the answer first */
 	counted = obs_xm_send_begin(&conn, 2000);
 	assert_true(counted);
-	obs_xm_recv(&conn, 1500, 2600, 338, 0, false);
-	obs_xm_send_done(&conn, counted, 2000, 2050, 39, 0);
+	obs_xm_recv(&conn, 1500, 2600, 338, 0, false, NULL);
+	obs_xm_send_done(&conn, counted, 2000, 2050, 39, 0, NULL);
 	/* second request, same race */
 	counted = obs_xm_send_begin(&conn, 3000);
-	obs_xm_recv(&conn, 2700, 3600, 338, 0, false);
-	obs_xm_send_done(&conn, counted, 3000, 3100, 39, 0);
+	obs_xm_recv(&conn, 2700, 3600, 338, 0, false, NULL);
+	obs_xm_send_done(&conn, counted, 3000, 3100, 39, 0, NULL);
 	/* third request, no race */
-	obs_xm_send(&conn, 4000, 4010, 39, 0);
-	obs_xm_recv(&conn, 3700, 4600, 338, 0, false);
+	obs_xm_send(&conn, 4000, 4010, 39, 0, NULL);
+	obs_xm_recv(&conn, 3700, 4600, 338, 0, false, NULL);
 	obs_xm_close(&conn, 5000);
 
 	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 3);
@@ -412,9 +412,9 @@ static void test_refused_learned_by_io(void **state)
 {
 	(void)state;
 	open_nonblocking(1000);
-	obs_xm_recv(&conn, 1200, 1210, -1, EAGAIN, false); /* still pending */
+	obs_xm_recv(&conn, 1200, 1210, -1, EAGAIN, false, NULL); /* still pending */
 	assert_int_equal(conn.phase, OBS_PH_CONNECTING);
-	obs_xm_recv(&conn, 1300, 1310, -1, ECONNREFUSED, false);
+	obs_xm_recv(&conn, 1300, 1310, -1, ECONNREFUSED, false, NULL);
 	obs_xm_close(&conn, 1400);
 	assert_int_equal(connection()->end_class, OBS_END_REFUSED);
 	assert_int_equal(connection()->connect_errno, ECONNREFUSED);
@@ -428,9 +428,9 @@ static void test_peek_counts_time_not_bytes(void **state)
 
 	(void)state;
 	open_blocking(1000, 1100);
-	obs_xm_send(&conn, 2000, 2010, 70, 0);
-	obs_xm_recv(&conn, 2020, 2400, 200, 0, true); /* wget peeks */
-	obs_xm_recv(&conn, 2410, 2420, 200, 0, false);
+	obs_xm_send(&conn, 2000, 2010, 70, 0, NULL);
+	obs_xm_recv(&conn, 2020, 2400, 200, 0, true, NULL); /* wget peeks */
+	obs_xm_recv(&conn, 2410, 2420, 200, 0, false, NULL);
 	x = exchange(1);
 	assert_int_equal(x->t5, 2020);
 	assert_int_equal(x->tfb, 2400);

@@ -91,7 +91,7 @@ static void test_csv(void **state)
 	/* header row, CRLF line ends, every column of exchange_metrics */
 	assert_true(strncmp(out, "connection_id,seq,client,program,pid,", 37) ==
 		    0);
-	assert_non_null(strstr(out, ",end_class,complete\r\n"));
+	assert_non_null(strstr(out, ",end_class,complete,tls\r\n"));
 	/* a field with a comma, quotes and a line break is quoted, quotes
 	 * doubled; the line break stays inside the field */
 	assert_non_null(strstr(out, "\r\n1,1,\"a,\"\"b\"\"\nc\\d\x01\",/usr/bin/curl,"));

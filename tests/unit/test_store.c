@@ -445,8 +445,13 @@ static void test_bad_files(void **state)
 	expect_refused(noise, sizeof(noise), "not a spool file (bad magic)");
 	header(&img, 1, true);
 	img.h.version = OBS_SPOOL_VERSION + 1;
-	expect_refused(&img, OBS_SPOOL_HEADER_SIZE,
-		       "written by a newer observe (spool format version 2)");
+	{
+		char why[128];
+		snprintf(why, sizeof(why),
+			 "written by a newer observe (spool format version %u)",
+			 OBS_SPOOL_VERSION + 1);
+		expect_refused(&img, OBS_SPOOL_HEADER_SIZE, why);
+	}
 	header(&img, 1, true);
 	expect_refused(&img, 100, "truncated at offset 100");
 }

@@ -4,6 +4,7 @@
  * made-up clock readings, and checks the connection and exchange records
  * against the measurement model (shared/design/measurement-model.md).
  */
+#define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <cmocka.h>
 
@@ -453,10 +455,306 @@ static void test_spool_full_loses_records_only(void **state)
 	assert_int_equal(connection()->t7, 4000);
 }
 
+
+/* ---- protocols: the bytes the calls moved -------------------------------- */
+
+static struct obs_record *record_of(uint32_t kind)
+{
+	for (int i = 0; i < n_records; i++)
+		if (records[i].kind == kind)
+			return &records[i];
+	return NULL;
+}
+
+/* A send of the bytes p[0..n) (all of them moved). */
+static void send_bytes(int64_t t_in, int64_t t_out, const void *p, size_t n)
+{
+	struct iovec v = { (void *)p, n };
+	struct obs_data d = { &v, 1, n };
+
+	obs_xm_send(&conn, t_in, t_out, (ssize_t)n, 0, &d);
+}
+
+static void recv_bytes(int64_t t_in, int64_t t_out, const void *p, size_t n)
+{
+	struct iovec v = { (void *)p, n };
+	struct obs_data d = { &v, 1, n };
+
+	obs_xm_recv(&conn, t_in, t_out, (ssize_t)n, 0, false, &d);
+}
+
+/* TLS records of the given types and body lengths, back to back, in buf. */
+static size_t tls_records(uint8_t *buf, const uint8_t *types,
+			  const uint16_t *lens, int n)
+{
+	size_t at = 0;
+
+	for (int i = 0; i < n; i++) {
+		buf[at] = types[i];
+		buf[at + 1] = 3;
+		buf[at + 2] = 3;
+		buf[at + 3] = (uint8_t)(lens[i] >> 8);
+		buf[at + 4] = (uint8_t)lens[i];
+		memset(buf + at + 5, 0xab, lens[i]);
+		at += 5u + lens[i];
+	}
+	return at;
+}
+
+static const char response[] = "HTTP/1.1 404 Not Found\r\nServer: x\r\n\r\n";
+
+static void test_http_fields(void **state)
+{
+	static const char req1[] = "GET /a/b.html?token=SECRET HTTP/1.1\r\n"
+				   "User-Agent: t\r\nhost:  example.org:8080 \r\n\r\n";
+	static const char req2[] = "POST http://proxy.example/x/y#f HTTP/1.0\r\n\r\n";
+	struct obs_exch_body *x;
+	struct obs_record *h;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	send_bytes(2000, 2010, req1, sizeof(req1) - 1);
+	recv_bytes(2020, 2100, response, 10); /* a status line cut short */
+	recv_bytes(2110, 2200, response + 10, sizeof(response) - 11);
+	send_bytes(3000, 3010, req2, 20); /* the line's rest in a later send */
+	send_bytes(3011, 3020, req2 + 20, sizeof(req2) - 21);
+	recv_bytes(3030, 3100, response, sizeof(response) - 1);
+	x = exchange(1);
+	assert_string_equal(x->method, "GET");
+	assert_int_equal(x->status, 0); /* 10 bytes do not hold a status */
+	h = record_of(OBS_REC_HTTP);
+	assert_non_null(h);
+	assert_int_equal(h->u.http.seq, 1);
+	assert_string_equal(h->u.http.path, "/a/b.html");
+	assert_string_equal(h->u.http.host, "example.org:8080");
+	for (int i = 0; i < n_records; i++)
+		assert_null(memmem(&records[i], sizeof(records[i]), "SECRET", 6));
+	/* the second request's first send holds no whole request line */
+	x = exchange(2);
+	assert_string_equal(x->method, "");
+	assert_int_equal(count_kind(OBS_REC_HTTP), 1);
+	assert_int_equal(x->ds, sizeof(req2) - 1);
+}
+
+static void test_http_status_and_not_http(void **state)
+{
+	static const char req[] = "HEAD / HTTP/1.1\r\n\r\n";
+	static const char redis[] = "*1\r\n$4\r\nPING\r\n";
+
+	(void)state;
+	open_blocking(1000, 1100);
+	send_bytes(2000, 2010, req, sizeof(req) - 1);
+	recv_bytes(2020, 2100, response, sizeof(response) - 1);
+	assert_string_equal(exchange(1)->method, "HEAD");
+	assert_int_equal(exchange(1)->status, 404);
+	assert_int_equal(conn.proto, OBS_PROTO_HTTP);
+	{
+		/* to a proxy: absolute form; a path longer than the field */
+		static const char abs[] =
+			"OPTIONS https://h.example:8443/"
+			"0123456789012345678901234567890123456789"
+			"0123456789012345678901234567890123456789?q HTTP/1.1\r\n"
+			"Host: h.example:8443\r\n\r\n";
+		struct obs_record *h = NULL;
+
+		send_bytes(3000, 3010, abs, sizeof(abs) - 1);
+		for (int i = 0; i < n_records; i++)
+			if (records[i].kind == OBS_REC_HTTP &&
+			    records[i].u.http.seq == 2)
+				h = &records[i];
+		assert_non_null(h);
+		assert_string_equal(exchange(2)->method, "OPTIONS");
+		assert_memory_equal(h->u.http.path, "/0123456789", 11);
+		assert_int_equal(h->u.http.path[63], '2');
+		assert_int_equal(h->u.http.flags, OBS_HF_PATH_CUT);
+		assert_string_equal(h->u.http.host, "h.example:8443");
+	}
+
+	reset(NULL);
+	open_blocking(1000, 1100);
+	send_bytes(2000, 2010, redis, sizeof(redis) - 1);
+	recv_bytes(2020, 2100, "+PONG\r\n", 7);
+	send_bytes(3000, 3010, req, sizeof(req) - 1); /* looks like HTTP now */
+	recv_bytes(3020, 3100, response, sizeof(response) - 1);
+	assert_int_equal(conn.proto, OBS_PROTO_OTHER);
+	assert_string_equal(exchange(2)->method, "");
+	assert_int_equal(exchange(2)->status, 0);
+	assert_int_equal(count_kind(OBS_REC_HTTP), 0);
+}
+
+/* TLS 1.3 as curl (OpenSSL) does it against nginx: ClientHello | server
+ * flight | CCS+Finished, request | response | request | response |
+ * close_notify, unanswered. */
+static void test_tls13_curl(void **state)
+{
+	static const uint8_t hello_t[] = { 22 }, fin_t[] = { 20, 23 },
+			     app_t[] = { 23 };
+	static const uint16_t hello_l[] = { 512 }, fin_l[] = { 1, 69 },
+			      req_l[] = { 100 }, alert_l[] = { 19 };
+	uint8_t buf[1024];
+	size_t n;
+	struct obs_record *info;
+	struct obs_exch_body *x;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	send_bytes(2000, 2010, buf, n);
+	recv_bytes(2020, 2500, "\x16\x03\x03", 3);
+	recv_bytes(2510, 2600, "more", 4);
+	n = tls_records(buf, fin_t, fin_l, 2);
+	send_bytes(3000, 3010, buf, n);
+	n = tls_records(buf, app_t, req_l, 1);
+	send_bytes(3020, 3030, buf, n);
+	recv_bytes(3040, 3500, "resp", 4);
+	send_bytes(4000, 4010, buf, n);
+	recv_bytes(4020, 4500, "resp2", 5);
+	n = tls_records(buf, app_t, alert_l, 1);
+	send_bytes(5000, 5010, buf, n);
+	obs_xm_close(&conn, 5100);
+
+	assert_true(connection()->flags & OBS_CF_TLS);
+	info = record_of(OBS_REC_INFO);
+	assert_non_null(info);
+	assert_int_equal(info->u.info.flags, OBS_IF_TLS);
+	assert_int_equal(info->u.info.tls_version, 0x0304);
+	assert_int_equal(info->u.info.tls_start, 2000);
+	assert_int_equal(info->u.info.tls_end, 2600);
+	/* the Finished travels in the first request's exchange */
+	x = exchange(1);
+	assert_non_null(x);
+	assert_int_equal(x->t3, 3000);
+	assert_int_equal(x->t4, 3030);
+	assert_int_equal(x->ds, 6 + 74 + 105);
+	assert_int_equal(x->tfb, 3500);
+	assert_int_equal(exchange(2)->t3, 4000);
+	/* close_notify: recorded, flagged for the reader to drop */
+	assert_true(exchange(3)->flags & OBS_XF_TLS_ALERT);
+	assert_false(exchange(2)->flags & OBS_XF_TLS_ALERT);
+	assert_int_equal(count_kind(OBS_REC_HTTP), 0);
+}
+
+/* TLS 1.3 as wget (GnuTLS) does it: the change cipher spec goes alone
+ * after the ServerHello, the Finished alone, a session ticket is read,
+ * then the request. */
+static void test_tls13_gnutls(void **state)
+{
+	static const uint8_t hello_t[] = { 22 }, ccs_t[] = { 20 }, app_t[] = { 23 };
+	static const uint16_t hello_l[] = { 512 }, ccs_l[] = { 1 },
+			      fin_l[] = { 69 }, req_l[] = { 150 };
+	uint8_t buf[1024];
+	size_t n;
+	struct obs_record *info;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	send_bytes(2000, 2010, buf, n);
+	recv_bytes(2020, 2100, "sh", 2);
+	n = tls_records(buf, ccs_t, ccs_l, 1);
+	send_bytes(2200, 2210, buf, n);
+	recv_bytes(2220, 2400, "flight", 6);
+	n = tls_records(buf, app_t, fin_l, 1);
+	send_bytes(2500, 2510, buf, n);
+	recv_bytes(2520, 2700, "ticket", 6);
+	n = tls_records(buf, app_t, req_l, 1);
+	send_bytes(3000, 3010, buf, n);
+	recv_bytes(3020, 3400, "resp", 4);
+	obs_xm_close(&conn, 3500);
+
+	info = record_of(OBS_REC_INFO);
+	assert_int_equal(info->u.info.tls_version, 0x0304);
+	assert_int_equal(info->u.info.tls_start, 2000);
+	assert_int_equal(info->u.info.tls_end, 2700);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 1);
+	assert_int_equal(exchange(1)->t3, 3000);
+	assert_int_equal(exchange(1)->ds, 155);
+	assert_false(exchange(1)->flags & OBS_XF_TLS_ALERT);
+}
+
+/* TLS 1.2: two handshake round trips, then requests; the closing alert is
+ * an alert record and never an exchange. A False Start client sends its
+ * request right after its Finished, in the same exchange. */
+static void test_tls12(void **state)
+{
+	static const uint8_t hello_t[] = { 22 }, fin_t[] = { 22, 20, 22 },
+			     app_t[] = { 23 }, alert_t[] = { 21 };
+	static const uint16_t hello_l[] = { 512 }, fin_l[] = { 37, 1, 40 },
+			      req_l[] = { 120 }, alert_l[] = { 26 };
+	uint8_t buf[1024];
+	size_t n, m;
+	struct obs_record *info;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	send_bytes(2000, 2010, buf, n);
+	recv_bytes(2020, 2100, "sh", 2);
+	n = tls_records(buf, fin_t, fin_l, 3);
+	send_bytes(2200, 2210, buf, n);
+	recv_bytes(2220, 2400, "fin", 3);
+	n = tls_records(buf, app_t, req_l, 1);
+	send_bytes(3000, 3010, buf, n);
+	recv_bytes(3020, 3400, "resp", 4);
+	n = tls_records(buf, alert_t, alert_l, 1);
+	send_bytes(4000, 4010, buf, n);
+	obs_xm_close(&conn, 4100);
+	info = record_of(OBS_REC_INFO);
+	assert_int_equal(info->u.info.tls_version, 0x0303);
+	assert_int_equal(info->u.info.tls_end, 2400);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 1);
+	assert_int_equal(exchange(1)->t3, 3000);
+	assert_int_equal(exchange(1)->ds, 125);
+
+	reset(NULL);
+	open_blocking(1000, 1100);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	send_bytes(2000, 2010, buf, n);
+	recv_bytes(2020, 2100, "sh", 2);
+	n = tls_records(buf, fin_t, fin_l, 3);
+	m = tls_records(buf + n, app_t, req_l, 1);
+	/* the request's header split across two sends */
+	send_bytes(2200, 2210, buf, n + 2);
+	send_bytes(2211, 2220, buf + n + 2, m - 2);
+	recv_bytes(2230, 2400, "fin+resp", 8);
+	info = record_of(OBS_REC_INFO);
+	assert_int_equal(info->u.info.tls_version, 0x0303);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 1);
+	assert_int_equal(exchange(1)->t3, 2200);
+	assert_int_equal(exchange(1)->ds, n + m);
+}
+
+static void test_tcp_info(void **state)
+{
+	struct obs_tcp_info ti = { 50, 20, 7, 1, 10, 65535, 123456789 };
+	struct obs_record *info;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	request(2000, 2100, 80, 2200, 2900, 3500, 1000);
+	obs_xm_tcp_info(&conn, &ti);
+	obs_xm_close(&conn, 4000);
+	info = record_of(OBS_REC_INFO);
+	assert_non_null(info);
+	assert_int_equal(info->conn_seq, 1);
+	assert_int_equal(info->u.info.flags, OBS_IF_TCPINFO);
+	assert_int_equal(info->u.info.rtt_us, 50);
+	assert_int_equal(info->u.info.min_rtt_us, 7);
+	assert_int_equal(info->u.info.pmtu, 65535);
+	assert_int_equal(info->u.info.delivery_rate, 123456789);
+	assert_true(info->state & OBS_RS_COMPLETE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_blocking, reset),
+		cmocka_unit_test_setup(test_http_fields, reset),
+		cmocka_unit_test_setup(test_http_status_and_not_http, reset),
+		cmocka_unit_test_setup(test_tls13_curl, reset),
+		cmocka_unit_test_setup(test_tls13_gnutls, reset),
+		cmocka_unit_test_setup(test_tls12, reset),
+		cmocka_unit_test_setup(test_tcp_info, reset),
 		cmocka_unit_test_setup(test_einprogress_then_so_error, reset),
 		cmocka_unit_test_setup(test_einprogress_then_eisconn, reset),
 		cmocka_unit_test_setup(test_first_io_completes_connect, reset),

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# protocols.sh CASE - what the layer reads from the first bytes of each
+# exchange, checked against nginx's own log, with real clients:
+#   http    plaintext HTTP/1.1: method, path without the query string (the
+#           query never reaches the database), Host, status; TCP_INFO at close
+#   tls13   curl over TLS 1.3: one exchange per request, the handshake on the
+#           connection (tls_start_ns..tls_end_ns), version 1.3
+#   tls12   the same with TLS 1.2 forced
+#   python  python's ssl module (OpenSSL), keep-alive, TLS 1.3
+#   wget    wget (GnuTLS: its change cipher spec and Finished go out alone)
+source "$(dirname "$0")/../lib/common.sh"
+source "$REPO/tests/lib/nginx.sh"
+case_=${1:?case}
+need_cmd openssl
+make_site "$WORK/site"
+DB=$WORK/run.db
+
+# a certificate of our own for 127.0.0.1
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
+  -days 2 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 2>/dev/null ||
+  fail "openssl could not make a certificate"
+TLS_PORT=$(free_port)
+export NGINX_EXTRA="listen 127.0.0.1:$TLS_PORT ssl; ssl_certificate $WORK/cert.pem;
+    ssl_certificate_key $WORK/key.pem; ssl_protocols TLSv1.2 TLSv1.3;"
+nginx_start "$WORK/site"
+URL=http://127.0.0.1:$NGINX_PORT
+TLS_URL=https://127.0.0.1:$TLS_PORT
+
+check_log() {  # PORT [check_access options]
+  local port=$1; shift
+  nginx_settle
+  "$PYTHON" "$REPO/tests/lib/check_access.py" "$DB" "$NGINX_LOG" "$port" "$@" ||
+    fail "the database does not match nginx's log"
+}
+
+# check_tls N VERSION: N requests on TLS connections, the handshake stored
+check_tls() {
+  local n=$1 version=$2
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange_metrics WHERE peer_port = $TLS_PORT")" "$n" "requests over TLS (no handshake exchange, no closing alert)"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM connection WHERE peer_port = $TLS_PORT AND tls = 1 AND tls_version = '$version'")" \
+    "$(q "$DB" "SELECT count(*) FROM connection WHERE peer_port = $TLS_PORT")" "every connection marked TLS $version"
+  # the handshake lies after the TCP connect and before the first request
+  expect_eq "$(q "$DB" "SELECT count(*) FROM connection c WHERE peer_port = $TLS_PORT AND NOT (
+      c.t2_ns <= c.tls_start_ns AND c.tls_start_ns < c.tls_end_ns AND
+      c.tls_end_ns <= (SELECT min(t3_ns) FROM exchange e WHERE e.connection_id = c.id))")" 0 \
+    "T2 <= handshake start < handshake end <= first request's T3"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM connection_metrics WHERE peer_port = $TLS_PORT AND tls_ms > 0")" \
+    "$(q "$DB" "SELECT count(*) FROM connection WHERE peer_port = $TLS_PORT")" "tls_ms > 0 on every TLS connection"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange WHERE method IS NOT NULL AND connection_id IN
+      (SELECT id FROM connection WHERE tls = 1)")" 0 "nothing read from encrypted bytes"
+}
+
+case $case_ in
+http)
+  "$OBSERVE" -q -o "$DB" -- curl -sf -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
+    "$URL/100b?token=SECRET1" "$URL/50k" "$URL/missing?x=SECRET2#frag" "$URL/" || true
+  "$OBSERVE" -q -o "$DB" -- curl -sf -o /dev/null -X POST --data-binary @"$WORK/site/100b" "$URL/100b?k=SECRET3" || true
+  "$OBSERVE" -q -o "$DB" -- "$PYTHON" -c "
+import http.client
+c = http.client.HTTPConnection('127.0.0.1', $NGINX_PORT)
+for p in ['/50k?a=SECRET4', '/1m', '/nope']:
+    c.request('HEAD' if p == '/1m' else 'GET', p); c.getresponse().read()
+c.close()"
+  check_log "$NGINX_PORT" --http
+  expect_eq "$(q "$DB" "SELECT group_concat(method || ' ' || path || ' ' || status, ', ') FROM (SELECT * FROM exchange ORDER BY t3_ns)")" \
+    "GET /100b 200, GET /50k 200, GET /missing 404, GET / 200, POST /100b 405, GET /50k 200, HEAD /1m 200, GET /nope 404" "method, path, status in order"
+  expect_eq "$(q "$DB" "SELECT count(DISTINCT host) || ' ' || max(host) FROM exchange")" "1 127.0.0.1:$NGINX_PORT" "Host header"
+  # (the command line, in process.argv, is the program's own business)
+  for t in client connection exchange; do
+    ! sqlite3 "$DB" ".dump $t" | grep -q SECRET || fail "a query string reached table $t"
+  done
+  ok "no query string in the connection and exchange tables"
+  # TCP_INFO once at close: loopback's MTU, an RTT, no retransmissions
+  expect_eq "$(q "$DB" "SELECT count(*) FROM connection WHERE end_class IN ('client_close', 'server_close') AND NOT (rtt_us > 0 AND pmtu = 65535 AND retrans = 0 AND snd_cwnd > 0 AND min_rtt_us > 0 AND min_rtt_us <= rtt_us + rttvar_us)")" 0 "TCP_INFO of every closed connection"
+  expect_true "TCP_INFO on some connection" [ "$(q "$DB" "SELECT count(*) FROM connection WHERE rtt_us IS NOT NULL")" -ge 3 ]
+  ;;
+tls13)
+  "$OBSERVE" -q -o "$DB" -- curl -sf --tlsv1.3 --cacert "$WORK/cert.pem" -o /dev/null -o /dev/null -o /dev/null \
+    "$TLS_URL/100b" "$TLS_URL/50k?q=1" "$TLS_URL/1m"
+  "$OBSERVE" -q -o "$DB" -- curl -sf --tlsv1.3 --cacert "$WORK/cert.pem" -o /dev/null "$TLS_URL/100b"
+  check_log "$TLS_PORT"
+  check_tls 4 1.3
+  ;;
+tls12)
+  "$OBSERVE" -q -o "$DB" -- curl -sf --tlsv1.2 --tls-max 1.2 --cacert "$WORK/cert.pem" -o /dev/null -o /dev/null \
+    "$TLS_URL/100b" "$TLS_URL/50k"
+  "$OBSERVE" -q -o "$DB" -- curl -sf --tlsv1.2 --tls-max 1.2 --cacert "$WORK/cert.pem" -o /dev/null "$TLS_URL/1m"
+  check_log "$TLS_PORT"
+  check_tls 3 1.2
+  ;;
+python)
+  "$OBSERVE" -q -o "$DB" -- "$PYTHON" -c "
+import http.client, ssl
+ctx = ssl.create_default_context(cafile='$WORK/cert.pem')
+c = http.client.HTTPSConnection('127.0.0.1', $TLS_PORT, context=ctx)
+for p in ['/100b', '/50k', '/1m', '/100b']:
+    c.request('GET', p); c.getresponse().read()
+c.close()"
+  check_log "$TLS_PORT"
+  check_tls 4 1.3
+  ;;
+wget)
+  need_cmd wget
+  "$OBSERVE" -q -o "$DB" -- wget -q --ca-certificate="$WORK/cert.pem" -O /dev/null "$TLS_URL/50k" "$TLS_URL/100b"
+  check_log "$TLS_PORT"
+  check_tls 2 1.3
+  ;;
+*) die "unknown case $case_" ;;
+esac

@@ -3,8 +3,9 @@
  *
  * CSV and JSON Lines carry every column of the view exchange_metrics, one
  * row per exchange. HAR maps the times as the measurement model says:
- * connect = Te (first exchange of a connection), send = Ts, wait = Tw,
- * receive = T6 - TFB, blocked/dns/ssl = -1, time = the sum of the
+ * connect = Te (first exchange of a connection; plus the TLS handshake
+ * on a TLS connection), ssl = the handshake (tls_end - tls_start), send =
+ * Ts, wait = Tw, receive = T6 - TFB, blocked/dns = -1, time = the sum of the
  * non-negative phases, startedDateTime = T3 (T1 for a connection's first
  * exchange). */
 #define _GNU_SOURCE
@@ -201,10 +202,18 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 	int c_t1 = col(st, "t1_ns"), c_t3 = col(st, "t3_ns"),
 	    c_t5 = col(st, "t5_ns");
 	double connect = seq == 1 ? ms_or(st, col(st, "te_ms"), -1) : -1;
+	/* HAR: ssl is the TLS handshake, and connect includes it */
+	double ssl = seq == 1 && connect >= 0 ? ms_or(st, col(st, "tls_ms"), -1)
+					      : -1;
+	bool tls = sqlite3_column_int(st, col(st, "tls")) != 0;
 	double send = ms_or(st, col(st, "ts_ms"), 0);
 	double wait = ms_or(st, col(st, "tw_ms"), 0);
 	double receive = ms_or(st, col(st, "trecv_ms"), 0);
-	double total = send + wait + receive + (connect > 0 ? connect : 0);
+	double total;
+
+	if (ssl >= 0)
+		connect += ssl;
+	total = send + wait + receive + (connect > 0 ? connect : 0);
 	int64_t start = sqlite3_column_int64(
 		st, seq == 1 || sqlite3_column_type(st, c_t3) == SQLITE_NULL
 			    ? (sqlite3_column_type(st, c_t1) != SQLITE_NULL
@@ -225,9 +234,11 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 	if (host)
 		url = sqlite3_mprintf("http://%s%s", host, path);
 	else if (strchr(peer, ':'))
-		url = sqlite3_mprintf("http://[%s]:%d%s", peer, port, path);
+		url = sqlite3_mprintf("%s://[%s]:%d%s", tls ? "https" : "http",
+				      peer, port, path);
 	else
-		url = sqlite3_mprintf("http://%s:%d%s", peer, port, path);
+		url = sqlite3_mprintf("%s://%s:%d%s", tls ? "https" : "http",
+				      peer, port, path);
 	fprintf(out, "%s\n    {\"startedDateTime\": \"%s\", \"time\": %.3f,\n",
 		first ? "" : ",", when, total);
 	fputs("     \"request\": {\"method\": ", out);
@@ -248,9 +259,9 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 		status, dr, dr);
 	fprintf(out,
 		"     \"cache\": {}, \"timings\": {\"blocked\": -1, \"dns\": -1, "
-		"\"connect\": %.3f, \"ssl\": -1, \"send\": %.3f, \"wait\": %.3f, "
-		"\"receive\": %.3f},\n",
-		connect, send, wait, receive);
+		"\"connect\": %.3f, \"ssl\": %.3f, \"send\": %.3f, "
+		"\"wait\": %.3f, \"receive\": %.3f},\n",
+		connect, ssl, send, wait, receive);
 	fputs("     \"serverIPAddress\": ", out);
 	json_string(out, peer);
 	fprintf(out, ", \"connection\": \"%lld\", \"_program\": ",

@@ -48,6 +48,22 @@ check_tls() {
     "$(q "$DB" "SELECT count(*) FROM connection WHERE peer_port = $TLS_PORT")" "tls_ms > 0 on every TLS connection"
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange WHERE method IS NOT NULL AND connection_id IN
       (SELECT id FROM connection WHERE tls = 1)")" 0 "nothing read from encrypted bytes"
+  # HAR: ssl is the handshake, connect includes it, the URL says https
+  "$SLICER" export -d "$DB" --format har -o "$WORK/run.har"
+  "$PYTHON" - "$WORK/run.har" "$DB" "$n" <<'PY' || fail "HAR timings of TLS connections"
+import json, sqlite3, sys
+entries = json.load(open(sys.argv[1]))["log"]["entries"]
+db = sqlite3.connect(sys.argv[2])
+assert len(entries) == int(sys.argv[3]), len(entries)
+firsts = [e for e in entries if e["timings"]["ssl"] != -1]
+want = db.execute("SELECT tls_ms, te_ms FROM connection_metrics WHERE tls = 1 ORDER BY t1_ns").fetchall()
+assert len(firsts) == len(want), (len(firsts), len(want))
+for e, (tls_ms, te_ms) in zip(firsts, want):
+    t = e["timings"]
+    assert abs(t["ssl"] - tls_ms) < 0.002 and abs(t["connect"] - (te_ms + tls_ms)) < 0.002, (t, tls_ms, te_ms)
+    assert e["request"]["url"].startswith("https://"), e["request"]["url"]
+print(f"HAR: {len(entries)} entries, ssl on {len(firsts)} first exchanges, connect includes it")
+PY
 }
 
 case $case_ in

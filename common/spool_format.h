@@ -154,6 +154,8 @@ struct obs_http_body {
 /* More about a connection, written when first known. */
 #define OBS_IF_TLS 0x1u     /* tls_* are set */
 #define OBS_IF_TCPINFO 0x2u /* the tcp_* fields are set (at close) */
+#define OBS_IF_DNS 0x4u     /* dns_start/dns_end: the lookup this connect
+			     * was the first to use */
 struct obs_info_body {
 	int64_t tls_start;     /*  16 entry of the first handshake send */
 	int64_t tls_end;       /*  24 return of the last handshake receive */
@@ -167,7 +169,9 @@ struct obs_info_body {
 	uint32_t snd_cwnd;     /*  56 tcpi_snd_cwnd (segments) */
 	uint32_t pmtu;         /*  60 tcpi_pmtu */
 	uint64_t delivery_rate; /* 64 tcpi_delivery_rate (bytes/s) */
-	uint8_t pad[56];       /*  72 */
+	int64_t dns_start;     /*  72 getaddrinfo() entry */
+	int64_t dns_end;       /*  80 getaddrinfo() return */
+	char dns_name[40];     /*  88 the name looked up (NUL-padded, cut) */
 };
 
 struct obs_record {

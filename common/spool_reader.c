@@ -153,9 +153,10 @@ static const char *record_problem(const struct obs_spool *sp,
 			return "unknown HTTP record flags";
 	} else if (r->kind == OBS_REC_INFO) {
 		const struct obs_info_body *f = &r->u.info;
-		if (f->flags & ~(OBS_IF_TLS | OBS_IF_TCPINFO))
+		if (f->flags & ~(OBS_IF_TLS | OBS_IF_TCPINFO | OBS_IF_DNS))
 			return "unknown info record flags";
-		if (!time_ok(h, f->tls_start) || !time_ok(h, f->tls_end))
+		if (!time_ok(h, f->tls_start) || !time_ok(h, f->tls_end) ||
+		    !time_ok(h, f->dns_start) || !time_ok(h, f->dns_end))
 			return "time out of range";
 	} else {
 		const struct obs_exch_body *x = &r->u.exch;

@@ -31,7 +31,10 @@
 	"  retrans INTEGER,\n"                                             \
 	"  snd_cwnd INTEGER,\n"                                            \
 	"  pmtu INTEGER,\n"                                                \
-	"  delivery_rate INTEGER,\n"
+	"  delivery_rate INTEGER,\n"                                        \
+	"  dns_name TEXT,\n"                                               \
+	"  dns_start_ns INTEGER,\n"                                        \
+	"  dns_end_ns INTEGER,\n"
 
 static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS client(\n"
@@ -117,6 +120,7 @@ static const char schema_sql[] =
 	"    (c.tls_end_ns - c.tls_start_ns) / 1e6 END AS tls_ms,\n"
 	"  c.rtt_us / 1e3 AS rtt_ms, c.min_rtt_us / 1e3 AS min_rtt_ms,\n"
 	"  c.retrans, c.delivery_rate,\n"
+	"  c.dns_name, (c.dns_end_ns - c.dns_start_ns) / 1e6 AS dns_ms,\n"
 	"  (SELECT count(*) FROM exchange e WHERE e.connection_id = c.id)\n"
 	"    AS exchanges,\n"
 	"  (SELECT coalesce(sum(ds), 0) FROM exchange e\n"
@@ -145,7 +149,8 @@ static const char schema_sql[] =
 	"  e.method, e.path, e.status, e.host, c.end_class, e.complete,\n"
 	"  c.tls,\n"
 	"  CASE WHEN c.tls_end_ns >= c.tls_start_ns THEN\n"
-	"    (c.tls_end_ns - c.tls_start_ns) / 1e6 END AS tls_ms\n"
+	"    (c.tls_end_ns - c.tls_start_ns) / 1e6 END AS tls_ms,\n"
+	"  c.dns_name, (c.dns_end_ns - c.dns_start_ns) / 1e6 AS dns_ms\n"
 	"FROM exchange e JOIN connection c ON c.id = e.connection_id\n"
 	"  JOIN process p ON p.id = c.process_id\n"
 	"  JOIN client cl ON cl.id = p.client_id\n"
@@ -211,7 +216,8 @@ static const char *const statements[ST_COUNT] = {
 	[ST_INFO_UPD] = "UPDATE connection SET tls = ?2, tls_version = ?3, "
 			"tls_start_ns = ?4, tls_end_ns = ?5, rtt_us = ?6, "
 			"rttvar_us = ?7, min_rtt_us = ?8, retrans = ?9, "
-			"snd_cwnd = ?10, pmtu = ?11, delivery_rate = ?12 "
+			"snd_cwnd = ?10, pmtu = ?11, delivery_rate = ?12, "
+			"dns_name = ?13, dns_start_ns = ?14, dns_end_ns = ?15 "
 			"WHERE id = ?1",
 };
 
@@ -312,6 +318,7 @@ static int store_upgrade_v1(obs_store *s, char *err, size_t errlen)
 		"tls_start_ns INTEGER", "tls_end_ns INTEGER", "rtt_us INTEGER",
 		"rttvar_us INTEGER", "min_rtt_us INTEGER", "retrans INTEGER",
 		"snd_cwnd INTEGER", "pmtu INTEGER", "delivery_rate INTEGER",
+		"dns_name TEXT", "dns_start_ns INTEGER", "dns_end_ns INTEGER",
 	};
 	char sql[128], *msg = NULL;
 	int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
@@ -995,6 +1002,10 @@ static int ingest_info(struct ingest *in, const struct obs_record *r,
 	bind_u32_or_null(st, 11, tcp, f->pmtu);
 	bind_u32_or_null(st, 12, tcp && f->delivery_rate <= INT64_MAX,
 			 f->delivery_rate);
+	bind_field(st, 13, f->dns_name, sizeof(f->dns_name));
+	bind_time(st, 14, &in->sp,
+		  f->flags & OBS_IF_DNS ? f->dns_start : 0);
+	bind_time(st, 15, &in->sp, f->flags & OBS_IF_DNS ? f->dns_end : 0);
 	return step_done(in->store, st);
 }
 

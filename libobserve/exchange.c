@@ -604,3 +604,21 @@ void obs_xm_tcp_info(struct obs_conn *c, const struct obs_tcp_info *ti)
 	}
 	obs_conn_unlock(c);
 }
+
+void obs_xm_dns(struct obs_conn *c, const char *name, int64_t t_start,
+		int64_t t_end)
+{
+	struct obs_info_body *info;
+
+	obs_conn_lock(c);
+	info = info_of(c);
+	if (info) {
+		memcpy(info->dns_name, name, sizeof(info->dns_name));
+		if (t_start) {
+			info->dns_start = t_start;
+			info->dns_end = t_end;
+			info->flags |= OBS_IF_DNS;
+		}
+	}
+	obs_conn_unlock(c);
+}

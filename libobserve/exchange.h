@@ -118,6 +118,10 @@ struct obs_tcp_info {
 	uint64_t delivery_rate;
 };
 void obs_xm_tcp_info(struct obs_conn *c, const struct obs_tcp_info *ti);
+/* The name lookup that gave the peer's address: its name (NUL-padded,
+ * 40 bytes), and its times when this connect is the first to use it. */
+void obs_xm_dns(struct obs_conn *c, const char *name, int64_t t_start,
+		int64_t t_end);
 /* shutdown() returned. */
 void obs_xm_shutdown(struct obs_conn *c, int64_t t_out, int how);
 /* The last fd referring to the connection was closed; t_out is close()'s

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <linux/tcp.h> /* struct tcp_info as the kernel has it */
 #include <pthread.h>
@@ -88,6 +89,8 @@ static struct {
 	int (*execv)(const char *, char *const[]);
 	int (*execvp)(const char *, char *const[]);
 	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*getaddrinfo)(const char *, const char *, const struct addrinfo *,
+			   struct addrinfo **);
 } real;
 
 /* Recursion guard while this thread runs dlsym. Per thread: two threads may
@@ -123,6 +126,7 @@ static void obs_resolve(void)
 	RESOLVE(fcntl64, "fcntl64");
 	RESOLVE(close_range, "close_range");
 	RESOLVE(closefrom, "closefrom");
+	RESOLVE(getaddrinfo, "getaddrinfo");
 	RESOLVE(getsockopt, "getsockopt");
 	RESOLVE(write, "write");
 	RESOLVE(writev, "writev");
@@ -447,6 +451,109 @@ static void note_local_addr(struct obs_conn *c, int fd)
 	obs_xm_local_addr(c, addr, port);
 }
 
+/* ---- name lookups ---------------------------------------------------- */
+
+/* The addresses the latest lookups gave, newest first found: a connect to
+ * one of them takes the lookup's name, and its times if it is the first
+ * connect to use that lookup (HAR's dns). Under the layer's mutex; never
+ * held across a real call. */
+#define OBS_DNS_SLOTS 64
+static struct obs_dns_slot {
+	uint8_t addr[16];
+	uint16_t family;
+	bool used;       /* a connect took the times already */
+	uint32_t lookup; /* number of the lookup, to mark its addresses used */
+	int64_t t_start, t_end;
+	char name[40];
+} dns_slots[OBS_DNS_SLOTS];
+static unsigned int dns_next;
+static uint32_t dns_lookups;
+
+static void dns_remember(const char *node, const struct addrinfo *res,
+			 int64_t t_start, int64_t t_end)
+{
+	size_t n = strnlen(node, 40);
+	uint32_t lookup;
+	int kept = 0;
+
+	obs_mutex_lock();
+	lookup = ++dns_lookups;
+	for (const struct addrinfo *a = res; a && kept < 8; a = a->ai_next) {
+		struct obs_dns_slot *s;
+		uint16_t port;
+
+		if (!a->ai_addr ||
+		    (a->ai_family != AF_INET && a->ai_family != AF_INET6) ||
+		    (a->ai_socktype != 0 && a->ai_socktype != SOCK_STREAM))
+			continue;
+		s = &dns_slots[dns_next++ % OBS_DNS_SLOTS];
+		memset(s, 0, sizeof(*s));
+		peer_of(a->ai_addr, s->addr, &port);
+		s->family = (uint16_t)a->ai_family;
+		s->lookup = lookup;
+		s->t_start = t_start;
+		s->t_end = t_end;
+		memcpy(s->name, node, n);
+		kept++;
+	}
+	obs_mutex_unlock();
+}
+
+/* At a tracked connect: the newest lookup that gave this address. */
+static void dns_match(struct obs_conn *c, int family, const uint8_t *peer,
+		      int64_t t1)
+{
+	size_t alen = family == AF_INET6 ? 16 : 4;
+	struct obs_dns_slot found;
+	bool hit = false;
+
+	if (!__atomic_load_n(&dns_lookups, __ATOMIC_RELAXED))
+		return;
+	obs_mutex_lock();
+	for (unsigned int k = 1; k <= OBS_DNS_SLOTS && !hit; k++) {
+		struct obs_dns_slot *s =
+			&dns_slots[(dns_next - k) % OBS_DNS_SLOTS];
+		if (s->lookup && s->family == family && s->t_end <= t1 &&
+		    memcmp(s->addr, peer, alen) == 0) {
+			found = *s;
+			hit = true;
+			if (!s->used) /* the lookup's times go to one connect */
+				for (int i = 0; i < OBS_DNS_SLOTS; i++)
+					if (dns_slots[i].lookup == s->lookup)
+						dns_slots[i].used = true;
+		}
+	}
+	obs_mutex_unlock();
+	if (hit)
+		obs_xm_dns(c, found.name, found.used ? 0 : found.t_start,
+			   found.t_end);
+}
+
+EXPORT int getaddrinfo(const char *node, const char *service,
+		       const struct addrinfo *hints, struct addrinfo **res)
+{
+	unsigned char probe[16];
+	int64_t t_start;
+	int ret, saved;
+
+	if (UNLIKELY(!real.getaddrinfo)) {
+		obs_resolve();
+		if (!real.getaddrinfo)
+			return EAI_SYSTEM;
+	}
+	/* a number is no lookup */
+	if (!fd_table_size || !node || inet_pton(AF_INET, node, probe) == 1 ||
+	    inet_pton(AF_INET6, node, probe) == 1)
+		return real.getaddrinfo(node, service, hints, res);
+	t_start = obs_now();
+	ret = real.getaddrinfo(node, service, hints, res);
+	saved = errno;
+	if (ret == 0 && res && *res)
+		dns_remember(node, *res, t_start, obs_now());
+	errno = saved;
+	return ret;
+}
+
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	int saved = errno, ret, err;
@@ -493,6 +600,7 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 			     fd, addr->sa_family, peer, port, t_in, t_out, ret,
 			     err);
 	note_local_addr(c, fd);
+	dns_match(c, addr->sa_family, peer, t_in);
 	conn_attach(fd, c);
 	OBS_LOG(OBS_LOG_DEBUG, "connect fd %d port %u: %d (%s)", fd, port, ret,
 		ret == 0 ? "ok" : strerror(err));

@@ -5,7 +5,8 @@
  * row per exchange. HAR maps the times as the measurement model says:
  * connect = Te (first exchange of a connection; plus the TLS handshake
  * on a TLS connection), ssl = the handshake (tls_end - tls_start), send =
- * Ts, wait = Tw, receive = T6 - TFB, blocked/dns = -1, time = the sum of the
+ * Ts, wait = Tw, receive = T6 - TFB, dns = the getaddrinfo() the
+ * connection was the first to use (else -1), blocked = -1, time = the sum of the
  * non-negative phases, startedDateTime = T3 (T1 for a connection's first
  * exchange). */
 #define _GNU_SOURCE
@@ -206,6 +207,9 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 	double ssl = seq == 1 && connect >= 0 ? ms_or(st, col(st, "tls_ms"), -1)
 					      : -1;
 	bool tls = sqlite3_column_int(st, col(st, "tls")) != 0;
+	/* HAR: dns is the lookup this connection was the first to use */
+	double dns = seq == 1 ? ms_or(st, col(st, "dns_ms"), -1) : -1;
+	const char *dns_name = text_or(st, col(st, "dns_name"), NULL);
 	double send = ms_or(st, col(st, "ts_ms"), 0);
 	double wait = ms_or(st, col(st, "tw_ms"), 0);
 	double receive = ms_or(st, col(st, "trecv_ms"), 0);
@@ -213,7 +217,8 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 
 	if (ssl >= 0)
 		connect += ssl;
-	total = send + wait + receive + (connect > 0 ? connect : 0);
+	total = send + wait + receive + (connect > 0 ? connect : 0) +
+		(dns > 0 ? dns : 0);
 	int64_t start = sqlite3_column_int64(
 		st, seq == 1 || sqlite3_column_type(st, c_t3) == SQLITE_NULL
 			    ? (sqlite3_column_type(st, c_t1) != SQLITE_NULL
@@ -233,6 +238,9 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 	iso8601(when, sizeof(when), start);
 	if (host)
 		url = sqlite3_mprintf("http://%s%s", host, path);
+	else if (dns_name)
+		url = sqlite3_mprintf("%s://%s:%d%s", tls ? "https" : "http",
+				      dns_name, port, path);
 	else if (strchr(peer, ':'))
 		url = sqlite3_mprintf("%s://[%s]:%d%s", tls ? "https" : "http",
 				      peer, port, path);
@@ -258,10 +266,10 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 		"},\n",
 		status, dr, dr);
 	fprintf(out,
-		"     \"cache\": {}, \"timings\": {\"blocked\": -1, \"dns\": -1, "
-		"\"connect\": %.3f, \"ssl\": %.3f, \"send\": %.3f, "
-		"\"wait\": %.3f, \"receive\": %.3f},\n",
-		connect, ssl, send, wait, receive);
+		"     \"cache\": {}, \"timings\": {\"blocked\": -1, "
+		"\"dns\": %.3f, \"connect\": %.3f, \"ssl\": %.3f, "
+		"\"send\": %.3f, \"wait\": %.3f, \"receive\": %.3f},\n",
+		dns, connect, ssl, send, wait, receive);
 	fputs("     \"serverIPAddress\": ", out);
 	json_string(out, peer);
 	fprintf(out, ", \"connection\": \"%lld\", \"_program\": ",

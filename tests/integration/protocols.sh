@@ -8,6 +8,10 @@
 #   tls12   the same with TLS 1.2 forced
 #   python  python's ssl module (OpenSSL), keep-alive, TLS 1.3
 #   wget    wget (GnuTLS: its change cipher spec and Finished go out alone)
+#   dns     getaddrinfo() of a name (localhost, through /etc/hosts) tied to
+#           the connects to its addresses: the name on each, the lookup's
+#           time on the first only; a numeric address is no lookup (but
+#           keeps the name its address was last looked up by)
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
 case_=${1:?case}
@@ -120,6 +124,41 @@ wget)
   "$OBSERVE" -q -o "$DB" -- wget -q --ca-certificate="$WORK/cert.pem" -O /dev/null "$TLS_URL/50k" "$TLS_URL/100b"
   check_log "$TLS_PORT"
   check_tls 2 1.3
+  ;;
+dns)
+  need_cmd wget
+  "$OBSERVE" -q -o "$DB" -- "$PYTHON" -c "
+import socket, urllib.request
+for i in range(2):
+    urllib.request.urlopen('http://localhost:$NGINX_PORT/100b').read()
+# one lookup, two connections: the lookup's time goes to the first
+ai = [a for a in socket.getaddrinfo('localhost', $NGINX_PORT, type=socket.SOCK_STREAM) if a[0] == socket.AF_INET][0]
+for i in range(2):
+    s = socket.socket(ai[0], ai[1]); s.connect(ai[4])
+    s.sendall(b'GET /100b HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')
+    while s.recv(65536): pass
+    s.close()
+urllib.request.urlopen('http://127.0.0.1:$NGINX_PORT/100b').read()
+"
+  "$OBSERVE" -q -o "$DB" -- wget -q -O /dev/null "http://localhost:$NGINX_PORT/50k"
+  check_log "$NGINX_PORT"
+  # (the numeric connect, 5th, has no lookup of its own; its address still
+  # carries the name it was last looked up by)
+  expect_eq "$(q "$DB" "SELECT group_concat(coalesce(dns_name, '-') || ':' || coalesce(dns_ms > 0, '-'), ' ') FROM (SELECT * FROM connection_metrics ORDER BY t1_ns)")" \
+    "localhost:1 localhost:1 localhost:1 localhost:- localhost:- localhost:1" "name on each connect, lookup time on the first to use it"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM connection WHERE dns_end_ns > t1_ns OR dns_start_ns > dns_end_ns")" 0 "the lookup ends before its connect begins"
+  "$SLICER" export -d "$DB" --format har -o "$WORK/run.har"
+  "$PYTHON" - "$WORK/run.har" "$DB" <<'PY' || fail "HAR dns"
+import json, sqlite3, sys
+entries = json.load(open(sys.argv[1]))["log"]["entries"]
+db = sqlite3.connect(sys.argv[2])
+want = [r[0] for r in db.execute("SELECT dns_ms FROM connection_metrics ORDER BY t1_ns")]
+got = [e["timings"]["dns"] for e in entries]
+assert len(got) == len(want), (got, want)
+for g, w in zip(got, want):
+    assert (w is None and g == -1) or abs(g - w) < 0.002, (got, want)
+print("HAR dns:", got)
+PY
   ;;
 *) die "unknown case $case_" ;;
 esac

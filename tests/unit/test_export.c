@@ -91,7 +91,7 @@ static void test_csv(void **state)
 	/* header row, CRLF line ends, every column of exchange_metrics */
 	assert_true(strncmp(out, "connection_id,seq,client,program,pid,", 37) ==
 		    0);
-	assert_non_null(strstr(out, ",end_class,complete,tls,tls_ms\r\n"));
+	assert_non_null(strstr(out, ",end_class,complete,tls,tls_ms,dns_name,dns_ms\r\n"));
 	/* a field with a comma, quotes and a line break is quoted, quotes
 	 * doubled; the line break stays inside the field */
 	assert_non_null(strstr(out, "\r\n1,1,\"a,\"\"b\"\"\nc\\d\x01\",/usr/bin/curl,"));
@@ -124,7 +124,7 @@ static void test_har(void **state)
 	assert_non_null(strstr(out, "{\"log\": {\"version\": \"1.2\""));
 	/* exchange 1 starts at T1 and carries the connect time */
 	assert_non_null(strstr(out, "\"startedDateTime\": \"2023-11-14T22:13:20.000Z\", \"time\": 20.500"));
-	assert_non_null(strstr(out, "\"connect\": 0.500, \"ssl\": -1.000, \"send\": 0.100, \"wait\": 9.900, \"receive\": 10.000"));
+	assert_non_null(strstr(out, "\"dns\": -1.000, \"connect\": 0.500, \"ssl\": -1.000, \"send\": 0.100, \"wait\": 9.900, \"receive\": 10.000"));
 	/* exchange 2 starts at its T3, no connect, no answer */
 	assert_non_null(strstr(out, "\"startedDateTime\": \"2023-11-14T22:13:20.030Z\", \"time\": 0.100"));
 	assert_non_null(strstr(out, "\"connect\": -1.000, \"ssl\": -1.000, \"send\": 0.100, \"wait\": 0.000"));

@@ -470,6 +470,54 @@ static void test_not_a_database(void **state)
 	unlink(db_path);
 }
 
+
+/* A database of schema version 1 (no TLS, TCP_INFO or DNS columns) is
+ * brought up to date when opened, rows kept, views working. */
+static void test_upgrade_from_v1(void **state)
+{
+	static const char *const v2_columns[] = {
+		"tls", "tls_version", "tls_start_ns", "tls_end_ns", "rtt_us",
+		"rttvar_us", "min_rtt_us", "retrans", "snd_cwnd", "pmtu",
+		"delivery_rate", "dns_name", "dns_start_ns", "dns_end_ns",
+	};
+	obs_store *s;
+	char sql[128];
+
+	(void)state;
+	s = open_store();
+	assert_int_equal(sqlite3_exec(obs_store_db(s),
+				      "INSERT INTO client(name) VALUES('old');"
+				      "INSERT INTO process(client_id, pid, start_ns) "
+				      "VALUES(1, 42, 7);"
+				      "INSERT INTO connection(process_id, seq, t1_ns, "
+				      "t2_ns, t7_ns) VALUES(1, 1, 1000000, 3000000, "
+				      "9000000);"
+				      "DROP VIEW connection_metrics;"
+				      "DROP VIEW exchange_metrics;"
+				      "PRAGMA user_version = 1;",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	for (size_t i = 0; i < sizeof(v2_columns) / sizeof(*v2_columns); i++) {
+		snprintf(sql, sizeof(sql), "ALTER TABLE connection DROP COLUMN %s",
+			 v2_columns[i]);
+		assert_int_equal(sqlite3_exec(obs_store_db(s), sql, NULL, NULL,
+					      NULL),
+				 SQLITE_OK);
+	}
+	obs_store_close(s);
+	s = open_store(); /* upgrades */
+	assert_int_equal(query_int(s, "PRAGMA user_version"), OBS_SCHEMA_VERSION);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_table_info("
+				      "'connection') WHERE name IN ('tls', "
+				      "'rtt_us', 'dns_name', 'dns_end_ns')"),
+			 4);
+	assert_int_equal(query_int(s, "SELECT te_ms = 2.0 AND tls = 0 AND "
+				      "tls_ms IS NULL AND dns_ms IS NULL "
+				      "FROM connection_metrics"),
+			 1);
+	obs_store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +531,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damaged_record, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_files, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_from_v1, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_database, setup,
 						teardown),

@@ -265,11 +265,20 @@ static void http_request(struct obs_conn *c, struct obs_exch_body *x,
 			 const struct obs_data *d)
 {
 	uint8_t head[OBS_HTTP_LOOK];
-	size_t n = data_copy(d, head, sizeof(head));
+	const uint8_t *p = head;
+	size_t n;
 	struct obs_http_req req;
 	struct obs_record *rec;
 
-	c->x_http = n > 0 && obs_http_request(head, n, &req);
+	if (d && d->iov && d->iovcnt > 0 &&
+	    d->iov[0].iov_len >= (d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK)) {
+		/* all we look at is in the first buffer: no copy */
+		p = d->iov[0].iov_base;
+		n = d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK;
+	} else {
+		n = data_copy(d, head, sizeof(head));
+	}
+	c->x_http = n > 0 && obs_http_request(p, n, &req);
 	if (!c->x_http) {
 		if (n > 0 && c->exch_seq == 1)
 			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */

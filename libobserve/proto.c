@@ -25,28 +25,30 @@ static bool copy_field(char *dst, size_t size, const uint8_t *src, size_t n)
 	return cut;
 }
 
-/* The Host header's value in p[from..n), or NULL. */
+/* The Host header's value in p[from..n), or NULL: line by line (memchr
+ * finds the ends), the name compared without regard to case. */
 static const uint8_t *find_host(const uint8_t *p, size_t n, size_t from,
 				size_t *len)
 {
-	static const char name[] = "\r\nhost:";
-	const size_t m = sizeof(name) - 1;
+	const uint8_t *nl;
 
-	for (size_t i = from; i + m <= n; i++) {
-		size_t k = 0, v, e;
+	while (from < n && (nl = memchr(p + from, '\n', n - from))) {
+		size_t i = (size_t)(nl - p) + 1, v, e;
 
-		while (k < m && lower(p[i + k]) == (uint8_t)name[k])
-			k++;
-		if (k < m)
+		from = i;
+		if (i + 5 > n || lower(p[i]) != 'h' || lower(p[i + 1]) != 'o' ||
+		    lower(p[i + 2]) != 's' || lower(p[i + 3]) != 't' ||
+		    p[i + 4] != ':')
 			continue;
-		v = i + m;
+		v = i + 5;
 		while (v < n && (p[v] == ' ' || p[v] == '\t'))
 			v++;
-		e = v;
-		while (e < n && p[e] != '\r' && p[e] != '\n')
-			e++;
-		if (e == n)
+		nl = memchr(p + v, '\n', n - v);
+		if (!nl)
 			return NULL; /* the value goes on beyond what we see */
+		e = (size_t)(nl - p);
+		if (e > v && p[e - 1] == '\r')
+			e--;
 		while (e > v && (p[e - 1] == ' ' || p[e - 1] == '\t'))
 			e--;
 		*len = e - v;
@@ -66,10 +68,13 @@ bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out)
 	if (m < 3 || m >= sizeof(out->method) || m >= n || p[m] != ' ')
 		return false;
 	t = m + 1;
-	te = t;
-	while (te < n && p[te] != ' ' && p[te] != '\r' && p[te] != '\n')
-		te++;
-	if (te == t || te + 8 > n || memcmp(p + te, " HTTP/1.", 8) != 0)
+	{
+		/* the request target ends at a space (it holds none) */
+		const uint8_t *sp = memchr(p + t, ' ', n - t);
+		te = sp ? (size_t)(sp - p) : n;
+	}
+	if (te == t || te + 8 > n || memcmp(p + te, " HTTP/1.", 8) != 0 ||
+	    memchr(p + t, '\n', te - t))
 		return false;
 	memset(out, 0, sizeof(*out));
 	memcpy(out->method, p, m);
@@ -85,9 +90,11 @@ bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out)
 			}
 		}
 	}
-	pe = t;
-	while (pe < te && p[pe] != '?' && p[pe] != '#')
-		pe++;
+	{
+		const uint8_t *q = memchr(p + t, '?', te - t);
+		const uint8_t *f = memchr(p + t, '#', (q ? (size_t)(q - p) : te) - t);
+		pe = f ? (size_t)(f - p) : q ? (size_t)(q - p) : te;
+	}
 	if (pe == t) {
 		out->path[0] = '/';
 	} else if (copy_field(out->path, sizeof(out->path), p + t, pe - t)) {

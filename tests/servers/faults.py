@@ -13,6 +13,11 @@ connection in a thread until --lifetime seconds have passed (default 120):
   reset     read an HTTP request, then reset the connection (SO_LINGER 0)
   banner    send "220 hello\\r\\n" first, read one line, answer
             "221 bye\\r\\n", close (an SMTP-like server that speaks first)
+  silent    read an HTTP request and never answer (a stalled server); close
+            when the client does
+  work      a request for /N answers N bytes after --delay-ms, sending them
+            at --bytes-per-s: a known time per request plus per byte
+            (Tr = delay + N / rate); keep-alive
 """
 import argparse
 import socket
@@ -49,6 +54,25 @@ def serve(conn, args):
             head, buf = read_request(conn, buf)
             if head is None:
                 return
+            if args.mode == "silent":
+                while conn.recv(65536):
+                    pass
+                return
+            if args.mode == "work":
+                size = int(head.split(b" ")[1].lstrip(b"/").split(b"?")[0] or b"0")
+                start = time.monotonic()
+                time.sleep(args.delay_ms / 1000.0)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size)
+                sent, chunk = 0, 4096
+                while sent < size:
+                    n = min(chunk, size - sent)
+                    conn.sendall(b"x" * n)
+                    sent += n
+                    due = start + args.delay_ms / 1000.0 + sent / args.bytes_per_s
+                    pause = due - time.monotonic()
+                    if pause > 0:
+                        time.sleep(pause)
+                continue
             if args.mode == "delay":
                 time.sleep(args.delay_ms / 1000.0)
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
@@ -70,7 +94,9 @@ def serve(conn, args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["delay", "midclose", "reset", "banner"])
+    ap.add_argument("mode", choices=["delay", "midclose", "reset", "banner",
+                                     "silent", "work"])
+    ap.add_argument("--bytes-per-s", type=float, default=1e6)
     ap.add_argument("portfile")
     ap.add_argument("--delay-ms", type=float, default=50.0)
     ap.add_argument("--lifetime", type=float, default=120.0)

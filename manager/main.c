@@ -28,6 +28,8 @@ void manager_usage(FILE *out)
 		"usage: manager pull -o CENTRAL.db [-e SSH-COMMAND] SOURCE...\n"
 		"       manager stats CENTRAL.db [--by client|server|program|path]\n"
 		"                     [--where EXPR] [FILTER...] [--csv]\n"
+		"       manager stats CENTRAL.db --view endings|keepalive|size|family\n"
+		"                     [--window SECONDS] [--where EXPR] [--csv]\n"
 		"\n"
 		"Merges client databases (made by slicer or observe) into\n"
 		"CENTRAL.db. SOURCE is a database, a directory of *.db files, or\n"
@@ -52,6 +54,11 @@ void manager_usage(FILE *out)
 		"per group. Percentiles are exact (nearest rank). Filters as in\n"
 		"slicer: --where EXPR over exchange_metrics, --peer, --program,\n"
 		"--since, --until, --min-bytes.\n"
+		"--view shows an analysis instead (docs/analyses.md): endings (how\n"
+		"connections ended per server and --window, and the server state:\n"
+		"normal, saturated, stopped), keepalive (idle gaps, the server's\n"
+		"idle close, a recommended timeout), size (T = a*Dr + b per\n"
+		"server, with Tw + Trecv for T), family (IPv4/IPv6, TLS/plain).\n"
 		"Examples:\n"
 		"  manager pull -o central.db client-a.db clients/ \\\n"
 		"      ssh://lab@host-b/var/lib/observe/observe.db\n"
@@ -183,12 +190,15 @@ static int cmd_stats(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "by", required_argument, NULL, 'b' },
+		{ "view", required_argument, NULL, 'V' },
+		{ "window", required_argument, NULL, 'W' },
 		{ "csv", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *by = "client";
+	const char *by = "client", *view = NULL;
+	double window_s = 0;
 	bool csv = false;
 	struct filter f;
 	char err[512];
@@ -218,6 +228,20 @@ static int cmd_stats(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case 'V':
+			view = optarg;
+			break;
+		case 'W': {
+			char *end;
+			window_s = strtod(optarg, &end);
+			if (*end || !(window_s > 0)) {
+				fprintf(stderr, "manager: --window %s: seconds "
+						"> 0\n",
+					optarg);
+				goto out;
+			}
+			break;
+		}
 		case 'c':
 			csv = true;
 			break;
@@ -244,6 +268,10 @@ static int cmd_stats(int argc, char **argv)
 	obs_store_register_functions(db);
 	if (obs_store_check_expr(db, f.expr ? f.expr : "1", err, sizeof(err))) {
 		fprintf(stderr, "manager: %s: %s\n", argv[optind], err);
+		goto out;
+	}
+	if (view) {
+		rc = manager_view(db, view, f.expr ? f.expr : "1", window_s, csv);
 		goto out;
 	}
 	if (csv)

@@ -2,8 +2,10 @@
 #ifndef OBSERVE_MANAGER_H
 #define OBSERVE_MANAGER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sqlite3.h>
 
 /* manager pull -o CENTRAL.db SOURCE... (pull.c) */
 int cmd_pull(int argc, char **argv);
@@ -14,6 +16,21 @@ int cmd_report(int argc, char **argv);
 /* Nearest rank percentile of n sorted values (n > 0): the value at rank
  * ceil(p/100 * n), 1-based (main.c). */
 double manager_percentile(const double *sorted, size_t n, double p);
+
+/* manager stats --view VIEW (analyses.c): endings, keepalive, size or
+ * family, over the exchanges the SQL expression where keeps; window_s > 0
+ * splits endings into windows of that many seconds. 0, or 2 on error. */
+int manager_view(sqlite3 *db, const char *view, const char *where,
+		 double window_s, bool csv);
+/* The pieces, for the report. */
+const char *manager_server_state(double n, double failed, double aborted,
+				 double reset, double timeout);
+void manager_keepalive_advice(const double *sorted, size_t n,
+			      double *recommended_ms, const char **shape);
+void manager_fit_ls(const double *x, const double *y, size_t n, double *a,
+		    double *b, double *r2);
+void manager_fit_theil_sen(const double *x, const double *y, size_t n,
+			   double *a, double *b);
 
 /* The usage text of every command (main.c). */
 void manager_usage(FILE *out);

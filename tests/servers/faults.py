@@ -59,6 +59,8 @@ def serve(conn, args):
                     pass
                 return
             if args.mode == "work":
+                # no Nagle: the header alone must not wait for a delayed ACK
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 size = int(head.split(b" ")[1].lstrip(b"/").split(b"?")[0] or b"0")
                 start = time.monotonic()
                 time.sleep(args.delay_ms / 1000.0)

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# analyses.sh - manager stats --view against servers whose behaviour is
+# known, each figure checked against what the server was set to do:
+#   endings   a healthy nginx -> normal; a stalled server whose clients give
+#             up -> saturated; a closed port -> stopped
+#   keepalive nginx with keepalive_timeout 1.5 s: the idle close it does is
+#             estimated within 10%; idle gaps of a client that pauses 80 ms
+#   size      a server of ours that takes 20 ms per request plus 1 us per
+#             byte: the fit recovers b and a
+#   family    IPv4 and IPv6, TLS and plain, each a group
+source "$(dirname "$0")/../lib/common.sh"
+source "$REPO/tests/lib/nginx.sh"
+MANAGER=$BUILD/bin/manager
+DB=$WORK/run.db
+make_site "$WORK/site"
+export NGINX_EXTRA="keepalive_timeout 1500ms;"
+nginx_start "$WORK/site"
+URL=http://127.0.0.1:$NGINX_PORT
+run() { "$OBSERVE" -q -o "$DB" -- "$@"; }
+csv_field() {  # VIEW SERVER FIELD [--window S]: one field of one server's row
+  local view=$1 server=$2 field=$3; shift 3
+  "$MANAGER" stats "$DB" --view "$view" --csv "$@" | "$PYTHON" -c '
+import csv, sys
+rows = [r for r in csv.DictReader(sys.stdin) if r["server"] == sys.argv[1]]
+print(rows[0][sys.argv[2]] if rows else "none")' "$server" "$field"
+}
+
+# ---- endings ------------------------------------------------------------------
+run ab -q -n 40 -c 2 "$URL/100b" >/dev/null
+fault_server silent
+SILENT=$FAULT_PORT
+for i in 1 2 3 4; do run curl -s -m 0.3 -o /dev/null "http://127.0.0.1:$SILENT/" || true; done
+run curl -s -o /dev/null "http://127.0.0.1:$NGINX_PORT/100b"
+DEAD=$(free_port)
+for i in 1 2 3; do run curl -s -o /dev/null "http://127.0.0.1:$DEAD/" || true; done
+"$MANAGER" stats "$DB" --view endings
+expect_eq "$(csv_field endings "127.0.0.1:$NGINX_PORT" state)" normal "nginx answering everything"
+expect_eq "$(csv_field endings "127.0.0.1:$SILENT" aborted)/$(csv_field endings "127.0.0.1:$SILENT" connections)" 4/4 "every client gave up on the silent server"
+expect_eq "$(csv_field endings "127.0.0.1:$SILENT" state)" saturated "a server that stalls"
+expect_eq "$(csv_field endings "127.0.0.1:$DEAD" state)" stopped "a closed port"
+expect_eq "$(csv_field endings "127.0.0.1:$DEAD" refused)" 3 "refused connects"
+# windows: the ab run and the later curl land in windows of their own
+expect_true "--window splits the span" [ "$("$MANAGER" stats "$DB" --view endings --window 0.001 --csv | grep -c "^127.0.0.1:$NGINX_PORT,")" -ge 2 ]
+
+# ---- keep-alive -----------------------------------------------------------------
+rm -f "$DB"
+run "$PYTHON" - "$NGINX_PORT" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+req = b"GET /100b HTTP/1.1\r\nHost: x\r\n\r\n"
+def response(s):
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        buf += s.recv(65536)
+    head, body = buf.split(b"\r\n\r\n", 1)
+    n = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0].split(b":")[1])
+    while len(body) < n:
+        body += s.recv(65536)
+# three connections: 5 requests 80 ms apart, then wait for nginx's idle close
+for c in range(3):
+    s = socket.create_connection(("127.0.0.1", port))
+    for i in range(5):
+        if i:
+            time.sleep(0.08)
+        s.sendall(req)
+        response(s)
+    s.settimeout(5)
+    assert s.recv(1) == b""          # end of stream: nginx closed it idle
+    s.close()
+PY
+"$MANAGER" stats "$DB" --view keepalive
+S="127.0.0.1:$NGINX_PORT"
+expect_eq "$(csv_field keepalive "$S" idle_closes)" 3 "idle closes seen"
+"$PYTHON" - "$(csv_field keepalive "$S" idle_close_p50_ms)" <<'PY' || fail "keep-alive timeout estimate"
+import sys
+est = float(sys.argv[1])
+assert abs(est - 1500) <= 150, f"estimated {est} ms for nginx's 1500 ms"
+print(f"ok: nginx keepalive_timeout 1500 ms estimated as {est:.1f} ms")
+PY
+"$PYTHON" - "$(csv_field keepalive "$S" gaps)" "$(csv_field keepalive "$S" gap_p50_ms)" "$(csv_field keepalive "$S" recommended_timeout_ms)" <<'PY' || fail "idle gaps"
+import sys
+n, p50, rec = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+assert n == 12, n
+assert 80 <= p50 <= 95, p50
+assert 100 <= rec <= 15000, rec
+print(f"ok: {n} gaps, p50 {p50:.1f} ms for 80 ms pauses, recommended {rec:.0f} ms")
+PY
+
+# ---- size ---------------------------------------------------------------------------
+rm -f "$DB"
+fault_server work --delay-ms 20 --bytes-per-s 1000000
+WORKP=$FAULT_PORT
+urls=()
+for size in 10000 30000 60000 100000 150000 200000 250000 300000; do urls+=("http://127.0.0.1:$WORKP/$size"); done
+run curl -s "${urls[@]/#/-o/dev/null }" >/dev/null 2>&1 || run curl -s $(printf -- '-o /dev/null %s ' "${urls[@]}")
+"$MANAGER" stats "$DB" --view size
+f() { csv_field size "127.0.0.1:$WORKP" "$1"; }
+"$PYTHON" - "$(f n)" "$(f ts_a_us_per_byte)" "$(f ts_b_ms)" "$(f a_us_per_byte)" "$(f b_ms)" <<'PY' || fail "size fit"
+import sys
+n, ta, tb, a, b = int(sys.argv[1]), *map(float, sys.argv[2:])
+assert n == 8, n
+# Theil-Sen, robust to the odd slow transfer on a shared machine
+assert abs(ta - 1.0) <= 0.1, f"Theil-Sen a = {ta} us/byte for 1 us/byte"
+assert abs(tb - 20) <= 5, f"Theil-Sen b = {tb} ms for 20 ms"
+assert abs(a - 1.0) <= 0.2 and abs(b - 20) <= 10, f"least squares a = {a}, b = {b}"
+print(f"ok: Theil-Sen a = {ta:.4f} us/byte (1.0), b = {tb:.2f} ms (20); least squares {a:.4f}, {b:.2f}")
+PY
+
+# ---- family -----------------------------------------------------------------------
+rm -f "$DB"
+run curl -s -o /dev/null "$URL/100b"
+if [ "$NGINX_IPV6" = 1 ]; then
+  run curl -s -o /dev/null "http://[::1]:$NGINX_PORT/100b"
+  expect_eq "$("$MANAGER" stats "$DB" --view family --csv | awk -F, '$3 == "te_ms" {print $1 ":" $4}' | tr '\n' ' ')" "4:1 6:1 " "IPv4 and IPv6 groups"
+else
+  echo "note: no IPv6 loopback here; IPv4 only"
+fi

@@ -130,7 +130,7 @@ const char *manager_server_state(double n, double failed, double aborted,
 }
 
 static int view_endings(sqlite3 *db, const char *where, double window_s,
-			bool csv)
+			bool csv, FILE *out)
 {
 	char *filter = conn_filter(where);
 	char *sql = sqlite3_mprintf(endings_sql, filter);
@@ -145,11 +145,11 @@ static int view_endings(sqlite3 *db, const char *where, double window_s,
 	sqlite3_bind_int64(st, 1, window_s > 0 ? (int64_t)(window_s * 1e9)
 					       : INT64_MAX);
 	if (csv)
-		printf("server,window_start_ns,connections,server_close,"
+		fprintf(out, "server,window_start_ns,connections,server_close,"
 		       "client_close,reset,timeout,refused,unterminated,"
 		       "aborted,state\n");
 	else
-		printf("%-22s %-20s %7s %7s %7s %6s %7s %7s %7s %7s  %s\n",
+		fprintf(out, "%-22s %-20s %7s %7s %7s %6s %7s %7s %7s %7s  %s\n",
 		       "server", "window (UTC)", "conns", "srv_fin", "cli_fin",
 		       "reset", "timeout", "refused", "unterm", "aborted",
 		       "state");
@@ -163,11 +163,11 @@ static int view_endings(sqlite3 *db, const char *where, double window_s,
 			c[i] = sqlite3_column_double(st, 3 + i);
 		state = manager_server_state(n, c[4], c[6], c[2], c[3]);
 		if (csv) {
-			printf("%s,%lld,%.0f", server,
+			fprintf(out, "%s,%lld,%.0f", server,
 			       window_s > 0 ? (long long)window : 0LL, n);
 			for (int i = 0; i < 7; i++)
-				printf(",%.0f", c[i]);
-			printf(",%s\n", state);
+				fprintf(out, ",%.0f", c[i]);
+			fprintf(out, ",%s\n", state);
 		} else {
 			char when[32] = "all";
 			if (window_s > 0) {
@@ -177,10 +177,10 @@ static int view_endings(sqlite3 *db, const char *where, double window_s,
 				strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S",
 					 &tm);
 			}
-			printf("%-22.22s %-20s %7.0f", server, when, n);
+			fprintf(out, "%-22.22s %-20s %7.0f", server, when, n);
 			for (int i = 0; i < 7; i++)
-				printf(" %6.1f%%", 100.0 * c[i] / n);
-			printf("  %s\n", state);
+				fprintf(out, " %6.1f%%", 100.0 * c[i] / n);
+			fprintf(out, "  %s\n", state);
 		}
 	}
 	sqlite3_finalize(st);
@@ -246,7 +246,7 @@ void manager_keepalive_advice(const double *sorted, size_t n,
 	free(h);
 }
 
-static int view_keepalive(sqlite3 *db, const char *where, bool csv)
+static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
 {
 	char *sql, *filter = conn_filter(where);
 	sqlite3_stmt *servers, *gaps = NULL, *idle = NULL, *rec = NULL;
@@ -295,12 +295,12 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv)
 		goto out;
 	}
 	if (csv)
-		printf("server,gaps,gap_mean_ms,gap_sd_ms,gap_p50_ms,"
+		fprintf(out, "server,gaps,gap_mean_ms,gap_sd_ms,gap_p50_ms,"
 		       "gap_p90_ms,gap_max_ms,idle_closes,idle_close_p50_ms,"
 		       "idle_close_min_ms,reconnects_after_idle_close,"
 		       "recommended_timeout_ms,shape\n");
 	else
-		printf("%-22s %6s %9s %9s %9s %9s %6s %11s %11s %6s %11s  %s\n",
+		fprintf(out, "%-22s %6s %9s %9s %9s %9s %6s %11s %11s %6s %11s  %s\n",
 		       "server", "gaps", "mean ms", "sd ms", "p50 ms",
 		       "p90 ms", "closes", "close p50", "close min", "reconn",
 		       "recommend", "histogram");
@@ -327,7 +327,7 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv)
 		manager_keepalive_advice(g.v, g.n, &recommended, &shape);
 #define P(v, n, p) ((n) ? manager_percentile((v), (n), (p)) : NAN)
 		if (csv)
-			printf("%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%zu,%.3f,%.3f,"
+			fprintf(out, "%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%zu,%.3f,%.3f,"
 			       "%lld,%.3f,%s\n",
 			       server, g.n, mean_of(g.v, g.n), sd_of(g.v, g.n),
 			       P(g.v, g.n, 50), P(g.v, g.n, 90),
@@ -335,7 +335,7 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv)
 			       c.n ? c.v[0] : NAN, (long long)reconnects,
 			       recommended, shape);
 		else
-			printf("%-22.22s %6zu %9.1f %9.1f %9.1f %9.1f %6zu "
+			fprintf(out, "%-22.22s %6zu %9.1f %9.1f %9.1f %9.1f %6zu "
 			       "%11.1f %11.1f %6lld %11.1f  %s\n",
 			       server, g.n, mean_of(g.v, g.n), sd_of(g.v, g.n),
 			       P(g.v, g.n, 50), P(g.v, g.n, 90), c.n,
@@ -409,7 +409,7 @@ out:
 	free(rest);
 }
 
-static int view_size(sqlite3 *db, const char *where, bool csv)
+static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
 {
 	char *sql = sqlite3_mprintf(
 		"SELECT peer_addr || ':' || peer_port, dr, (t6_ns - t4_ns) / 1e6 "
@@ -425,10 +425,10 @@ static int view_size(sqlite3 *db, const char *where, bool csv)
 	if (!st)
 		return 2;
 	if (csv)
-		printf("server,n,a_us_per_byte,b_ms,bandwidth_mb_s,rate_per_s,"
+		fprintf(out, "server,n,a_us_per_byte,b_ms,bandwidth_mb_s,rate_per_s,"
 		       "r2,ts_a_us_per_byte,ts_b_ms\n");
 	else
-		printf("%-22s %7s %12s %10s %12s %10s %6s %12s %10s\n",
+		fprintf(out, "%-22s %7s %12s %10s %12s %10s %6s %12s %10s\n",
 		       "server", "n", "a us/byte", "b ms", "1/a MB/s",
 		       "1/b req/s", "R2", "TS a us/B", "TS b ms");
 	for (;;) {
@@ -442,12 +442,12 @@ static int view_size(sqlite3 *db, const char *where, bool csv)
 			manager_fit_theil_sen(x.v, y.v, x.n, &ta, &tb);
 			/* a in ms per byte: us per byte = a * 1000 */
 			if (csv)
-				printf("%s,%zu,%.6f,%.4f,%.3f,%.2f,%.4f,%.6f,"
+				fprintf(out, "%s,%zu,%.6f,%.4f,%.3f,%.2f,%.4f,%.6f,"
 				       "%.4f\n",
 				       server, x.n, a * 1e3, b, 1e-3 / a,
 				       1e3 / b, r2, ta * 1e3, tb);
 			else
-				printf("%-22.22s %7zu %12.6f %10.4f %12.3f "
+				fprintf(out, "%-22.22s %7zu %12.6f %10.4f %12.3f "
 				       "%10.2f %6.3f %12.6f %10.4f\n",
 				       server, x.n, a * 1e3, b, 1e-3 / a,
 				       1e3 / b, r2, ta * 1e3, tb);
@@ -471,7 +471,7 @@ static int view_size(sqlite3 *db, const char *where, bool csv)
 
 /* ---- family and TLS ------------------------------------------------------- */
 
-static int view_family(sqlite3 *db, const char *where, bool csv)
+static int view_family(sqlite3 *db, const char *where, bool csv, FILE *out)
 {
 	static const char *const cols[] = { "te_ms", "tls_ms", "tw_ms",
 					    "tr_ms", "tt_ms" };
@@ -488,9 +488,9 @@ static int view_family(sqlite3 *db, const char *where, bool csv)
 	if (!groups)
 		return 2;
 	if (csv)
-		printf("family,tls,metric,count,p50,p90,mean\n");
+		fprintf(out, "family,tls,metric,count,p50,p90,mean\n");
 	else
-		printf("%-6s %-5s %-7s %8s %10s %10s %10s\n", "family", "tls",
+		fprintf(out, "%-6s %-5s %-7s %8s %10s %10s %10s\n", "family", "tls",
 		       "metric", "count", "p50", "p90", "mean");
 	while (sqlite3_step(groups) == SQLITE_ROW) {
 		int family = sqlite3_column_int(groups, 0);
@@ -520,13 +520,13 @@ static int view_family(sqlite3 *db, const char *where, bool csv)
 			if (v.n == 0)
 				continue;
 			if (csv)
-				printf("%d,%d,%s,%zu,%.4f,%.4f,%.4f\n", family,
+				fprintf(out, "%d,%d,%s,%zu,%.4f,%.4f,%.4f\n", family,
 				       tls, cols[i], v.n,
 				       manager_percentile(v.v, v.n, 50),
 				       manager_percentile(v.v, v.n, 90),
 				       mean_of(v.v, v.n));
 			else
-				printf("IPv%-3d %-5s %-7s %8zu %10.3f %10.3f "
+				fprintf(out, "IPv%-3d %-5s %-7s %8zu %10.3f %10.3f "
 				       "%10.3f\n",
 				       family, tls ? "yes" : "no", cols[i], v.n,
 				       manager_percentile(v.v, v.n, 50),
@@ -540,16 +540,16 @@ static int view_family(sqlite3 *db, const char *where, bool csv)
 }
 
 int manager_view(sqlite3 *db, const char *view, const char *where,
-		 double window_s, bool csv)
+		 double window_s, bool csv, FILE *out)
 {
 	if (strcmp(view, "endings") == 0)
-		return view_endings(db, where, window_s, csv);
+		return view_endings(db, where, window_s, csv, out);
 	if (strcmp(view, "keepalive") == 0)
-		return view_keepalive(db, where, csv);
+		return view_keepalive(db, where, csv, out);
 	if (strcmp(view, "size") == 0)
-		return view_size(db, where, csv);
+		return view_size(db, where, csv, out);
 	if (strcmp(view, "family") == 0)
-		return view_family(db, where, csv);
+		return view_family(db, where, csv, out);
 	fprintf(stderr,
 		"manager: --view %s: endings, keepalive, size or family\n",
 		view);

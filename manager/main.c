@@ -100,7 +100,7 @@ double manager_percentile(const double *sorted, size_t n, double p)
 	return sorted[rank - 1];
 }
 
-static void emit(bool csv, const char *group, const char *metric,
+static void emit(FILE *out, bool csv, const char *group, const char *metric,
 		 double *v, size_t n)
 {
 	double sum = 0;
@@ -111,23 +111,23 @@ static void emit(bool csv, const char *group, const char *metric,
 	for (size_t i = 0; i < n; i++)
 		sum += v[i];
 	if (csv) {
-		putchar('"');
+		fputc('"', out);
 		for (const char *c = group; *c; c++) {
 			if (*c == '"')
-				putchar('"');
-			putchar(*c);
+				fputc('"', out);
+			fputc(*c, out);
 		}
-		printf("\",%s,%zu,%.6f,%.6f,%.6f,%.6f,%.6f\n", metric, n,
+		fprintf(out, "\",%s,%zu,%.6f,%.6f,%.6f,%.6f,%.6f\n", metric, n,
 		       sum / (double)n, manager_percentile(v, n, 50),
 		       manager_percentile(v, n, 90), manager_percentile(v, n, 99), v[n - 1]);
 	} else
-		printf("%-24.24s %-7s %8zu %12.3f %12.3f %12.3f %12.3f %12.3f\n",
+		fprintf(out, "%-24.24s %-7s %8zu %12.3f %12.3f %12.3f %12.3f %12.3f\n",
 		       group, metric, n, sum / (double)n, manager_percentile(v, n, 50),
 		       manager_percentile(v, n, 90), manager_percentile(v, n, 99), v[n - 1]);
 }
 
 static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
-			const char *where, bool csv)
+			const char *where, bool csv, FILE *out)
 {
 	const char *group =
 		strcmp(by, "server") == 0    ? "peer_addr || ':' || peer_port"
@@ -162,7 +162,7 @@ static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
 		if (!g)
 			g = "(unknown)";
 		if (strcmp(g, current) != 0) {
-			emit(csv, current, m->name, v, n);
+			emit(out, csv, current, m->name, v, n);
 			n = 0;
 			snprintf(current, sizeof(current), "%s", g);
 		}
@@ -179,11 +179,27 @@ static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
 		v[n++] = sqlite3_column_double(st, 1);
 	}
 	if (rc == SQLITE_DONE)
-		emit(csv, current, m->name, v, n);
+		emit(out, csv, current, m->name, v, n);
 	free(v);
 	sqlite3_finalize(st);
 	sqlite3_free(sql);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int manager_stats_table(sqlite3 *db, const char *by, const char *where,
+			bool csv, FILE *out)
+{
+	int rc = 0;
+
+	if (csv)
+		fprintf(out, "group,metric,count,mean,p50,p90,p99,max\n");
+	else
+		fprintf(out, "%-24s %-7s %8s %12s %12s %12s %12s %12s\n", by,
+			"metric", "count", "mean", "p50", "p90", "p99", "max");
+	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
+		if (stats_metric(db, &metrics[i], by, where, csv, out) != 0)
+			rc = 2;
+	return rc;
 }
 
 static int cmd_stats(int argc, char **argv)
@@ -271,19 +287,11 @@ static int cmd_stats(int argc, char **argv)
 		goto out;
 	}
 	if (view) {
-		rc = manager_view(db, view, f.expr ? f.expr : "1", window_s, csv);
+		rc = manager_view(db, view, f.expr ? f.expr : "1", window_s, csv,
+				 stdout);
 		goto out;
 	}
-	if (csv)
-		printf("group,metric,count,mean,p50,p90,p99,max\n");
-	else
-		printf("%-24s %-7s %8s %12s %12s %12s %12s %12s\n", by, "metric",
-		       "count", "mean", "p50", "p90", "p99", "max");
-	rc = 0;
-	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
-		if (stats_metric(db, &metrics[i], by, f.expr ? f.expr : "1",
-				 csv) != 0)
-			rc = 2;
+	rc = manager_stats_table(db, by, f.expr ? f.expr : "1", csv, stdout);
 out:
 	sqlite3_close(db);
 	filter_free(&f);

@@ -21,7 +21,11 @@ double manager_percentile(const double *sorted, size_t n, double p);
  * family, over the exchanges the SQL expression where keeps; window_s > 0
  * splits endings into windows of that many seconds. 0, or 2 on error. */
 int manager_view(sqlite3 *db, const char *view, const char *where,
-		 double window_s, bool csv);
+		 double window_s, bool csv, FILE *out);
+/* The stats table of manager stats (main.c), by client, server, program
+ * or path. 0, or 2 on error. */
+int manager_stats_table(sqlite3 *db, const char *by, const char *where,
+			bool csv, FILE *out);
 /* The pieces, for the report. */
 const char *manager_server_state(double n, double failed, double aborted,
 				 double reset, double timeout);

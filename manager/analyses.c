@@ -86,15 +86,16 @@ static sqlite3_stmt *prepare(sqlite3 *db, const char *sql)
 	return st;
 }
 
-/* "connection_id IN (...)" restricting connections to those with an
- * exchange the filter keeps; "1" with no filter (a connection that never
- * got an exchange, e.g. refused, counts then). sqlite3_malloc'd. */
+/* "m.connection_id IN (...)" restricting connections (of a query whose
+ * connection_metrics is named m) to those with an exchange the filter
+ * keeps; "1" with no filter (a connection that never got an exchange, e.g.
+ * refused, counts then). sqlite3_malloc'd. */
 static char *conn_filter(const char *where)
 {
 	if (!where || strcmp(where, "1") == 0)
 		return sqlite3_mprintf("1");
-	return sqlite3_mprintf("connection_id IN (SELECT connection_id FROM "
-			       "exchange_metrics WHERE (%s))",
+	return sqlite3_mprintf("m.connection_id IN (SELECT x.connection_id "
+			       "FROM exchange_metrics x WHERE (%s))",
 			       where);
 }
 
@@ -253,7 +254,7 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
 	int rc = 0;
 
 	sql = sqlite3_mprintf("SELECT DISTINCT peer_addr || ':' || peer_port "
-			      "FROM connection_metrics WHERE %s ORDER BY 1",
+			      "FROM connection_metrics m WHERE %s ORDER BY 1",
 			      filter);
 	servers = sql ? prepare(db, sql) : NULL;
 	sqlite3_free(sql);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store.h"
 #include "filter.h"
@@ -30,6 +31,7 @@ void manager_usage(FILE *out)
 		"                     [--where EXPR] [FILTER...] [--csv]\n"
 		"       manager stats CENTRAL.db --view endings|keepalive|size|family\n"
 		"                     [--window SECONDS] [--where EXPR] [--csv]\n"
+		"       manager report CENTRAL.db -o DIR [--where EXPR] [FILTER...] [-q]\n"
 		"\n"
 		"Merges client databases (made by slicer or observe) into\n"
 		"CENTRAL.db. SOURCE is a database, a directory of *.db files, or\n"
@@ -59,10 +61,63 @@ void manager_usage(FILE *out)
 		"normal, saturated, stopped), keepalive (idle gaps, the server's\n"
 		"idle close, a recommended timeout), size (T = a*Dr + b per\n"
 		"server, with Tw + Trecv for T), family (IPv4/IPv6, TLS/plain).\n"
+		"report writes DIR/index.html (open it in a browser, from disk),\n"
+		"DIR/summary.txt and every plot as PNG and SVG (gnuplot).\n"
 		"Examples:\n"
 		"  manager pull -o central.db client-a.db clients/ \\\n"
 		"      ssh://lab@host-b/var/lib/observe/observe.db\n"
-		"  manager stats central.db --by server --where 'dr > 10000'\n");
+		"  manager stats central.db --by server --where 'dr > 10000'\n"
+		"  manager report central.db -o report/\n");
+}
+
+sqlite3 *manager_open(const char *path)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int version = -1;
+	char why[300] = "";
+
+	if (access(path, R_OK) != 0) {
+		fprintf(stderr, "manager: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		fprintf(stderr, "manager: %s: %s\n", path, sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return NULL;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		snprintf(why, sizeof(why), "not an SQLite database (%s)",
+			 sqlite3_errmsg(db));
+	else
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (*why)
+		;
+	else if (version == 0)
+		snprintf(why, sizeof(why),
+			 "not an observe database (an SQLite database with "
+			 "no observe schema)");
+	else if (version < OBS_SCHEMA_VERSION)
+		snprintf(why, sizeof(why),
+			 "made by an older observe (schema version %d; this "
+			 "manager reads %d): `slicer -o FILE` upgrades it",
+			 version, OBS_SCHEMA_VERSION);
+	else if (version > OBS_SCHEMA_VERSION)
+		snprintf(why, sizeof(why),
+			 "schema version %d is newer than this manager's (%d)",
+			 version, OBS_SCHEMA_VERSION);
+	if (*why) {
+		fprintf(stderr, "manager: %s: %s\n", path, why);
+		sqlite3_close(db);
+		return NULL;
+	}
+	obs_store_register_functions(db);
+	return db;
 }
 
 
@@ -274,14 +329,8 @@ static int cmd_stats(int argc, char **argv)
 		manager_usage(stderr);
 		goto out;
 	}
-	if (sqlite3_open_v2(argv[optind], &db, SQLITE_OPEN_READONLY, NULL) !=
-	    SQLITE_OK) {
-		fprintf(stderr, "manager: %s: %s\n", argv[optind],
-			sqlite3_errmsg(db));
+	if (!(db = manager_open(argv[optind])))
 		goto out;
-	}
-	sqlite3_busy_timeout(db, 10000);
-	obs_store_register_functions(db);
 	if (obs_store_check_expr(db, f.expr ? f.expr : "1", err, sizeof(err))) {
 		fprintf(stderr, "manager: %s: %s\n", argv[optind], err);
 		goto out;

@@ -36,6 +36,11 @@ void manager_fit_ls(const double *x, const double *y, size_t n, double *a,
 void manager_fit_theil_sen(const double *x, const double *y, size_t n,
 			   double *a, double *b);
 
+/* Opens an observe database read-only (stats, report), its SQL functions
+ * registered; NULL, with a message naming the file and the reason, when
+ * it is missing, no SQLite database, or of another schema version. */
+sqlite3 *manager_open(const char *path);
+
 /* The usage text of every command (main.c). */
 void manager_usage(FILE *out);
 

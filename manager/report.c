@@ -927,8 +927,7 @@ int cmd_report(int argc, char **argv)
 	struct filter f;
 	char err[512], *script = NULL, *stats = NULL, *texts[4] = { 0 };
 	const char *tmpbase = getenv("TMPDIR");
-	int opt, rc = 2, version = -1;
-	sqlite3_stmt *st;
+	int opt, rc = 2;
 
 	filter_init(&f);
 	optind = 1;
@@ -963,34 +962,8 @@ int cmd_report(int argc, char **argv)
 	}
 	r.db_path = argv[optind];
 	r.where = f.expr ? f.expr : "1";
-	if (access(r.db_path, R_OK) != 0) {
-		fprintf(stderr, "manager: %s: %s\n", r.db_path, strerror(errno));
+	if (!(r.db = manager_open(r.db_path)))
 		goto out;
-	}
-	if (sqlite3_open_v2(r.db_path, &r.db, SQLITE_OPEN_READONLY, NULL) !=
-	    SQLITE_OK) {
-		fprintf(stderr, "manager: %s: %s\n", r.db_path,
-			sqlite3_errmsg(r.db));
-		goto out;
-	}
-	sqlite3_busy_timeout(r.db, 10000);
-	obs_store_register_functions(r.db);
-	if (sqlite3_prepare_v2(r.db, "PRAGMA user_version", -1, &st, NULL) ==
-		    SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (version != OBS_SCHEMA_VERSION) {
-		fprintf(stderr,
-			"manager: %s: not an observe database of schema version "
-			"%d (%s %d)%s\n",
-			r.db_path, OBS_SCHEMA_VERSION,
-			version < 0 ? "unreadable:" : "version", version,
-			version >= 1 && version < OBS_SCHEMA_VERSION
-				? ": `slicer -o FILE` upgrades it"
-				: "");
-		goto out;
-	}
 	if (obs_store_check_expr(r.db, r.where, err, sizeof(err))) {
 		fprintf(stderr, "manager: %s: %s\n", r.db_path, err);
 		goto out;

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# report.sh - manager report on a central database of three clients (names
+# with a quote, markup and a space in them): every plot in PNG and SVG,
+# summary.txt agreeing with values computed here from the rows, index.html
+# loaded from disk in headless Chromium with every image loaded (and a
+# broken image caught), a filter that keeps one client, an empty selection,
+# a file that is no database.
+source "$(dirname "$0")/../lib/common.sh"
+source "$REPO/tests/lib/nginx.sh"
+MANAGER=$BUILD/bin/manager
+need_cmd gnuplot
+need_cmd file
+make_site "$WORK/site"
+nginx_start "$WORK/site"
+URL=http://127.0.0.1:$NGINX_PORT
+mkdir -p "$WORK/clients"
+client() {  # NAME FILE COMMAND...
+  local name=$1 db=$2; shift 2
+  OBSERVE_CLIENT=$name "$OBSERVE" -q -o "$WORK/clients/$db.db" -- "$@" >/dev/null
+}
+client "alpha's lab" alpha ab -q -n 60 -c 2 "$URL/50k"
+client "alpha's lab" alpha curl -s -o /dev/null -o /dev/null "$URL/1m" "$URL/100b"
+client "beta <b>" beta ab -q -k -n 80 "$URL/100b"
+client "beta <b>" beta wget -q -O /dev/null "$URL/1m"
+client gamma gamma "$PYTHON" -c "
+import urllib.request
+for p in ['/100b', '/50k', '/1m'] * 5:
+    urllib.request.urlopen('$URL' + p).read()"
+C=$WORK/central.db
+"$MANAGER" pull -q -o "$C" "$WORK/clients"
+R=$WORK/report
+start=$(date +%s%N)
+"$MANAGER" report "$C" -o "$R" > "$WORK/report.out"
+ok "report written in $(( ($(date +%s%N) - start) / 1000000 )) ms"
+expect_eq "$(cat "$WORK/report.out")" "$R/index.html" "the page's path on stdout"
+
+plots="tt_histogram cdf_tt cdf_te cdf_tw cdf_tr cdf_rr cdf_ra size_time tr_series throughput compare_p50 compare_p99"
+for p in $plots; do
+  file "$R/$p.png" | grep -q "PNG image data, 1000 x 600" || fail "$p.png: $(file "$R/$p.png")"
+  grep -q "<svg" "$R/$p.svg" || fail "$p.svg is not SVG"
+  grep -q "alpha's lab" "$R/$p.svg" || grep -q "alpha&apos;s lab\|alpha&#39;s lab" "$R/$p.svg" || fail "$p.svg: no legend for alpha's lab"
+done
+ok "12 plots, PNG 1000x600 and SVG each, with the clients in their legends"
+grep -q "beta &lt;b&gt;" "$R/index.html" || fail "client names are not escaped in the page"
+! grep -q "<b>" "$R/index.html" || fail "markup from a client name reached the page"
+ok "client names escaped in the page"
+
+# summary.txt against the rows: count, p50, p99, max of Tt and Tw per client
+"$PYTHON" - "$C" "$R/summary.txt" <<'PY' || fail "summary.txt disagrees with the rows"
+import math, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rank = lambda v, p: v[max(1, math.ceil(p / 100 * len(v))) - 1]
+got = {}
+for line in open(sys.argv[2]):
+    if len(line) > 33 and line[25:32].strip() in ("Tt ms", "Tw ms", "Tr ms"):
+        f = line[33:].split()
+        got[(line[:24].strip(), line[25:32].strip())] = (int(f[0]), float(f[2]), float(f[4]), float(f[5]))
+checked = 0
+for (client,) in db.execute("SELECT name FROM client"):
+    for metric, col, view in (("Tt ms", "tt_ms", "connection_metrics"), ("Tw ms", "tw_ms", "exchange_metrics"),
+                              ("Tr ms", "tr_ms", "exchange_metrics")):
+        v = sorted(x for (x,) in db.execute(f"SELECT {col} FROM {view} WHERE client = ? AND {col} IS NOT NULL", (client,)))
+        n, p50, p99, mx = got[(client[:24], metric)]
+        assert n == len(v), (client, metric, n, len(v))
+        for want, have in ((rank(v, 50), p50), (rank(v, 99), p99), (v[-1], mx)):
+            assert abs(want - have) <= 0.0005 + 1e-9 * abs(want), (client, metric, want, have)
+        checked += 1
+print(f"ok: summary.txt: {checked} rows agree with the database")
+PY
+for view in endings keepalive size family; do
+  grep -q "^$view$" "$R/summary.txt" || fail "summary.txt has no $view section"
+done
+ok "summary.txt has the four analyses"
+
+# the page, opened from disk in a browser: it loads, every image loads
+check_page() {  # REPORT_DIR -> prints "images=N loaded=M broken=..."
+  cat > "$WORK/check.html" <<HTML
+<!DOCTYPE html><html><body><div id=out>pending</div>
+<iframe id=f src="file://$1/index.html" width=1200 height=800></iframe>
+<script>
+document.getElementById('f').onload = function () {
+  var d = this.contentDocument, imgs = d ? d.images : [], ok = 0, bad = [];
+  for (var i = 0; i < imgs.length; i++)
+    if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++; else bad.push(imgs[i].getAttribute('src'));
+  document.getElementById('out').textContent = 'RESULT images=' + imgs.length + ' loaded=' + ok +
+    ' broken=' + bad.join(',') + ' title=' + (d ? d.title : 'none');
+};
+</script></body></html>
+HTML
+  timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files \
+    --no-first-run --disable-extensions --disable-component-update --disable-sync \
+    --user-data-dir="$WORK/chromium" --virtual-time-budget=10000 \
+    --dump-dom "file://$WORK/check.html" 2>"$WORK/chromium.log" | grep -o "RESULT images=[^<]*" | head -1
+}
+if command -v chromium >/dev/null 2>&1; then
+  res=$(check_page "$R")
+  echo "$res"
+  [[ $res == "RESULT images=12 loaded=12 broken= title=observe report: $C" ]] || fail "the page in Chromium: ${res:-nothing} ($(tail -3 "$WORK/chromium.log"))"
+  ok "index.html from disk in headless Chromium: 12 images, all loaded"
+  cp -r "$R" "$WORK/broken"
+  rm "$WORK/broken/cdf_tw.svg"
+  res=$(check_page "$WORK/broken")
+  [[ $res == *"loaded=11 broken=cdf_tw.svg "* ]] || fail "a missing image was not caught: $res"
+  ok "a missing image is caught by the same check"
+else
+  echo "note: chromium is not installed: the page is not checked in a browser"
+fi
+
+# a filter that keeps one client
+"$MANAGER" report "$C" -o "$WORK/gamma" -q --where "client = 'gamma'" 2>"$WORK/gamma.err"
+[ ! -s "$WORK/gamma.err" ] || fail "the filtered report complained: $(cat "$WORK/gamma.err")"
+expect_eq "$(grep -c '^gamma ' "$WORK/gamma/summary.txt")" 8 "the filtered summary: gamma's 8 metrics"
+expect_eq "$(grep -c "^alpha\|^beta" "$WORK/gamma/summary.txt")" 0 "the filtered summary: no other client"
+grep -q "^filter: client = 'gamma'$" "$WORK/gamma/summary.txt" || fail "the filter is not named in summary.txt"
+
+# nothing matches: a page that says so, exit 0
+"$MANAGER" report "$C" -o "$WORK/empty" -q --where "dr > 1e15" 2>"$WORK/empty.err"
+[ ! -s "$WORK/empty.err" ] || fail "the empty report complained: $(cat "$WORK/empty.err")"
+grep -q "No exchange matches the filter" "$WORK/empty/index.html" || fail "the empty report does not say so"
+ok "an empty selection gives a page that says so"
+
+# not a database
+echo "not sqlite" > "$WORK/junk.db"
+set +e
+"$MANAGER" report "$WORK/junk.db" -o "$WORK/junk" 2>"$WORK/junk.err"
+status=$?
+set -e
+expect_eq "$status" 2 "exit status for a file that is no database"
+grep -q "junk.db" "$WORK/junk.err" || fail "the bad file is not named: $(cat "$WORK/junk.err")"
+ok "$(cat "$WORK/junk.err")"

@@ -127,13 +127,15 @@ struct metric {
 	const char *name; /* as printed */
 	const char *column;
 	bool per_connection; /* from connection_metrics */
+	double scale;	     /* printed = stored * scale */
 };
 
 static const struct metric metrics[] = {
-	{ "Tt ms", "tt_ms", true },  { "Te ms", "te_ms", true },
-	{ "Ts ms", "ts_ms", false }, { "Tw ms", "tw_ms", false },
-	{ "Tr ms", "tr_ms", false }, { "Rs B/s", "rs", false },
-	{ "Rr B/s", "rr", false },   { "Ra B/s", "ra", true },
+	/* rates are stored in bytes per second, shown in MB/s (10^6 B/s) */
+	{ "Tt ms", "tt_ms", true, 1 },	  { "Te ms", "te_ms", true, 1 },
+	{ "Ts ms", "ts_ms", false, 1 },	  { "Tw ms", "tw_ms", false, 1 },
+	{ "Tr ms", "tr_ms", false, 1 },	  { "Rs MB/s", "rs", false, 1e-6 },
+	{ "Rr MB/s", "rr", false, 1e-6 }, { "Ra MB/s", "ra", true, 1e-6 },
 };
 
 static int dbl_cmp(const void *a, const void *b)
@@ -176,7 +178,7 @@ static void emit(FILE *out, bool csv, const char *group, const char *metric,
 		       sum / (double)n, manager_percentile(v, n, 50),
 		       manager_percentile(v, n, 90), manager_percentile(v, n, 99), v[n - 1]);
 	} else
-		fprintf(out, "%-24.24s %-7s %8zu %12.3f %12.3f %12.3f %12.3f %12.3f\n",
+		fprintf(out, "%-24.24s %-8s %8zu %12.3f %12.3f %12.3f %12.3f %12.3f\n",
 		       group, metric, n, sum / (double)n, manager_percentile(v, n, 50),
 		       manager_percentile(v, n, 90), manager_percentile(v, n, 99), v[n - 1]);
 }
@@ -231,7 +233,7 @@ static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
 			}
 			v = more;
 		}
-		v[n++] = sqlite3_column_double(st, 1);
+		v[n++] = sqlite3_column_double(st, 1) * m->scale;
 	}
 	if (rc == SQLITE_DONE)
 		emit(out, csv, current, m->name, v, n);
@@ -249,7 +251,7 @@ int manager_stats_table(sqlite3 *db, const char *by, const char *where,
 	if (csv)
 		fprintf(out, "group,metric,count,mean,p50,p90,p99,max\n");
 	else
-		fprintf(out, "%-24s %-7s %8s %12s %12s %12s %12s %12s\n", by,
+		fprintf(out, "%-24s %-8s %8s %12s %12s %12s %12s %12s\n", by,
 			"metric", "count", "mean", "p50", "p90", "p99", "max");
 	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
 		if (stats_metric(db, &metrics[i], by, where, csv, out) != 0)

@@ -699,6 +699,10 @@ static void table_metric(FILE *h, struct report *r, int m)
 {
 	fprintf(h, "<table><tr><th>client</th><th>n</th><th>p50</th>"
 		   "<th>p90</th><th>p99</th><th>max</th><th>unit</th></tr>\n");
+	/* rates in MB/s (10^6 bytes per second), as in manager stats */
+	bool rate = strcmp(mdef[m].unit, "bytes/s") == 0;
+	double k = rate ? 1e-6 : 1;
+
 	for (size_t i = 0; i < r->nc; i++) {
 		struct vec *v = &r->c[i].m[m];
 		fprintf(h, "<tr><td>");
@@ -707,10 +711,10 @@ static void table_metric(FILE *h, struct report *r, int m)
 			fprintf(h,
 				"</td><td>%zu</td><td>%.3f</td><td>%.3f</td>"
 				"<td>%.3f</td><td>%.3f</td><td>%s</td></tr>\n",
-				v->n, manager_percentile(v->v, v->n, 50),
-				manager_percentile(v->v, v->n, 90),
-				manager_percentile(v->v, v->n, 99),
-				v->v[v->n - 1], mdef[m].unit);
+				v->n, k * manager_percentile(v->v, v->n, 50),
+				k * manager_percentile(v->v, v->n, 90),
+				k * manager_percentile(v->v, v->n, 99),
+				k * v->v[v->n - 1], rate ? "MB/s" : mdef[m].unit);
 		else
 			fprintf(h, "</td><td>0</td><td colspan=5>-</td></tr>\n");
 	}
@@ -782,7 +786,7 @@ static int write_page(struct report *r, const char *summary,
 		"<h1>observe report</h1>\n<table>\n<tr><td>database</td><td>");
 	html(h, r->db_path);
 	fprintf(h, "</td></tr>\n<tr><td>filter</td><td>");
-	html(h, r->where);
+	html(h, strcmp(r->where, "1") ? r->where : "none");
 	fprintf(h,
 		"</td></tr>\n<tr><td>first request</td><td>%s</td></tr>\n"
 		"<tr><td>last response</td><td>%s</td></tr>\n<tr><td>clients"
@@ -801,7 +805,8 @@ static int write_page(struct report *r, const char *summary,
 			r->sample_every, MAX_POINTS);
 	fprintf(h, "<h2>Statistics per client</h2>\n<p>Percentiles are "
 		   "exact (nearest rank). Tt and Te per connection, the rest "
-		   "per exchange; rates in bytes per second.</p>\n<pre>");
+		   "per exchange; rates in MB/s (10<sup>6</sup> bytes per "
+		   "second).</p>\n<pre>");
 	html(h, summary ? summary : "");
 	fprintf(h, "</pre>\n");
 
@@ -889,7 +894,8 @@ static int write_summary(struct report *r, const char *stats,
 		when(to, sizeof(to), r->t_last);
 	fprintf(f, "observe report\ndatabase: %s\nfilter: %s\nfrom: %s\nto: "
 		   "%s\nclients: %zu\n\n%s",
-		r->db_path, r->where, from, to, r->nc, stats ? stats : "");
+		r->db_path, strcmp(r->where, "1") ? r->where : "none", from, to,
+		r->nc, stats ? stats : "");
 	for (int i = 0; i < nviews; i++)
 		fprintf(f, "\n%s\n%s", views[i], texts[i] ? texts[i] : "");
 	fclose(f);

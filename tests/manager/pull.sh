@@ -67,8 +67,8 @@ db = sqlite3.connect(sys.argv[1])
 by = {"client": "client", "server": "peer_addr || ':' || peer_port"}[sys.argv[3]]
 metrics = {"Tt ms": ("tt_ms", "connection_metrics"), "Te ms": ("te_ms", "connection_metrics"),
            "Ts ms": ("ts_ms", "exchange_metrics"), "Tw ms": ("tw_ms", "exchange_metrics"),
-           "Tr ms": ("tr_ms", "exchange_metrics"), "Rs B/s": ("rs", "exchange_metrics"),
-           "Rr B/s": ("rr", "exchange_metrics"), "Ra B/s": ("ra", "connection_metrics")}
+           "Tr ms": ("tr_ms", "exchange_metrics"), "Rs MB/s": ("rs / 1e6", "exchange_metrics"),
+           "Rr MB/s": ("rr / 1e6", "exchange_metrics"), "Ra MB/s": ("ra / 1e6", "connection_metrics")}
 def rank(v, p):  # nearest rank
     return v[max(1, math.ceil(p / 100 * len(v))) - 1]
 rows = list(csv.DictReader(open(sys.argv[2])))

@@ -12,6 +12,7 @@ required=(
   nginx apache2-utils wrk curl wget python3 nodejs                     # clients, server
   gnuplot-nox procps iproute2 valgrind file time openssh-client        # tests, reports
   clang libclang-rt-14-dev                                             # the fuzz target
+  tshark                                                               # accuracy: packets
 )
 optional=(
   chromium       # the headless page load in the demo and the tests

@@ -91,6 +91,12 @@ static struct {
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*getaddrinfo)(const char *, const char *, const struct addrinfo *,
 			   struct addrinfo **);
+	struct hostent *(*gethostbyname)(const char *);
+	struct hostent *(*gethostbyname2)(const char *, int);
+	int (*gethostbyname_r)(const char *, struct hostent *, char *, size_t,
+			       struct hostent **, int *);
+	int (*gethostbyname2_r)(const char *, int, struct hostent *, char *,
+				size_t, struct hostent **, int *);
 } real;
 
 /* Recursion guard while this thread runs dlsym. Per thread: two threads may
@@ -127,6 +133,10 @@ static void obs_resolve(void)
 	RESOLVE(close_range, "close_range");
 	RESOLVE(closefrom, "closefrom");
 	RESOLVE(getaddrinfo, "getaddrinfo");
+	RESOLVE(gethostbyname, "gethostbyname");
+	RESOLVE(gethostbyname2, "gethostbyname2");
+	RESOLVE(gethostbyname_r, "gethostbyname_r");
+	RESOLVE(gethostbyname2_r, "gethostbyname2_r");
 	RESOLVE(getsockopt, "getsockopt");
 	RESOLVE(write, "write");
 	RESOLVE(writev, "writev");
@@ -469,34 +479,79 @@ static struct obs_dns_slot {
 static unsigned int dns_next;
 static uint32_t dns_lookups;
 
-static void dns_remember(const char *node, const struct addrinfo *res,
+/* The addresses of one lookup, gathered before the lock is taken. */
+#define OBS_DNS_PER_LOOKUP 8
+struct obs_dns_answer {
+	int n;
+	uint16_t family[OBS_DNS_PER_LOOKUP];
+	uint8_t addr[OBS_DNS_PER_LOOKUP][16];
+};
+
+static void dns_answer_add(struct obs_dns_answer *ans, int family,
+			   const void *addr)
+{
+	if (ans->n >= OBS_DNS_PER_LOOKUP ||
+	    (family != AF_INET && family != AF_INET6))
+		return;
+	memset(ans->addr[ans->n], 0, 16);
+	memcpy(ans->addr[ans->n], addr, family == AF_INET6 ? 16 : 4);
+	ans->family[ans->n++] = (uint16_t)family;
+}
+
+static void dns_remember(const char *node, const struct obs_dns_answer *ans,
 			 int64_t t_start, int64_t t_end)
 {
-	size_t n = strnlen(node, 40);
+	size_t n = strnlen(node, sizeof(dns_slots[0].name));
 	uint32_t lookup;
-	int kept = 0;
 
+	if (!ans->n)
+		return;
 	obs_mutex_lock();
 	lookup = ++dns_lookups;
-	for (const struct addrinfo *a = res; a && kept < 8; a = a->ai_next) {
-		struct obs_dns_slot *s;
+	for (int i = 0; i < ans->n; i++) {
+		struct obs_dns_slot *s = &dns_slots[dns_next++ % OBS_DNS_SLOTS];
+
+		memset(s, 0, sizeof(*s));
+		memcpy(s->addr, ans->addr[i], 16);
+		s->family = ans->family[i];
+		s->lookup = lookup;
+		s->t_start = t_start;
+		s->t_end = t_end;
+		memcpy(s->name, node, n);
+	}
+	obs_mutex_unlock();
+}
+
+static void dns_remember_addrinfo(const char *node, const struct addrinfo *res,
+				  int64_t t_start, int64_t t_end)
+{
+	struct obs_dns_answer ans = { 0 };
+
+	for (const struct addrinfo *a = res; a; a = a->ai_next) {
+		uint8_t addr[16];
 		uint16_t port;
 
 		if (!a->ai_addr ||
 		    (a->ai_family != AF_INET && a->ai_family != AF_INET6) ||
 		    (a->ai_socktype != 0 && a->ai_socktype != SOCK_STREAM))
 			continue;
-		s = &dns_slots[dns_next++ % OBS_DNS_SLOTS];
-		memset(s, 0, sizeof(*s));
-		peer_of(a->ai_addr, s->addr, &port);
-		s->family = (uint16_t)a->ai_family;
-		s->lookup = lookup;
-		s->t_start = t_start;
-		s->t_end = t_end;
-		memcpy(s->name, node, n);
-		kept++;
+		peer_of(a->ai_addr, addr, &port);
+		dns_answer_add(&ans, a->ai_family, addr);
 	}
-	obs_mutex_unlock();
+	dns_remember(node, &ans, t_start, t_end);
+}
+
+static void dns_remember_hostent(const char *node, const struct hostent *h,
+				 int64_t t_start, int64_t t_end)
+{
+	struct obs_dns_answer ans = { 0 };
+
+	if (!h || !h->h_addr_list ||
+	    h->h_length != (h->h_addrtype == AF_INET6 ? 16 : 4))
+		return;
+	for (char **a = h->h_addr_list; *a; a++)
+		dns_answer_add(&ans, h->h_addrtype, *a);
+	dns_remember(node, &ans, t_start, t_end);
 }
 
 /* At a tracked connect: the newest lookup that gave this address. */
@@ -529,10 +584,18 @@ static void dns_match(struct obs_conn *c, int family, const uint8_t *peer,
 			   found.t_end);
 }
 
+/* Is node a name worth timing (not a number, the layer running)? */
+static bool dns_is_lookup(const char *node)
+{
+	unsigned char probe[16];
+
+	return fd_table_size && node && inet_pton(AF_INET, node, probe) != 1 &&
+	       inet_pton(AF_INET6, node, probe) != 1;
+}
+
 EXPORT int getaddrinfo(const char *node, const char *service,
 		       const struct addrinfo *hints, struct addrinfo **res)
 {
-	unsigned char probe[16];
 	int64_t t_start;
 	int ret, saved;
 
@@ -541,17 +604,111 @@ EXPORT int getaddrinfo(const char *node, const char *service,
 		if (!real.getaddrinfo)
 			return EAI_SYSTEM;
 	}
-	/* a number is no lookup */
-	if (!fd_table_size || !node || inet_pton(AF_INET, node, probe) == 1 ||
-	    inet_pton(AF_INET6, node, probe) == 1)
+	if (!dns_is_lookup(node))
 		return real.getaddrinfo(node, service, hints, res);
 	t_start = obs_now();
 	ret = real.getaddrinfo(node, service, hints, res);
 	saved = errno;
 	if (ret == 0 && res && *res)
-		dns_remember(node, *res, t_start, obs_now());
+		dns_remember_addrinfo(node, *res, t_start, obs_now());
 	errno = saved;
 	return ret;
+}
+
+/* The older resolver calls, for programs that still use them (python's
+ * gethostbyname_ex, perl, old C clients). The non-reentrant ones return
+ * glibc's static hostent, read here before the caller can see it. */
+EXPORT struct hostent *gethostbyname(const char *name)
+{
+	struct hostent *h;
+	int64_t t_start;
+	int saved;
+
+	if (UNLIKELY(!real.gethostbyname)) {
+		obs_resolve();
+		if (!real.gethostbyname)
+			return NULL;
+	}
+	if (!dns_is_lookup(name))
+		return real.gethostbyname(name);
+	t_start = obs_now();
+	h = real.gethostbyname(name);
+	saved = errno;
+	if (h)
+		dns_remember_hostent(name, h, t_start, obs_now());
+	errno = saved;
+	return h;
+}
+
+EXPORT struct hostent *gethostbyname2(const char *name, int af)
+{
+	struct hostent *h;
+	int64_t t_start;
+	int saved;
+
+	if (UNLIKELY(!real.gethostbyname2)) {
+		obs_resolve();
+		if (!real.gethostbyname2)
+			return NULL;
+	}
+	if (!dns_is_lookup(name))
+		return real.gethostbyname2(name, af);
+	t_start = obs_now();
+	h = real.gethostbyname2(name, af);
+	saved = errno;
+	if (h)
+		dns_remember_hostent(name, h, t_start, obs_now());
+	errno = saved;
+	return h;
+}
+
+EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf,
+			   size_t buflen, struct hostent **result,
+			   int *h_errnop)
+{
+	int64_t t_start;
+	int rc, saved;
+
+	if (UNLIKELY(!real.gethostbyname_r)) {
+		obs_resolve();
+		if (!real.gethostbyname_r)
+			return ENOSYS;
+	}
+	if (!dns_is_lookup(name))
+		return real.gethostbyname_r(name, ret, buf, buflen, result,
+					    h_errnop);
+	t_start = obs_now();
+	rc = real.gethostbyname_r(name, ret, buf, buflen, result, h_errnop);
+	saved = errno;
+	if (rc == 0 && result && *result)
+		dns_remember_hostent(name, *result, t_start, obs_now());
+	errno = saved;
+	return rc;
+}
+
+EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret,
+			    char *buf, size_t buflen, struct hostent **result,
+			    int *h_errnop)
+{
+	int64_t t_start;
+	int rc, saved;
+
+	if (UNLIKELY(!real.gethostbyname2_r)) {
+		obs_resolve();
+		if (!real.gethostbyname2_r)
+			return ENOSYS;
+	}
+	if (!dns_is_lookup(name))
+		return real.gethostbyname2_r(name, af, ret, buf, buflen, result,
+					     h_errnop);
+	t_start = obs_now();
+	rc = real.gethostbyname2_r(name, af, ret, buf, buflen, result,
+				   h_errnop);
+	saved = errno;
+	if (rc == 0 && result && *result)
+		dns_remember_hostent(name, *result, t_start, obs_now());
+	errno = saved;
+	return rc;
 }
 
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)

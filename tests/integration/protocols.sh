@@ -11,7 +11,8 @@
 #   dns     getaddrinfo() of a name (localhost, through /etc/hosts) tied to
 #           the connects to its addresses: the name on each, the lookup's
 #           time on the first only; a numeric address is no lookup (but
-#           keeps the name its address was last looked up by)
+#           keeps the name its address was last looked up by); then each of
+#           gethostbyname, gethostbyname2 and their _r forms, in C and perl
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
 case_=${1:?case}
@@ -159,6 +160,23 @@ for g, w in zip(got, want):
     assert (w is None and g == -1) or abs(g - w) < 0.002, (got, want)
 print("HAR dns:", got)
 PY
+  # the older resolver calls: one process each, one connection each
+  rm -f "$DB"*
+  for call in gethostbyname gethostbyname2 gethostbyname_r gethostbyname2_r; do
+    "$OBSERVE" -q -o "$DB" -- "$BUILD/bin/resolve_connect" $call localhost "$NGINX_PORT" /100b ||
+      fail "resolve_connect $call"
+  done
+  "$OBSERVE" -q -o "$DB" -- perl -MSocket -e '
+    my $addr = gethostbyname("localhost") or die "no address";
+    socket(my $s, PF_INET, SOCK_STREAM, 0) or die $!;
+    connect($s, sockaddr_in($ARGV[0], $addr)) or die $!;
+    syswrite($s, "GET /100b HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    1 while sysread($s, my $buf, 65536);
+    close($s);' "$NGINX_PORT" || fail "perl gethostbyname"
+  expect_eq "$(q "$DB" "SELECT group_concat(replace(program, rtrim(program, replace(program, '/', '')), '') || ':' || coalesce(dns_name, '-') || ':' || coalesce(dns_ms > 0, '-') || ':' || coalesce(status, '-'), ' ') FROM (SELECT * FROM exchange_metrics ORDER BY t3_ns)")" \
+    "resolve_connect:localhost:1:200 resolve_connect:localhost:1:200 resolve_connect:localhost:1:200 resolve_connect:localhost:1:200 perl:localhost:1:200" \
+    "gethostbyname, gethostbyname2, their _r forms (C) and perl's gethostbyname: name and time on the connection"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM connection WHERE dns_end_ns > t1_ns OR dns_start_ns > dns_end_ns")" 0 "each lookup ends before its connect begins"
   ;;
 *) die "unknown case $case_" ;;
 esac

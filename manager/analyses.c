@@ -130,21 +130,68 @@ const char *manager_server_state(double n, double failed, double aborted,
 	return "normal";
 }
 
-static int view_endings(sqlite3 *db, const char *where, double window_s,
-			bool csv, FILE *out)
+int manager_endings_collect(sqlite3 *db, const char *where, double window_s,
+			    struct manager_endings_row **rows, size_t *n)
 {
 	char *filter = conn_filter(where);
 	char *sql = sqlite3_mprintf(endings_sql, filter);
 	sqlite3_stmt *st = sql ? prepare(db, sql) : NULL;
+	size_t cap = 0;
 	int rc;
 
 	sqlite3_free(sql);
 	sqlite3_free(filter);
+	*rows = NULL;
+	*n = 0;
 	if (!st)
 		return 2;
 	/* the whole span is one window unless --window says otherwise */
 	sqlite3_bind_int64(st, 1, window_s > 0 ? (int64_t)(window_s * 1e9)
 					       : INT64_MAX);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct manager_endings_row *e;
+
+		if (*n == cap) {
+			size_t more = cap ? cap * 2 : 64;
+			e = realloc(*rows, more * sizeof(*e));
+			if (!e) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			*rows = e;
+			cap = more;
+		}
+		e = &(*rows)[(*n)++];
+		snprintf(e->server, sizeof(e->server), "%s",
+			 (const char *)sqlite3_column_text(st, 0));
+		e->window_ns = window_s > 0 ? sqlite3_column_int64(st, 1) : 0;
+		e->n = sqlite3_column_double(st, 2);
+		for (int i = 0; i < MANAGER_END_COUNT; i++)
+			e->c[i] = sqlite3_column_double(st, 3 + i);
+		e->state = manager_server_state(e->n, e->c[MANAGER_END_FAILED],
+						e->c[MANAGER_END_ABORTED],
+						e->c[MANAGER_END_RESET],
+						e->c[MANAGER_END_TIMEOUT]);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
+		free(*rows);
+		*rows = NULL;
+		*n = 0;
+		return 2;
+	}
+	return 0;
+}
+
+static int view_endings(sqlite3 *db, const char *where, double window_s,
+			bool csv, FILE *out)
+{
+	struct manager_endings_row *rows;
+	size_t n;
+
+	if (manager_endings_collect(db, where, window_s, &rows, &n) != 0)
+		return 2;
 	if (csv)
 		fprintf(out, "server,window_start_ns,connections,server_close,"
 		       "client_close,reset,timeout,refused,unterminated,"
@@ -154,38 +201,33 @@ static int view_endings(sqlite3 *db, const char *where, double window_s,
 		       "server", "window (UTC)", "conns", "srv_fin", "cli_fin",
 		       "reset", "timeout", "refused", "unterm", "aborted",
 		       "state");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *server = (const char *)sqlite3_column_text(st, 0);
-		int64_t window = sqlite3_column_int64(st, 1);
-		double n = sqlite3_column_double(st, 2), c[7];
-		const char *state;
+	for (size_t k = 0; k < n; k++) {
+		const struct manager_endings_row *e = &rows[k];
 
-		for (int i = 0; i < 7; i++)
-			c[i] = sqlite3_column_double(st, 3 + i);
-		state = manager_server_state(n, c[4], c[6], c[2], c[3]);
 		if (csv) {
-			fprintf(out, "%s,%lld,%.0f", server,
-			       window_s > 0 ? (long long)window : 0LL, n);
-			for (int i = 0; i < 7; i++)
-				fprintf(out, ",%.0f", c[i]);
-			fprintf(out, ",%s\n", state);
+			fprintf(out, "%s,%lld,%.0f", e->server,
+			       (long long)e->window_ns, e->n);
+			for (int i = 0; i < MANAGER_END_COUNT; i++)
+				fprintf(out, ",%.0f", e->c[i]);
+			fprintf(out, ",%s\n", e->state);
 		} else {
 			char when[32] = "all";
 			if (window_s > 0) {
-				time_t secs = (time_t)(window / 1000000000);
+				time_t secs = (time_t)(e->window_ns / 1000000000);
 				struct tm tm;
 				gmtime_r(&secs, &tm);
 				strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S",
 					 &tm);
 			}
-			fprintf(out, "%-22.22s %-20s %7.0f", server, when, n);
-			for (int i = 0; i < 7; i++)
-				fprintf(out, " %6.1f%%", 100.0 * c[i] / n);
-			fprintf(out, "  %s\n", state);
+			fprintf(out, "%-22.22s %-20s %7.0f", e->server, when,
+				e->n);
+			for (int i = 0; i < MANAGER_END_COUNT; i++)
+				fprintf(out, " %6.1f%%", 100.0 * e->c[i] / e->n);
+			fprintf(out, "  %s\n", e->state);
 		}
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : 2;
+	free(rows);
+	return 0;
 }
 
 /* ---- keep-alive ---------------------------------------------------------- */
@@ -247,7 +289,8 @@ void manager_keepalive_advice(const double *sorted, size_t n,
 	free(h);
 }
 
-static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
+int manager_keepalive_each(sqlite3 *db, const char *where,
+			   manager_keepalive_fn fn, void *ctx)
 {
 	char *sql, *filter = conn_filter(where);
 	sqlite3_stmt *servers, *gaps = NULL, *idle = NULL, *rec = NULL;
@@ -264,14 +307,15 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
 			      where ? where : "1");
 	gaps = sql ? prepare(db, sql) : NULL;
 	sqlite3_free(sql);
-	/* the server closed a connection that sat idle after its last
-	 * response: from that response's end to the end of stream */
+	/* the server closed a connection after its last response: from that
+	 * response's end to the end of stream. Under the threshold the close
+	 * came with the response (Connection: close), not after idling. */
 	sql = sqlite3_mprintf(
 		"SELECT (m.teof_ns - e.t6_ns) / 1e6 FROM connection_metrics m "
 		"JOIN exchange e ON e.connection_id = m.connection_id AND "
 		"e.seq = m.exchanges WHERE %s AND m.peer_addr || ':' || "
 		"m.peer_port = ?1 AND m.end_class = 'server_close' AND "
-		"m.teof_ns > e.t6_ns AND e.tfb_ns IS NOT NULL ORDER BY 1",
+		"m.teof_ns >= e.t6_ns AND e.tfb_ns IS NOT NULL ORDER BY 1",
 		filter);
 	idle = sql ? prepare(db, sql) : NULL;
 	sqlite3_free(sql);
@@ -285,9 +329,11 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
 		"m.t1_ns AND p.connection_id = (SELECT max(q.connection_id) FROM "
 		"connection_metrics q WHERE q.pid = m.pid AND q.client = m.client"
 		" AND q.peer_addr = m.peer_addr AND q.peer_port = m.peer_port AND "
-		"q.connection_id < m.connection_id) WHERE %s AND m.peer_addr || "
-		"':' || m.peer_port = ?1",
-		filter);
+		"q.connection_id < m.connection_id) JOIN exchange pe ON "
+		"pe.connection_id = p.connection_id AND pe.seq = p.exchanges AND "
+		"pe.tfb_ns IS NOT NULL AND p.teof_ns - pe.t6_ns >= %lld "
+		"WHERE %s AND m.peer_addr || ':' || m.peer_port = ?1",
+		(long long)(MANAGER_IDLE_CLOSE_MIN_MS * 1e6), filter);
 	rec = sql ? prepare(db, sql) : NULL;
 	sqlite3_free(sql);
 	sqlite3_free(filter);
@@ -295,54 +341,35 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
 		rc = 2;
 		goto out;
 	}
-	if (csv)
-		fprintf(out, "server,gaps,gap_mean_ms,gap_sd_ms,gap_p50_ms,"
-		       "gap_p90_ms,gap_max_ms,idle_closes,idle_close_p50_ms,"
-		       "idle_close_min_ms,reconnects_after_idle_close,"
-		       "recommended_timeout_ms,shape\n");
-	else
-		fprintf(out, "%-22s %6s %9s %9s %9s %9s %6s %11s %11s %6s %11s  %s\n",
-		       "server", "gaps", "mean ms", "sd ms", "p50 ms",
-		       "p90 ms", "closes", "close p50", "close min", "reconn",
-		       "recommend", "histogram");
 	while (sqlite3_step(servers) == SQLITE_ROW) {
-		const char *server =
-			(const char *)sqlite3_column_text(servers, 0);
+		struct manager_keepalive k = {
+			.server = (const char *)sqlite3_column_text(servers, 0)
+		};
 		struct vec g = { 0 }, c = { 0 };
-		double recommended;
-		const char *shape;
-		int64_t reconnects = 0;
 
-		sqlite3_bind_text(gaps, 1, server, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(gaps, 1, k.server, -1, SQLITE_TRANSIENT);
 		while (sqlite3_step(gaps) == SQLITE_ROW)
 			vec_push(&g, sqlite3_column_double(gaps, 0));
 		sqlite3_reset(gaps);
-		sqlite3_bind_text(idle, 1, server, -1, SQLITE_TRANSIENT);
-		while (sqlite3_step(idle) == SQLITE_ROW)
-			vec_push(&c, sqlite3_column_double(idle, 0));
+		sqlite3_bind_text(idle, 1, k.server, -1, SQLITE_TRANSIENT);
+		while (sqlite3_step(idle) == SQLITE_ROW) {
+			double ms = sqlite3_column_double(idle, 0);
+			if (ms >= MANAGER_IDLE_CLOSE_MIN_MS)
+				vec_push(&c, ms);
+			else
+				k.closes_with_response++;
+		}
 		sqlite3_reset(idle);
-		sqlite3_bind_text(rec, 1, server, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(rec, 1, k.server, -1, SQLITE_TRANSIENT);
 		if (sqlite3_step(rec) == SQLITE_ROW)
-			reconnects = sqlite3_column_int64(rec, 0);
+			k.reconnects = sqlite3_column_int64(rec, 0);
 		sqlite3_reset(rec);
-		manager_keepalive_advice(g.v, g.n, &recommended, &shape);
-#define P(v, n, p) ((n) ? manager_percentile((v), (n), (p)) : NAN)
-		if (csv)
-			fprintf(out, "%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%zu,%.3f,%.3f,"
-			       "%lld,%.3f,%s\n",
-			       server, g.n, mean_of(g.v, g.n), sd_of(g.v, g.n),
-			       P(g.v, g.n, 50), P(g.v, g.n, 90),
-			       g.n ? g.v[g.n - 1] : NAN, c.n, P(c.v, c.n, 50),
-			       c.n ? c.v[0] : NAN, (long long)reconnects,
-			       recommended, shape);
-		else
-			fprintf(out, "%-22.22s %6zu %9.1f %9.1f %9.1f %9.1f %6zu "
-			       "%11.1f %11.1f %6lld %11.1f  %s\n",
-			       server, g.n, mean_of(g.v, g.n), sd_of(g.v, g.n),
-			       P(g.v, g.n, 50), P(g.v, g.n, 90), c.n,
-			       P(c.v, c.n, 50), c.n ? c.v[0] : NAN,
-			       (long long)reconnects, recommended, shape);
-#undef P
+		k.gaps = g.v;
+		k.ngaps = g.n;
+		k.closes = c.v;
+		k.ncloses = c.n;
+		manager_keepalive_advice(g.v, g.n, &k.recommended_ms, &k.shape);
+		fn(ctx, &k);
 		free(g.v);
 		free(c.v);
 	}
@@ -352,6 +379,57 @@ out:
 	sqlite3_finalize(idle);
 	sqlite3_finalize(rec);
 	return rc;
+}
+
+struct keepalive_print {
+	FILE *out;
+	bool csv;
+};
+
+static void keepalive_print(void *ctx, const struct manager_keepalive *k)
+{
+	const struct keepalive_print *p = ctx;
+	const double *g = k->gaps, *c = k->closes;
+	size_t ng = k->ngaps, nc = k->ncloses;
+
+#define P(v, n, p) ((n) ? manager_percentile((v), (n), (p)) : NAN)
+	if (p->csv)
+		fprintf(p->out,
+			"%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%zu,%.3f,%.3f,%zu,"
+			"%lld,%.3f,%s\n",
+			k->server, ng, mean_of(g, ng), sd_of(g, ng),
+			P(g, ng, 50), P(g, ng, 90), ng ? g[ng - 1] : NAN, nc,
+			P(c, nc, 50), nc ? c[0] : NAN, k->closes_with_response,
+			(long long)k->reconnects, k->recommended_ms, k->shape);
+	else
+		fprintf(p->out,
+			"%-22.22s %6zu %9.1f %9.1f %9.1f %9.1f %6zu %11.1f "
+			"%11.1f %8zu %6lld %11.1f  %s\n",
+			k->server, ng, mean_of(g, ng), sd_of(g, ng),
+			P(g, ng, 50), P(g, ng, 90), nc, P(c, nc, 50),
+			nc ? c[0] : NAN, k->closes_with_response,
+			(long long)k->reconnects, k->recommended_ms, k->shape);
+#undef P
+}
+
+static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
+{
+	struct keepalive_print p = { out, csv };
+
+	if (csv)
+		fprintf(out, "server,gaps,gap_mean_ms,gap_sd_ms,gap_p50_ms,"
+		       "gap_p90_ms,gap_max_ms,idle_closes,idle_close_p50_ms,"
+		       "idle_close_min_ms,closes_with_response,"
+		       "reconnects_after_idle_close,recommended_timeout_ms,"
+		       "shape\n");
+	else
+		fprintf(out,
+			"%-22s %6s %9s %9s %9s %9s %6s %11s %11s %8s %6s %11s  "
+			"%s\n",
+			"server", "gaps", "mean ms", "sd ms", "p50 ms", "p90 ms",
+			"idle", "close p50", "close min", "at resp",
+			"reconn", "recommend", "histogram");
+	return manager_keepalive_each(db, where, keepalive_print, &p);
 }
 
 /* ---- size ------------------------------------------------------------------ */
@@ -410,7 +488,8 @@ out:
 	free(rest);
 }
 
-static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
+int manager_size_each(sqlite3 *db, const char *where, manager_size_fn fn,
+		      void *ctx)
 {
 	char *sql = sqlite3_mprintf(
 		"SELECT peer_addr || ':' || peer_port, dr, (t6_ns - t4_ns) / 1e6 "
@@ -425,33 +504,18 @@ static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
 	sqlite3_free(sql);
 	if (!st)
 		return 2;
-	if (csv)
-		fprintf(out, "server,n,a_us_per_byte,b_ms,bandwidth_mb_s,rate_per_s,"
-		       "r2,ts_a_us_per_byte,ts_b_ms\n");
-	else
-		fprintf(out, "%-22s %7s %12s %10s %12s %10s %6s %12s %10s\n",
-		       "server", "n", "a us/byte", "b ms", "1/a MB/s",
-		       "1/b req/s", "R2", "TS a us/B", "TS b ms");
 	for (;;) {
 		rc = sqlite3_step(st);
 		const char *s = rc == SQLITE_ROW
 					? (const char *)sqlite3_column_text(st, 0)
 					: NULL;
 		if (server && (!s || strcmp(s, server) != 0)) {
-			double a, b, r2, ta, tb;
-			manager_fit_ls(x.v, y.v, x.n, &a, &b, &r2);
-			manager_fit_theil_sen(x.v, y.v, x.n, &ta, &tb);
-			/* a in ms per byte: us per byte = a * 1000 */
-			if (csv)
-				fprintf(out, "%s,%zu,%.6f,%.4f,%.3f,%.2f,%.4f,%.6f,"
-				       "%.4f\n",
-				       server, x.n, a * 1e3, b, 1e-3 / a,
-				       1e3 / b, r2, ta * 1e3, tb);
-			else
-				fprintf(out, "%-22.22s %7zu %12.6f %10.4f %12.3f "
-				       "%10.2f %6.3f %12.6f %10.4f\n",
-				       server, x.n, a * 1e3, b, 1e-3 / a,
-				       1e3 / b, r2, ta * 1e3, tb);
+			struct manager_size_fit f = {
+				.server = server, .dr = x.v, .t_ms = y.v, .n = x.n
+			};
+			manager_fit_ls(x.v, y.v, x.n, &f.a, &f.b, &f.r2);
+			manager_fit_theil_sen(x.v, y.v, x.n, &f.ts_a, &f.ts_b);
+			fn(ctx, &f);
 			x.n = y.n = 0;
 			free(server);
 			server = NULL;
@@ -468,6 +532,42 @@ static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
 	free(y.v);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : 2;
+}
+
+struct size_print {
+	FILE *out;
+	bool csv;
+};
+
+static void size_print(void *ctx, const struct manager_size_fit *f)
+{
+	const struct size_print *p = ctx;
+
+	/* a in ms per byte: us per byte = a * 1000 */
+	if (p->csv)
+		fprintf(p->out, "%s,%zu,%.6f,%.4f,%.3f,%.2f,%.4f,%.6f,%.4f\n",
+			f->server, f->n, f->a * 1e3, f->b, 1e-3 / f->a,
+			1e3 / f->b, f->r2, f->ts_a * 1e3, f->ts_b);
+	else
+		fprintf(p->out,
+			"%-22.22s %7zu %12.6f %10.4f %12.3f %10.2f %6.3f "
+			"%12.6f %10.4f\n",
+			f->server, f->n, f->a * 1e3, f->b, 1e-3 / f->a,
+			1e3 / f->b, f->r2, f->ts_a * 1e3, f->ts_b);
+}
+
+static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
+{
+	struct size_print p = { out, csv };
+
+	if (csv)
+		fprintf(out, "server,n,a_us_per_byte,b_ms,bandwidth_mb_s,rate_per_s,"
+		       "r2,ts_a_us_per_byte,ts_b_ms\n");
+	else
+		fprintf(out, "%-22s %7s %12s %10s %12s %10s %6s %12s %10s\n",
+		       "server", "n", "a us/byte", "b ms", "1/a MB/s",
+		       "1/b req/s", "R2", "TS a us/B", "TS b ms");
+	return manager_size_each(db, where, size_print, &p);
 }
 
 /* ---- family and TLS ------------------------------------------------------- */

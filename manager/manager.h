@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
 
@@ -26,7 +27,66 @@ int manager_view(sqlite3 *db, const char *view, const char *where,
  * or path. 0, or 2 on error. */
 int manager_stats_table(sqlite3 *db, const char *by, const char *where,
 			bool csv, FILE *out);
-/* The pieces, for the report. */
+/* The analyses' figures, for the views and the report's plots. */
+
+/* endings: how connections ended per server and time window (window_ns 0
+ * when the whole span is one window). c[] counts connections by class;
+ * MANAGER_END_ABORTED overlaps the client_close, reset and timeout ones. */
+enum {
+	MANAGER_END_SERVER_CLOSE,
+	MANAGER_END_CLIENT_CLOSE,
+	MANAGER_END_RESET,
+	MANAGER_END_TIMEOUT,
+	MANAGER_END_FAILED, /* refused, connect_error */
+	MANAGER_END_UNTERMINATED,
+	MANAGER_END_ABORTED,
+	MANAGER_END_COUNT
+};
+struct manager_endings_row {
+	char server[64];
+	int64_t window_ns;
+	double n, c[MANAGER_END_COUNT];
+	const char *state; /* normal, saturated, stopped */
+};
+/* All rows, ordered by server and window, into a malloc'd array. 0, or 2
+ * on error (said on stderr). */
+int manager_endings_collect(sqlite3 *db, const char *where, double window_s,
+			    struct manager_endings_row **rows, size_t *n);
+
+/* keepalive: per server, the idle gaps (sorted, ms), the idle closes
+ * (TEOF - the last response's T6, sorted, ms; a close sooner than
+ * MANAGER_IDLE_CLOSE_MIN_MS came with the response and is only counted),
+ * reconnects after an idle close, the recommendation. */
+#define MANAGER_IDLE_CLOSE_MIN_MS 10.0
+struct manager_keepalive {
+	const char *server;
+	const double *gaps, *closes;
+	size_t ngaps, ncloses, closes_with_response;
+	int64_t reconnects;
+	double recommended_ms;
+	const char *shape;
+};
+typedef void (*manager_keepalive_fn)(void *ctx,
+				     const struct manager_keepalive *k);
+/* Calls fn once per server (the data lives for the call only). 0 or 2. */
+int manager_keepalive_each(sqlite3 *db, const char *where,
+			   manager_keepalive_fn fn, void *ctx);
+
+/* size: per server, the exchanges' Dr (bytes, ascending) and T6 - T4 (ms),
+ * and T = a * Dr + b fitted by least squares (r2) and Theil-Sen (ts_);
+ * a in ms per byte, b in ms. */
+struct manager_size_fit {
+	const char *server;
+	const double *dr, *t_ms;
+	size_t n;
+	double a, b, r2, ts_a, ts_b;
+};
+typedef void (*manager_size_fn)(void *ctx, const struct manager_size_fit *f);
+/* Calls fn once per server (the data lives for the call only). 0 or 2. */
+int manager_size_each(sqlite3 *db, const char *where, manager_size_fn fn,
+		      void *ctx);
+
+/* The pieces. */
 const char *manager_server_state(double n, double failed, double aborted,
 				 double reset, double timeout);
 void manager_keepalive_advice(const double *sorted, size_t n,

@@ -68,9 +68,14 @@ for c in range(3):
     assert s.recv(1) == b""          # end of stream: nginx closed it idle
     s.close()
 PY
+# and 20 requests without keep-alive: nginx closes each connection with its
+# response, which is no idle close and no reconnect after one
+run ab -q -n 20 "$URL/100b" >/dev/null
 "$MANAGER" stats "$DB" --view keepalive
 S="127.0.0.1:$NGINX_PORT"
 expect_eq "$(csv_field keepalive "$S" idle_closes)" 3 "idle closes seen"
+expect_eq "$(csv_field keepalive "$S" closes_with_response)" 20 "closes that came with the response"
+expect_eq "$(csv_field keepalive "$S" reconnects_after_idle_close)" 2 "reconnects after an idle close (the 2nd and 3rd python connections)"
 "$PYTHON" - "$(csv_field keepalive "$S" idle_close_p50_ms)" <<'PY' || fail "keep-alive timeout estimate"
 import sys
 est = float(sys.argv[1])

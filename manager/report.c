@@ -32,17 +32,13 @@
 
 #include "filter.h"
 #include "manager.h"
+#include "report.h"
 #include "store.h"
 
 extern char **environ;
 
 #define MAX_POINTS 200000 /* scatter and time series: sampled beyond */
 #define CDF_POINTS 1000   /* points per CDF curve */
-
-struct vec {
-	double *v;
-	size_t n, cap;
-};
 
 static int vec_push(struct vec *x, double v)
 {
@@ -65,8 +61,6 @@ static int dbl_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-enum { M_TT, M_TE, M_RA, M_TW, M_TR, M_RR, M_COUNT };
-
 static const struct {
 	const char *key, *label, *unit;
 } mdef[M_COUNT] = {
@@ -78,30 +72,10 @@ static const struct {
 	[M_RR] = { "rr", "Rr, response transfer rate", "bytes/s" },
 };
 
-struct client {
-	char *name;
-	struct vec m[M_COUNT];
-	size_t exchanges, connections, scatter_points;
-};
-
-struct report {
-	sqlite3 *db;
-	const char *db_path, *dir, *where;
-	char *tmp;      /* data files and the gnuplot script */
-	FILE *gp;       /* the script */
-	struct client *c;
-	size_t nc;
-	int64_t t_first, t_last; /* epoch ns */
-	size_t sample_every;
-	int plots;
-	bool quiet;
-	char *skipped; /* HTML notes on plots left out */
-};
-
 /* ---- quoting ---------------------------------------------------------------- */
 
 /* A gnuplot single-quoted string: ' doubled. */
-static void gp_string(FILE *f, const char *s)
+void report_gp_string(FILE *f, const char *s)
 {
 	fputc('\'', f);
 	for (; *s; s++) {
@@ -113,7 +87,7 @@ static void gp_string(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-static void html(FILE *f, const char *s)
+void report_html(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
@@ -147,7 +121,7 @@ static struct client *client_of(struct report *r, const char *name)
 	return &r->c[r->nc++];
 }
 
-static char *data_path(struct report *r, const char *what, size_t client)
+char *report_data_path(struct report *r, const char *what, size_t client)
 {
 	char *p = NULL;
 
@@ -229,8 +203,8 @@ static int read_rows(struct report *r)
 		if (k++ % (int64_t)r->sample_every)
 			continue;
 		if (!scatter[ci]) {
-			char *p = data_path(r, "scatter", ci);
-			char *q = data_path(r, "series", ci);
+			char *p = report_data_path(r, "scatter", ci);
+			char *q = report_data_path(r, "series", ci);
 			scatter[ci] = p ? fopen(p, "w") : NULL;
 			series[ci] = q ? fopen(q, "w") : NULL;
 			free(p);
@@ -283,7 +257,7 @@ fail:
 
 /* ---- plots ----------------------------------------------------------------------- */
 
-static void note_skip(struct report *r, const char *plot, const char *why)
+void report_note_skip(struct report *r, const char *plot, const char *why)
 {
 	char *more = NULL;
 
@@ -296,28 +270,37 @@ static void note_skip(struct report *r, const char *plot, const char *why)
 
 /* The script lines that write one plot in both formats: the body (set and
  * plot commands) is emitted twice, once per terminal. */
-static void gp_begin(struct report *r, const char *name, int pass)
+void report_gp_begin_sized(struct report *r, const char *name, int pass,
+			   int width, int height)
 {
 	if (pass == 0)
 		fprintf(r->gp,
-			"set terminal pngcairo size 1000,600 font 'Sans,11' "
-			"noenhanced\n");
+			"set terminal pngcairo size %d,%d font 'Sans,11' "
+			"noenhanced\n",
+			width, height);
 	else
-		fprintf(r->gp, "set terminal svg size 1000,600 font "
-			       "'Sans,11' noenhanced background '#ffffff'\n");
+		fprintf(r->gp,
+			"set terminal svg size %d,%d font 'Sans,11' "
+			"noenhanced background '#ffffff'\n",
+			width, height);
 	fprintf(r->gp, "set output ");
 	{
 		char *out = NULL;
 		if (asprintf(&out, "%s/%s.%s", r->dir, name,
 			     pass == 0 ? "png" : "svg") >= 0)
-			gp_string(r->gp, out);
+			report_gp_string(r->gp, out);
 		free(out);
 	}
 	fprintf(r->gp, "\nreset\nset grid\nset key outside right top "
 		       "noenhanced\nset termoption noenhanced\n");
 }
 
-static void gp_end(struct report *r)
+void report_gp_begin(struct report *r, const char *name, int pass)
+{
+	report_gp_begin_sized(r, name, pass, 1000, 600);
+}
+
+void report_gp_end(struct report *r)
 {
 	fprintf(r->gp, "set output\n");
 }
@@ -337,7 +320,7 @@ static void plot_hist(struct report *r)
 			}
 	}
 	if (!(hi > 0)) {
-		note_skip(r, "Histogram of Tt", "no connection with a Tt");
+		report_note_skip(r, "Histogram of Tt", "no connection with a Tt");
 		return;
 	}
 	first = (int)floor(log10(lo) * 10);
@@ -345,7 +328,7 @@ static void plot_hist(struct report *r)
 	nb = last - first + 1;
 	for (size_t i = 0; i < r->nc; i++) {
 		struct vec *v = &r->c[i].m[M_TT];
-		char *p = data_path(r, "hist", i);
+		char *p = report_data_path(r, "hist", i);
 		FILE *f = p ? fopen(p, "w") : NULL;
 		size_t *count = calloc((size_t)nb, sizeof(*count));
 
@@ -370,7 +353,7 @@ static void plot_hist(struct report *r)
 		free(count);
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		gp_begin(r, "tt_histogram", pass);
+		report_gp_begin(r, "tt_histogram", pass);
 		fprintf(r->gp,
 			"set title 'Histogram of Tt (10 bins per decade)'\n"
 			"set logscale x\nset xlabel 'Tt, connection time "
@@ -380,10 +363,10 @@ static void plot_hist(struct report *r)
 			fprintf(r->gp, "%s'%s/hist-%zu.dat' using 1:2 with steps "
 				       "lw 2 title ",
 				i ? ", " : "", r->tmp, i);
-			gp_string(r->gp, r->c[i].name);
+			report_gp_string(r->gp, r->c[i].name);
 		}
 		fprintf(r->gp, "\n");
-		gp_end(r);
+		report_gp_end(r);
 	}
 	r->plots++;
 }
@@ -404,7 +387,7 @@ static void plot_cdf(struct report *r, int m)
 			start++; /* a log axis: zero durations left out */
 		if (start == v->n)
 			continue;
-		p = data_path(r, name, i);
+		p = report_data_path(r, name, i);
 		f = p ? fopen(p, "w") : NULL;
 		free(p);
 		if (!f)
@@ -418,16 +401,16 @@ static void plot_cdf(struct report *r, int m)
 		any = true;
 	}
 	if (!any) {
-		note_skip(r, mdef[m].label, "no positive values");
+		report_note_skip(r, mdef[m].label, "no positive values");
 		return;
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		gp_begin(r, name, pass);
+		report_gp_begin(r, name, pass);
 		fprintf(r->gp, "set title ");
 		{
 			char *t = NULL;
 			if (asprintf(&t, "CDF of %s per client", mdef[m].label) >= 0)
-				gp_string(r->gp, t);
+				report_gp_string(r->gp, t);
 			free(t);
 		}
 		fprintf(r->gp, "\n%sset xlabel ", logx ? "set logscale x\n" : "");
@@ -435,7 +418,7 @@ static void plot_cdf(struct report *r, int m)
 			char *t = NULL;
 			if (asprintf(&t, "%s, %s (log scale)", mdef[m].label,
 				     mdef[m].unit) >= 0)
-				gp_string(r->gp, t);
+				report_gp_string(r->gp, t);
 			free(t);
 		}
 		if (strcmp(mdef[m].unit, "bytes/s") == 0)
@@ -443,17 +426,17 @@ static void plot_cdf(struct report *r, int m)
 		fprintf(r->gp, "\nset ylabel 'fraction <= x'\nset yrange [0:1]\n"
 			       "set key bottom right inside\nplot ");
 		for (size_t i = 0, n = 0; i < r->nc; i++) {
-			char *p = data_path(r, name, i);
+			char *p = report_data_path(r, name, i);
 			if (p && access(p, R_OK) == 0) {
 				fprintf(r->gp, "%s", n++ ? ", " : "");
-				gp_string(r->gp, p);
+				report_gp_string(r->gp, p);
 				fprintf(r->gp, " using 1:2 with lines lw 2 title ");
-				gp_string(r->gp, r->c[i].name);
+				report_gp_string(r->gp, r->c[i].name);
 			}
 			free(p);
 		}
 		fprintf(r->gp, "\n");
-		gp_end(r);
+		report_gp_end(r);
 	}
 	r->plots++;
 }
@@ -465,7 +448,7 @@ static bool plot_files(struct report *r, const char *file, const char *name,
 	bool any = false;
 
 	for (size_t i = 0; i < r->nc; i++) {
-		char *p = data_path(r, file, i);
+		char *p = report_data_path(r, file, i);
 		struct stat st;
 		if (p && stat(p, &st) == 0 && st.st_size > 0)
 			any = true;
@@ -474,21 +457,21 @@ static bool plot_files(struct report *r, const char *file, const char *name,
 	if (!any)
 		return false;
 	for (int pass = 0; pass < 2; pass++) {
-		gp_begin(r, name, pass);
+		report_gp_begin(r, name, pass);
 		fprintf(r->gp, "%s\nplot ", setup);
 		for (size_t i = 0, n = 0; i < r->nc; i++) {
-			char *p = data_path(r, file, i);
+			char *p = report_data_path(r, file, i);
 			struct stat st;
 			if (p && stat(p, &st) == 0 && st.st_size > 0) {
 				fprintf(r->gp, "%s", n++ ? ", " : "");
-				gp_string(r->gp, p);
+				report_gp_string(r->gp, p);
 				fprintf(r->gp, " %s title ", style);
-				gp_string(r->gp, r->c[i].name);
+				report_gp_string(r->gp, r->c[i].name);
 			}
 			free(p);
 		}
 		fprintf(r->gp, "\n");
-		gp_end(r);
+		report_gp_end(r);
 	}
 	r->plots++;
 	return true;
@@ -527,7 +510,7 @@ static int plot_throughput(struct report *r)
 			client_of(r, (const char *)sqlite3_column_text(st, 0));
 		size_t ci = c ? (size_t)(c - r->c) : 0;
 		if (ci != cur) {
-			char *p = data_path(r, "rate", ci);
+			char *p = report_data_path(r, "rate", ci);
 			cur_bucket = INT64_MIN;
 			if (f)
 				fclose(f);
@@ -557,7 +540,7 @@ static int plot_throughput(struct report *r)
 		 bucket);
 	if (!plot_files(r, "rate", "throughput", setup,
 			"using 1:2 with lines lw 2"))
-		note_skip(r, "Throughput", "no exchange with a response");
+		report_note_skip(r, "Throughput", "no exchange with a response");
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -572,7 +555,7 @@ static void plot_compare(struct report *r)
 		FILE *f;
 
 		snprintf(name, sizeof(name), "compare_p%.0f", ps[k]);
-		p = data_path(r, name, 0);
+		p = report_data_path(r, name, 0);
 		f = p ? fopen(p, "w") : NULL;
 		free(p);
 		if (!f)
@@ -592,7 +575,7 @@ static void plot_compare(struct report *r)
 		}
 		fclose(f);
 		for (int pass = 0; pass < 2; pass++) {
-			gp_begin(r, name, pass);
+			report_gp_begin(r, name, pass);
 			fprintf(r->gp,
 				"set title 'p%.0f of Tt, Te, Tw, Tr per client'\n"
 				"set style data histogram\nset style histogram "
@@ -605,10 +588,10 @@ static void plot_compare(struct report *r)
 			for (size_t i = 0; i < r->nc; i++) {
 				fprintf(r->gp, "%s'%s/%s-0.dat' using %zu title ",
 					i ? ", " : "", r->tmp, name, i + 2);
-				gp_string(r->gp, r->c[i].name);
+				report_gp_string(r->gp, r->c[i].name);
 			}
 			fprintf(r->gp, "\n");
-			gp_end(r);
+			report_gp_end(r);
 		}
 		r->plots++;
 	}
@@ -706,7 +689,7 @@ static void table_metric(FILE *h, struct report *r, int m)
 	for (size_t i = 0; i < r->nc; i++) {
 		struct vec *v = &r->c[i].m[m];
 		fprintf(h, "<tr><td>");
-		html(h, r->c[i].name);
+		report_html(h, r->c[i].name);
 		if (v->n)
 			fprintf(h,
 				"</td><td>%zu</td><td>%.3f</td><td>%.3f</td>"
@@ -721,31 +704,38 @@ static void table_metric(FILE *h, struct report *r, int m)
 	fprintf(h, "</table>\n");
 }
 
-static void figure(FILE *h, struct report *r, const char *name,
+bool report_figure(FILE *h, struct report *r, const char *name,
 		   const char *title, const char *text)
+{
+	return report_figure_sized(h, r, name, title, text, 600);
+}
+
+bool report_figure_sized(FILE *h, struct report *r, const char *name,
+			 const char *title, const char *text, int height)
 {
 	char *png = NULL;
 	struct stat st;
 
 	if (asprintf(&png, "%s/%s.png", r->dir, name) < 0)
-		return;
+		return false;
 	if (stat(png, &st) != 0) {
 		free(png);
-		return;
+		return false;
 	}
 	free(png);
 	fprintf(h, "<section id='%s'><h2>", name);
-	html(h, title);
+	report_html(h, title);
 	fprintf(h, "</h2><p>");
-	html(h, text);
+	report_html(h, text);
 	fprintf(h,
 		"</p>\n<a href='%s.svg'><img src='%s.svg' width='1000' "
-		"height='600' alt='",
-		name, name);
-	html(h, title);
+		"height='%d' alt='",
+		name, name, height);
+	report_html(h, title);
 	fprintf(h, "'></a><p class='alt'><a href='%s.png'>PNG</a> · "
 		   "<a href='%s.svg'>SVG</a></p>\n",
 		name, name);
+	return true;
 }
 
 static int write_page(struct report *r, const char *summary,
@@ -773,7 +763,7 @@ static int write_page(struct report *r, const char *summary,
 	}
 	fprintf(h, "<!DOCTYPE html>\n<html lang='en'><head><meta "
 		   "charset='utf-8'>\n<title>observe report: ");
-	html(h, r->db_path);
+	report_html(h, r->db_path);
 	fprintf(h,
 		"</title>\n<style>\nbody{font-family:sans-serif;max-width:"
 		"1060px;margin:1em auto;padding:0 1em;color:#222}\n"
@@ -784,9 +774,9 @@ static int write_page(struct report *r, const char *summary,
 		"100%%;height:auto;border:1px solid #ddd}\n.alt{font-size:85%%;"
 		"margin-top:0}section{margin-bottom:2em}\n</style></head><body>\n"
 		"<h1>observe report</h1>\n<table>\n<tr><td>database</td><td>");
-	html(h, r->db_path);
+	report_html(h, r->db_path);
 	fprintf(h, "</td></tr>\n<tr><td>filter</td><td>");
-	html(h, strcmp(r->where, "1") ? r->where : "none");
+	report_html(h, strcmp(r->where, "1") ? r->where : "none");
 	fprintf(h,
 		"</td></tr>\n<tr><td>first request</td><td>%s</td></tr>\n"
 		"<tr><td>last response</td><td>%s</td></tr>\n<tr><td>clients"
@@ -807,10 +797,10 @@ static int write_page(struct report *r, const char *summary,
 		   "exact (nearest rank). Tt and Te per connection, the rest "
 		   "per exchange; rates in MB/s (10<sup>6</sup> bytes per "
 		   "second).</p>\n<pre>");
-	html(h, summary ? summary : "");
+	report_html(h, summary ? summary : "");
 	fprintf(h, "</pre>\n");
 
-	figure(h, r, "tt_histogram", "Histogram of Tt",
+	report_figure(h, r, "tt_histogram", "Histogram of Tt",
 	       "Connections by their total time Tt = T7 - T1, on bins a "
 	       "tenth of a decade wide (as in the paper's Fig. 9): what the "
 	       "user waited for, from connect() to close().");
@@ -820,42 +810,46 @@ static int write_page(struct report *r, const char *summary,
 		char name[32], title[128];
 		snprintf(name, sizeof(name), "cdf_%s", mdef[m].key);
 		snprintf(title, sizeof(title), "CDF of %s", mdef[m].label);
-		figure(h, r, name, title,
+		report_figure(h, r, name, title,
 		       "The fraction of values at or below each x, one line per "
 		       "client; zero values are left out of the log axis.");
 		table_metric(h, r, m);
 		fprintf(h, "</section>\n");
 	}
-	figure(h, r, "size_time", "Response size against exchange time",
+	report_figure(h, r, "size_time", "Response size against exchange time",
 	       "Each exchange: bytes received (Dr) against T6 - T3, from the "
 	       "first byte of the request sent to the last byte of the "
 	       "response received, log-log (as the paper's Figs. 10-11).");
 	fprintf(h, "<table><tr><th>client</th><th>points</th></tr>\n");
 	for (size_t i = 0; i < r->nc; i++) {
 		fprintf(h, "<tr><td>");
-		html(h, r->c[i].name);
+		report_html(h, r->c[i].name);
 		fprintf(h, "</td><td>%zu</td></tr>\n", r->c[i].scatter_points);
 	}
 	fprintf(h, "</table></section>\n");
-	figure(h, r, "tr_series", "Tr over time",
+	report_figure(h, r, "tr_series", "Tr over time",
 	       "Tr = T6 - T5 of each exchange against the time its request "
 	       "began, seconds since the first request.");
 	table_metric(h, r, M_TR);
 	fprintf(h, "</section>\n");
-	figure(h, r, "throughput", "Throughput over time",
+	report_figure(h, r, "throughput", "Throughput over time",
 	       "Bytes received per time bucket (by the time each response "
 	       "ended), per client, in bytes per second.");
 	table_metric(h, r, M_RR);
 	fprintf(h, "</section>\n");
-	figure(h, r, "compare_p50", "Medians per client",
+	report_figure(h, r, "compare_p50", "Medians per client",
 	       "The p50 of Tt, Te, Tw and Tr side by side, one bar per client.");
 	fprintf(h, "</section>\n");
-	figure(h, r, "compare_p99", "p99 per client",
+	report_figure(h, r, "compare_p99", "p99 per client",
 	       "The p99 of Tt, Te, Tw and Tr side by side, one bar per client.");
 	fprintf(h, "</section>\n");
 	for (int i = 0; i < nviews; i++) {
-		fprintf(h, "<section><h2>Analysis: %s</h2>\n<pre>", views[i]);
-		html(h, texts[i] ? texts[i] : "");
+		if (report_figure_analysis(h, r, views[i]))
+			fprintf(h, "<h3>Analysis: %s</h3>\n<pre>", views[i]);
+		else
+			fprintf(h, "<section><h2>Analysis: %s</h2>\n<pre>",
+				views[i]);
+		report_html(h, texts[i] ? texts[i] : "");
 		fprintf(h, "</pre></section>\n");
 	}
 	if (r->skipped)
@@ -1007,18 +1001,20 @@ int cmd_report(int argc, char **argv)
 			"T3)'\nset logscale xy\nset xlabel 'Dr, bytes received "
 			"(log scale)'\nset ylabel 'T6 - T3, ms (log scale)'",
 			"using 1:2 with points pt 7 ps 0.4"))
-		note_skip(&r, "Size against time",
+		report_note_skip(&r, "Size against time",
 			  "no exchange with a response and a positive time");
 	if (!plot_files(&r, "series", "tr_series",
 			"set title 'Tr over time'\nset xlabel 'time since the "
 			"first request, s'\nset ylabel 'Tr, ms'\nset yrange "
 			"[0:*]",
 			"using 1:2 with points pt 7 ps 0.4"))
-		note_skip(&r, "Tr over time", "no exchange with a Tr");
+		report_note_skip(&r, "Tr over time", "no exchange with a Tr");
 	if (plot_throughput(&r) != 0)
 		goto out;
 	if (r.nc)
 		plot_compare(&r);
+	if (report_plot_analyses(&r) != 0)
+		goto out;
 	fclose(r.gp);
 	r.gp = NULL;
 	if (r.plots && run_gnuplot(&r, script) != 0)

@@ -41,6 +41,14 @@ for p in $plots; do
   grep -q "alpha's lab" "$R/$p.svg" || grep -q "alpha&apos;s lab\|alpha&#39;s lab" "$R/$p.svg" || fail "$p.svg: no legend for alpha's lab"
 done
 ok "12 plots, PNG 1000x600 and SVG each, with the clients in their legends"
+# the analyses' plots: one nginx, so one server in each
+for p in endings keepalive size_fit; do
+  file "$R/$p.png" | grep -q "PNG image data, 1000 x" || fail "$p.png: $(file "$R/$p.png")"
+  grep -q "<svg" "$R/$p.svg" || fail "$p.svg is not SVG"
+  grep -q "127.0.0.1:$NGINX_PORT" "$R/$p.svg" || fail "$p.svg does not name the server"
+done
+expect_eq "$(file "$R/endings.png" | grep -o '1000 x [0-9]*')" "1000 x 310" "endings: one panel for one server"
+ok "the analyses' plots: endings, keepalive, size_fit"
 grep -q "beta &lt;b&gt;" "$R/index.html" || fail "client names are not escaped in the page"
 ! grep -q "<b>" "$R/index.html" || fail "markup from a client name reached the page"
 ok "client names escaped in the page"
@@ -95,12 +103,12 @@ HTML
 if command -v chromium >/dev/null 2>&1; then
   res=$(check_page "$R")
   echo "$res"
-  [[ $res == "RESULT images=12 loaded=12 broken= title=observe report: $C" ]] || fail "the page in Chromium: ${res:-nothing} ($(tail -3 "$WORK/chromium.log"))"
-  ok "index.html from disk in headless Chromium: 12 images, all loaded"
+  [[ $res == "RESULT images=15 loaded=15 broken= title=observe report: $C" ]] || fail "the page in Chromium: ${res:-nothing} ($(tail -3 "$WORK/chromium.log"))"
+  ok "index.html from disk in headless Chromium: 15 images, all loaded"
   cp -r "$R" "$WORK/broken"
   rm "$WORK/broken/cdf_tw.svg"
   res=$(check_page "$WORK/broken")
-  [[ $res == *"loaded=11 broken=cdf_tw.svg "* ]] || fail "a missing image was not caught: $res"
+  [[ $res == *"loaded=14 broken=cdf_tw.svg "* ]] || fail "a missing image was not caught: $res"
   ok "a missing image is caught by the same check"
 else
   echo "note: chromium is not installed: the page is not checked in a browser"

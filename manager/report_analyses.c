@@ -1,0 +1,601 @@
+/* report_analyses.c - the plots of manager report's analyses
+ * (docs/analyses.md), drawn from the same figures as manager stats --view:
+ *
+ *   endings    per server (the four with most connections), the share of
+ *              each end class per time window, stacked, with the aborted
+ *              share as a line and the state in the panel's title (seed 000)
+ *   keepalive  the idle gaps per server on 10 ms bins and on log bins, the
+ *              server's idle closes, the recommended timeout (seed 003)
+ *   size_fit   Dr against T6 - T4 per server, log-log, with the least
+ *              squares and Theil-Sen lines T = a Dr + b over it (seed 002)
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "manager.h"
+#include "report.h"
+
+#define MAX_SERVERS 4        /* endings panels */
+#define MAX_LINES 6          /* servers drawn in the keepalive and size plots */
+#define FIT_POINTS 20000     /* scatter points per server in size_fit */
+#define GAP_BINS_LINEAR 1000 /* 10 ms bins: 10 s at most */
+
+static const char *const end_names[] = {
+	"server closed", "client closed", "reset", "timeout", "connect failed",
+	"unterminated"
+};
+static const char *const end_colors[] = { "#2a9d4b", "#3b7dd8", "#f28e2b",
+					  "#d62728", "#5a1e1e", "#aaaaaa" };
+
+/* 1, 2 or 5 times a power of ten seconds, a millisecond at least, giving
+ * about `want` windows over the span. */
+static double nice_window(double span_s, double want)
+{
+	double w = 0.001;
+
+	for (int k = -3; k <= 6 && span_s / w > want; k++)
+		for (int j = 0; j < 3 && span_s / w > want; j++)
+			w = (j == 0 ? 1 : j == 1 ? 2 : 5) * pow(10, k);
+	return w;
+}
+
+/* ---- endings ------------------------------------------------------------ */
+
+struct server_total {
+	char server[64];
+	double n;
+	int windows[3]; /* normal, saturated, stopped */
+};
+
+static int by_connections(const void *a, const void *b)
+{
+	const struct server_total *x = a, *y = b;
+
+	return (x->n < y->n) - (x->n > y->n);
+}
+
+static int plot_endings(struct report *r)
+{
+	struct manager_endings_row *rows;
+	struct server_total *tot = NULL;
+	size_t n, ns = 0, shown;
+	double span = (double)(r->t_last - r->t_first) / 1e9, w;
+
+	w = r->endings_window_s = nice_window(span > 0 ? span : 0.001, 30);
+	if (manager_endings_collect(r->db, r->where, w, &rows, &n) != 0)
+		return -1;
+	tot = calloc(n + 1, sizeof(*tot));
+	if (!tot) {
+		free(rows);
+		return -1;
+	}
+	for (size_t k = 0; k < n; k++) {
+		size_t i = 0;
+		while (i < ns && strcmp(tot[i].server, rows[k].server) != 0)
+			i++;
+		if (i == ns)
+			snprintf(tot[ns++].server, sizeof(tot[0].server), "%s",
+				 rows[k].server);
+		tot[i].n += rows[k].n;
+		tot[i].windows[strcmp(rows[k].state, "normal") == 0	 ? 0
+			       : strcmp(rows[k].state, "saturated") == 0 ? 1
+									 : 2]++;
+	}
+	if (ns == 0) {
+		report_note_skip(r, "Server state over time",
+				 "no connection to a server");
+		goto out;
+	}
+	qsort(tot, ns, sizeof(*tot), by_connections);
+	shown = ns < MAX_SERVERS ? ns : MAX_SERVERS;
+	for (size_t i = 0; i < shown; i++) {
+		char *p = report_data_path(r, "endings", i);
+		FILE *f = p ? fopen(p, "w") : NULL;
+
+		free(p);
+		if (!f)
+			goto out;
+		/* x: the window's middle, s since the first request; then
+		 * the end classes as cumulative percentages; the aborted
+		 * share */
+		for (size_t k = 0; k < n; k++) {
+			const struct manager_endings_row *e = &rows[k];
+			double cum = 0;
+
+			if (strcmp(e->server, tot[i].server) != 0 || e->n <= 0)
+				continue;
+			fprintf(f, "%.6f",
+				(double)(e->window_ns - r->t_first) / 1e9 +
+					w / 2);
+			for (int c = 0; c < MANAGER_END_ABORTED; c++) {
+				cum += 100.0 * e->c[c] / e->n;
+				fprintf(f, " %.4f", cum);
+			}
+			fprintf(f, " %.4f %.0f\n",
+				100.0 * e->c[MANAGER_END_ABORTED] / e->n, e->n);
+		}
+		fclose(f);
+	}
+	/* one time axis for every panel */
+	double x_lo = INFINITY, x_hi = -INFINITY;
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < shown; i++)
+			if (strcmp(rows[k].server, tot[i].server) == 0) {
+				double x = (double)(rows[k].window_ns -
+						    r->t_first) /
+					   1e9;
+				x_lo = fmin(x_lo, x);
+				x_hi = fmax(x_hi, x + w);
+			}
+	r->endings_height = 80 + 230 * (int)shown;
+	for (int pass = 0; pass < 2; pass++) {
+		report_gp_begin_sized(r, "endings", pass, 1000,
+				      r->endings_height);
+		fprintf(r->gp,
+			"set multiplot layout %zu,1 title 'How connections "
+			"ended per %g s window, per server (seed 000: a quarter "
+			"aborted means a stalling server)'\n"
+			"set style fill solid 0.9 border -1\nset boxwidth %g "
+			"absolute\nset yrange [0:105]\nset ylabel '%% of "
+			"connections'\nset key outside right top\n"
+			"set xrange [%g:%g]\nset lmargin at screen 0.08\n"
+			"set rmargin at screen 0.76\n",
+			shown, w, w * 0.9, x_lo - w / 2, x_hi + w / 2);
+		for (size_t i = 0; i < shown; i++) {
+			char *title = NULL;
+
+			if (asprintf(&title,
+				     "%s: %.0f connections; windows normal %d, "
+				     "saturated %d, stopped %d",
+				     tot[i].server, tot[i].n,
+				     tot[i].windows[0], tot[i].windows[1],
+				     tot[i].windows[2]) < 0)
+				break;
+			fprintf(r->gp, "set title ");
+			report_gp_string(r->gp, title);
+			free(title);
+			fprintf(r->gp, "\nset xlabel %s\nplot ",
+				i + 1 == shown
+					? "'time since the first request, s "
+					  "(the window it began in)'"
+					: "''");
+			/* the tallest (all classes) first, each next one
+			 * over it */
+			for (int c = MANAGER_END_ABORTED - 1; c >= 0; c--) {
+				fprintf(r->gp,
+					"'%s/endings-%zu.dat' using 1:%d with "
+					"boxes lc rgb '%s' ",
+					r->tmp, i, c + 2, end_colors[c]);
+				if (i == 0) {
+					fprintf(r->gp, "title ");
+					report_gp_string(r->gp, end_names[c]);
+				} else
+					fprintf(r->gp, "notitle");
+				fprintf(r->gp, ", ");
+			}
+			fprintf(r->gp,
+				"'%s/endings-%zu.dat' using 1:%d with "
+				"linespoints lw 2 pt 7 lc rgb '#000000' %s\n",
+				r->tmp, i, MANAGER_END_ABORTED + 2,
+				i == 0 ? "title 'aborted (unanswered)'"
+				       : "notitle");
+		}
+		fprintf(r->gp, "unset multiplot\n");
+		report_gp_end(r);
+	}
+	if (ns > shown) {
+		char why[96];
+		snprintf(why, sizeof(why),
+			 "%zu more servers are in the table below, not drawn",
+			 ns - shown);
+		report_note_skip(r, "Server state over time", why);
+	}
+	r->plots++;
+out:
+	free(tot);
+	free(rows);
+	return 0;
+}
+
+/* ---- keep-alive ---------------------------------------------------------- */
+
+struct keepalive_plot {
+	struct report *r;
+	size_t servers; /* drawn */
+	size_t more;	/* not drawn */
+	char *names[MAX_LINES];
+	double recommended[MAX_LINES], close_p50[MAX_LINES];
+	bool closes[MAX_LINES];
+	double max_ms;	       /* the linear panel's range */
+	double log_lo, log_hi; /* the log panel's */
+	bool failed;
+};
+
+/* counts of v on bins [lo_k, lo_k+1): steps, closed at the top */
+static void write_steps(FILE *f, const double *edges, size_t nb,
+			const double *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t b = 0; b < nb; b++) {
+		size_t count = 0;
+		while (k < n && v[k] < edges[b + 1]) {
+			if (v[k] >= edges[b])
+				count++;
+			k++;
+		}
+		fprintf(f, "%.9g %zu\n", edges[b], count);
+	}
+	fprintf(f, "%.9g 0\n", edges[nb]);
+}
+
+static void log_edges(const double *v, size_t n, double **edges, size_t *nb)
+{
+	int first = 0, last;
+
+	*edges = NULL;
+	*nb = 0;
+	if (n == 0 || !(v[n - 1] > 0))
+		return;
+	for (size_t k = 0; k < n; k++)
+		if (v[k] > 0) {
+			first = (int)floor(log10(v[k]) * 10);
+			break;
+		}
+	last = (int)floor(log10(v[n - 1]) * 10);
+	*nb = (size_t)(last - first + 1);
+	*edges = malloc((*nb + 1) * sizeof(**edges));
+	if (!*edges) {
+		*nb = 0;
+		return;
+	}
+	for (size_t b = 0; b <= *nb; b++)
+		(*edges)[b] = pow(10, (first + (int)b) / 10.0);
+}
+
+static void keepalive_data(void *ctx, const struct manager_keepalive *k)
+{
+	struct keepalive_plot *kp = ctx;
+	size_t i = kp->servers;
+	double *edges = NULL;
+	size_t nb;
+	char *p;
+	FILE *f;
+
+	if (k->ngaps == 0 && k->ncloses == 0)
+		return;
+	if (i == MAX_LINES) {
+		kp->more++;
+		return;
+	}
+	kp->names[i] = strdup(k->server);
+	kp->recommended[i] = k->ngaps ? k->recommended_ms : NAN;
+	kp->close_p50[i] =
+		k->ncloses ? manager_percentile(k->closes, k->ncloses, 50) : NAN;
+	kp->closes[i] = k->ncloses > 0;
+	kp->servers++;
+	if (kp->recommended[i] > 0) { /* the line is inside both panels */
+		kp->max_ms = fmax(kp->max_ms,
+				  fmin(kp->recommended[i] * 1.1,
+				       10.0 * GAP_BINS_LINEAR));
+		kp->log_lo = fmin(kp->log_lo, kp->recommended[i] / 2);
+		kp->log_hi = fmax(kp->log_hi, kp->recommended[i] * 3);
+	}
+	/* 10 ms bins up to the longest gap (10 s at most) */
+	p = report_data_path(kp->r, "gaps_linear", i);
+	f = p ? fopen(p, "w") : NULL;
+	free(p);
+	if (!f) {
+		kp->failed = true;
+		return;
+	}
+	if (k->ngaps) {
+		size_t bins = (size_t)(k->gaps[k->ngaps - 1] / 10) + 1;
+		if (bins > GAP_BINS_LINEAR)
+			bins = GAP_BINS_LINEAR;
+		edges = malloc((bins + 1) * sizeof(*edges));
+		if (edges) {
+			for (size_t b = 0; b <= bins; b++)
+				edges[b] = 10.0 * (double)b;
+			write_steps(f, edges, bins, k->gaps, k->ngaps);
+			free(edges);
+		}
+		if (10.0 * (double)bins > kp->max_ms)
+			kp->max_ms = 10.0 * (double)bins;
+	}
+	fclose(f);
+	/* log bins, 10 per decade, of the gaps and of the idle closes */
+	for (int what = 0; what < 2; what++) {
+		const double *v = what ? k->closes : k->gaps;
+		size_t n = what ? k->ncloses : k->ngaps;
+
+		p = report_data_path(kp->r, what ? "closes_log" : "gaps_log", i);
+		f = p ? fopen(p, "w") : NULL;
+		free(p);
+		if (!f) {
+			kp->failed = true;
+			return;
+		}
+		log_edges(v, n, &edges, &nb);
+		if (edges) {
+			write_steps(f, edges, nb, v, n);
+			kp->log_lo = fmin(kp->log_lo, edges[0]);
+			kp->log_hi = fmax(kp->log_hi, edges[nb] * 1.5);
+			free(edges);
+		}
+		fclose(f);
+	}
+}
+
+static bool nonempty(struct report *r, const char *what, size_t i)
+{
+	char *p = report_data_path(r, what, i);
+	struct stat st;
+	bool yes = p && stat(p, &st) == 0 && st.st_size > 0;
+
+	free(p);
+	return yes;
+}
+
+static int plot_keepalive(struct report *r)
+{
+	struct keepalive_plot kp = {
+		.r = r, .max_ms = 100, .log_lo = INFINITY, .log_hi = 0
+	};
+	int rc = 0;
+
+	if (manager_keepalive_each(r->db, r->where, keepalive_data, &kp) != 0) {
+		rc = -1;
+		goto out;
+	}
+	if (kp.servers == 0) {
+		report_note_skip(r, "Keep-alive",
+				 "no idle gap and no idle close: no connection "
+				 "carried two requests or idled until the "
+				 "server closed it");
+		goto out;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		report_gp_begin(r, "keepalive", pass);
+		fprintf(r->gp,
+			"set multiplot layout 1,2 title 'Keep-alive: idle gaps "
+			"(solid), the server''s idle closes (dotted), the "
+			"recommended timeout (dashed)'\n");
+		for (int panel = 0; panel < 2; panel++) {
+			int n = 0;
+
+			fprintf(r->gp,
+				"unset arrow\nset key inside top right\nset ylabel "
+				"'count per bin'\nset yrange [0:*]\n%s",
+				panel == 0
+					? "set title '10 ms bins'\nunset logscale x\n"
+					: "set title '10 bins per decade'\nset "
+					  "logscale x\n");
+			if (panel == 0)
+				fprintf(r->gp,
+					"set xrange [0:%g]\nset xlabel 'Tgap, "
+					"idle gap, ms'\n",
+					kp.max_ms);
+			else
+				fprintf(r->gp,
+					"set xrange [%g:%g]\nset xlabel 'Tgap "
+					"and idle close (TEOF - T6), ms (log "
+					"scale)'\n",
+					kp.log_lo, kp.log_hi);
+			for (size_t i = 0; i < kp.servers; i++)
+				if (kp.recommended[i] > 0 &&
+				    (panel == 1 || kp.recommended[i] <= kp.max_ms))
+					fprintf(r->gp,
+						"set arrow from %g, graph 0 to "
+						"%g, graph 1 nohead lw 2 lc %zu "
+						"dt 2\n",
+						kp.recommended[i],
+						kp.recommended[i], i + 1);
+			fprintf(r->gp, "plot ");
+			for (size_t i = 0; i < kp.servers; i++) {
+				const char *files[2] = {
+					panel ? "gaps_log" : "gaps_linear",
+					panel ? "closes_log" : NULL
+				};
+				for (int j = 0; j < 2; j++) {
+					char *p, *title = NULL;
+					if (!files[j] || !nonempty(r, files[j], i))
+						continue;
+					p = report_data_path(r, files[j], i);
+					if (!p)
+						continue;
+					fprintf(r->gp, "%s", n++ ? ", " : "");
+					report_gp_string(r->gp, p);
+					fprintf(r->gp,
+						" using 1:2 with steps lw 2 lc "
+						"%zu %s title ",
+						i + 1, j ? "dt 3" : "");
+					if (asprintf(&title, "%s %s", kp.names[i],
+						     j ? "idle closes" : "gaps") <
+					    0)
+						title = NULL;
+					report_gp_string(r->gp,
+							 title ? title : "");
+					free(title);
+					free(p);
+				}
+			}
+			if (n == 0) /* nothing on this panel */
+				fprintf(r->gp, "NaN notitle");
+			fprintf(r->gp, "\n");
+		}
+		fprintf(r->gp, "unset multiplot\n");
+		report_gp_end(r);
+	}
+	r->plots++;
+	if (kp.more) {
+		char why[96];
+		snprintf(why, sizeof(why),
+			 "%zu more servers are in the table, not drawn",
+			 kp.more);
+		report_note_skip(r, "Keep-alive", why);
+	}
+out:
+	for (size_t i = 0; i < kp.servers; i++)
+		free(kp.names[i]);
+	return kp.failed ? -1 : rc;
+}
+
+/* ---- size ------------------------------------------------------------- */
+
+struct size_plot {
+	struct report *r;
+	size_t servers, more;
+	char *names[MAX_LINES];
+	double a[MAX_LINES], b[MAX_LINES], ts_a[MAX_LINES], ts_b[MAX_LINES];
+	bool failed;
+};
+
+static void size_data(void *ctx, const struct manager_size_fit *fit)
+{
+	struct size_plot *sp = ctx;
+	size_t i = sp->servers, step = fit->n / FIT_POINTS + 1;
+	char *p;
+	FILE *f;
+
+	if (fit->n == 0)
+		return;
+	if (i == MAX_LINES) {
+		sp->more++;
+		return;
+	}
+	p = report_data_path(sp->r, "size_fit", i);
+	f = p ? fopen(p, "w") : NULL;
+	free(p);
+	if (!f) {
+		sp->failed = true;
+		return;
+	}
+	for (size_t k = 0; k < fit->n; k += step)
+		if (fit->dr[k] > 0 && fit->t_ms[k] > 0)
+			fprintf(f, "%.0f %.6f\n", fit->dr[k], fit->t_ms[k]);
+	fclose(f);
+	sp->names[i] = strdup(fit->server);
+	sp->a[i] = fit->a;
+	sp->b[i] = fit->b;
+	sp->ts_a[i] = fit->ts_a;
+	sp->ts_b[i] = fit->ts_b;
+	sp->servers++;
+}
+
+static int plot_size_fit(struct report *r)
+{
+	struct size_plot sp = { .r = r };
+	int rc = 0;
+
+	if (manager_size_each(r->db, r->where, size_data, &sp) != 0) {
+		rc = -1;
+		goto out;
+	}
+	if (sp.servers == 0) {
+		report_note_skip(r, "Size fit", "no exchange with a response");
+		goto out;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		report_gp_begin(r, "size_fit", pass);
+		fprintf(r->gp,
+			"set title 'T6 - T4 = a Dr + b per server: least "
+			"squares (solid), Theil-Sen (dashed)'\nset logscale "
+			"xy\nset key inside top left\nset xlabel 'Dr, "
+			"bytes received (log scale)'\nset ylabel 'T6 - T4, "
+			"request sent to response complete, ms (log scale)'\n"
+			"set format x '10^{%%T}'\nset samples 400\n");
+		/* gnuplot's own format for 10^n needs enhanced text */
+		fprintf(r->gp, "set termoption enhanced\n");
+		for (size_t i = 0; i < sp.servers; i++)
+			fprintf(r->gp,
+				"ls%zu(x) = %.12g * x + %.12g\nts%zu(x) = %.12g * "
+				"x + %.12g\n",
+				i, sp.a[i], sp.b[i], i, sp.ts_a[i], sp.ts_b[i]);
+		fprintf(r->gp, "plot ");
+		for (size_t i = 0; i < sp.servers; i++) {
+			char *p = report_data_path(r, "size_fit", i);
+			char *t = NULL;
+
+			fprintf(r->gp, "%s", i ? ", " : "");
+			if (p)
+				report_gp_string(r->gp, p);
+			free(p);
+			fprintf(r->gp,
+				" using 1:2 with points pt 7 ps 0.5 lc %zu "
+				"noenhanced title ",
+				i + 1);
+			report_gp_string(r->gp, sp.names[i]);
+			if (asprintf(&t, "a = %.3g us/byte, b = %.3g ms",
+				     sp.a[i] * 1e3, sp.b[i]) < 0)
+				t = NULL;
+			fprintf(r->gp,
+				", ls%zu(x) with lines lw 2 lc %zu noenhanced "
+				"title ",
+				i, i + 1);
+			report_gp_string(r->gp, t ? t : "");
+			free(t);
+			fprintf(r->gp,
+				", ts%zu(x) with lines lw 2 dt 2 lc %zu notitle",
+				i, i + 1);
+		}
+		fprintf(r->gp, "\n");
+		report_gp_end(r);
+	}
+	r->plots++;
+	if (sp.more) {
+		char why[96];
+		snprintf(why, sizeof(why),
+			 "%zu more servers are in the table, not drawn",
+			 sp.more);
+		report_note_skip(r, "Size fit", why);
+	}
+out:
+	for (size_t i = 0; i < sp.servers; i++)
+		free(sp.names[i]);
+	return sp.failed ? -1 : rc;
+}
+
+int report_plot_analyses(struct report *r)
+{
+	if (plot_endings(r) != 0 || plot_keepalive(r) != 0 ||
+	    plot_size_fit(r) != 0)
+		return -1;
+	return 0;
+}
+
+bool report_figure_analysis(FILE *h, struct report *r, const char *view)
+{
+	if (strcmp(view, "endings") == 0 && r->endings_height) {
+		char text[256];
+		snprintf(text, sizeof(text),
+			 "The share of connections by how they ended, per %g s "
+			 "window of their connect (T1), stacked; the black line "
+			 "is the share the client gave up on unanswered. The "
+			 "table below gives the whole span.",
+			 r->endings_window_s);
+		return report_figure_sized(h, r, "endings",
+					   "Server state over time", text,
+					   r->endings_height);
+	}
+	if (strcmp(view, "keepalive") == 0)
+		return report_figure(h, r, "keepalive", "Keep-alive: idle gaps",
+			      "Left: the idle gaps Tgap on 10 ms bins; right: "
+			      "the gaps and the server's idle closes (TEOF - "
+			      "T6 of the last response) on log bins. A "
+			      "vertical dashed line per server marks the "
+			      "recommended timeout (mu + 7 sigma of the gaps, "
+			      "in [100 ms, 15 s]).");
+	if (strcmp(view, "size") == 0)
+		return report_figure(h, r, "size_fit", "Response time against size",
+			      "Each exchange with a response: Dr against T6 - "
+			      "T4, with the fitted T = a Dr + b per server "
+			      "(least squares solid, Theil-Sen dashed); b is "
+			      "the fixed cost of a request, 1/a the service "
+			      "bandwidth.");
+	return false;
+}

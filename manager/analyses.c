@@ -90,7 +90,7 @@ static sqlite3_stmt *prepare(sqlite3 *db, const char *sql)
  * connection_metrics is named m) to those with an exchange the filter
  * keeps; "1" with no filter (a connection that never got an exchange, e.g.
  * refused, counts then). sqlite3_malloc'd. */
-static char *conn_filter(const char *where)
+char *manager_conn_filter(const char *where)
 {
 	if (!where || strcmp(where, "1") == 0)
 		return sqlite3_mprintf("1");
@@ -133,7 +133,7 @@ const char *manager_server_state(double n, double failed, double aborted,
 int manager_endings_collect(sqlite3 *db, const char *where, double window_s,
 			    struct manager_endings_row **rows, size_t *n)
 {
-	char *filter = conn_filter(where);
+	char *filter = manager_conn_filter(where);
 	char *sql = sqlite3_mprintf(endings_sql, filter);
 	sqlite3_stmt *st = sql ? prepare(db, sql) : NULL;
 	size_t cap = 0;
@@ -292,7 +292,7 @@ void manager_keepalive_advice(const double *sorted, size_t n,
 int manager_keepalive_each(sqlite3 *db, const char *where,
 			   manager_keepalive_fn fn, void *ctx)
 {
-	char *sql, *filter = conn_filter(where);
+	char *sql, *filter = manager_conn_filter(where);
 	sqlite3_stmt *servers, *gaps = NULL, *idle = NULL, *rec = NULL;
 	int rc = 0;
 

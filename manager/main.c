@@ -193,12 +193,12 @@ static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
 			? (m->per_connection ? "'(connections)'"
 					     : "coalesce(path, '(unknown)')")
 			: "client";
+	char *conns = m->per_connection ? manager_conn_filter(where) : NULL;
 	char *sql = m->per_connection
 		? sqlite3_mprintf(
-			  "SELECT %s, %s FROM connection_metrics WHERE %s IS "
-			  "NOT NULL AND connection_id IN (SELECT connection_id "
-			  "FROM exchange_metrics WHERE (%s)) ORDER BY 1",
-			  group, m->column, m->column, where)
+			  "SELECT %s, %s FROM connection_metrics m WHERE %s IS "
+			  "NOT NULL AND %s ORDER BY 1",
+			  group, m->column, m->column, conns)
 		: sqlite3_mprintf("SELECT %s, %s FROM exchange_metrics WHERE "
 				  "%s IS NOT NULL AND (%s) ORDER BY 1",
 				  group, m->column, m->column, where);
@@ -208,6 +208,7 @@ static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
 	char current[256] = "";
 	int rc;
 
+	sqlite3_free(conns);
 	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
 		sqlite3_free(sql);

@@ -27,6 +27,12 @@ int manager_view(sqlite3 *db, const char *view, const char *where,
  * or path. 0, or 2 on error. */
 int manager_stats_table(sqlite3 *db, const char *by, const char *where,
 			bool csv, FILE *out);
+/* The SQL condition that keeps the connections (of a query whose
+ * connection_metrics is named m) with an exchange the filter keeps; every
+ * connection when there is no filter (where NULL or "1"), those with no
+ * exchange too. sqlite3_malloc'd (sqlite3_free). */
+char *manager_conn_filter(const char *where);
+
 /* The analyses' figures, for the views and the report's plots. */
 
 /* endings: how connections ended per server and time window (window_ns 0

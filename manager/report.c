@@ -153,11 +153,15 @@ static int read_rows(struct report *r)
 	sqlite3_finalize(st);
 	r->sample_every = rows > MAX_POINTS ? (size_t)(rows / MAX_POINTS + 1) : 1;
 
-	sql = sqlite3_mprintf(
-		"SELECT client, tt_ms, te_ms, ra FROM connection_metrics WHERE "
-		"connection_id IN (SELECT connection_id FROM exchange_metrics "
-		"WHERE (%s)) ORDER BY client",
-		r->where);
+	{
+		char *conns = manager_conn_filter(r->where);
+		sql = conns ? sqlite3_mprintf("SELECT client, tt_ms, te_ms, ra "
+					      "FROM connection_metrics m WHERE "
+					      "%s ORDER BY client",
+					      conns)
+			    : NULL;
+		sqlite3_free(conns);
+	}
 	if (!sql || sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
 		goto dberr;
 	sqlite3_free(sql);

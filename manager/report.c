@@ -797,7 +797,40 @@ static int write_page(struct report *r, const char *summary,
 			"%zu-th exchange (at most %d points); all other plots "
 			"and tables use every row.</p>\n",
 			r->sample_every, MAX_POINTS);
-	fprintf(h, "<h2>Statistics per client</h2>\n<p>Percentiles are "
+	/* contents: every plot that was drawn */
+	{
+		static const char *const toc[][2] = {
+			{ "tt_histogram", "Tt histogram" },
+			{ "cdf_tt", "CDF Tt" },
+			{ "cdf_te", "CDF Te" },
+			{ "cdf_ra", "CDF Ra" },
+			{ "cdf_tw", "CDF Tw" },
+			{ "cdf_tr", "CDF Tr" },
+			{ "cdf_rr", "CDF Rr" },
+			{ "size_time", "size against time" },
+			{ "tr_series", "Tr over time" },
+			{ "throughput", "throughput" },
+			{ "compare_p50", "medians" },
+			{ "compare_p99", "p99s" },
+			{ "endings", "server state" },
+			{ "keepalive", "keep-alive" },
+			{ "size_fit", "size fit" },
+		};
+
+		fprintf(h, "<p class='toc'><a href='#stats'>statistics</a>");
+		for (size_t i = 0; i < sizeof(toc) / sizeof(toc[0]); i++) {
+			char *png = NULL;
+			struct stat st;
+			if (asprintf(&png, "%s/%s.png", r->dir, toc[i][0]) < 0)
+				continue;
+			if (stat(png, &st) == 0)
+				fprintf(h, " · <a href='#%s'>%s</a>", toc[i][0],
+					toc[i][1]);
+			free(png);
+		}
+		fprintf(h, " · <a href='#analyses'>analyses</a></p>\n");
+	}
+	fprintf(h, "<h2 id='stats'>Statistics per client</h2>\n<p>Percentiles are "
 		   "exact (nearest rank). Tt and Te per connection, the rest "
 		   "per exchange; rates in MB/s (10<sup>6</sup> bytes per "
 		   "second).</p>\n<pre>");
@@ -847,6 +880,7 @@ static int write_page(struct report *r, const char *summary,
 	report_figure(h, r, "compare_p99", "p99 per client",
 	       "The p99 of Tt, Te, Tw and Tr side by side, one bar per client.");
 	fprintf(h, "</section>\n");
+	fprintf(h, "<div id='analyses'></div>\n");
 	for (int i = 0; i < nviews; i++) {
 		if (report_figure_analysis(h, r, views[i]))
 			fprintf(h, "<h3>Analysis: %s</h3>\n<pre>", views[i]);

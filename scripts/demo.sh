@@ -3,9 +3,13 @@
 # on a free loopback port over a small site, run curl, ApacheBench (with and
 # without keep-alive) and headless Chromium (when installed) under observe,
 # and print what they did on the network, exchange by exchange, then a
-# summary by program and the path of the database.
+# summary by program and the path of the database. A second client machine
+# ("lab-b": python and wget, its own database) is then merged with the
+# first by manager pull into a central database, compared by manager stats,
+# and drawn by manager report: the demo ends with the report's page.
 #
-# usage: scripts/demo.sh [DB]     (default ./demo/observe.db, made afresh)
+# usage: scripts/demo.sh [DB]     (default ./demo/observe.db, made afresh;
+#                                  the rest goes next to it)
 # The build directory is ./build, or $OBSERVE_BUILD.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,8 +26,10 @@ source tests/lib/common.sh
 source tests/lib/nginx.sh
 
 DB=$(realpath -m "${1:-demo/observe.db}")
-mkdir -p "$(dirname "$DB")"
-rm -f "$DB" "$DB-wal" "$DB-shm"
+OUT=$(dirname "$DB")
+LAB_B=$OUT/lab-b.db CENTRAL=$OUT/central.db REPORT=$OUT/report
+mkdir -p "$OUT"
+rm -rf "$DB" "$DB-wal" "$DB-shm" "$LAB_B"* "$CENTRAL"* "$REPORT"
 
 make_site "$WORK/site"
 nginx_start "$WORK/site" demo-nginx
@@ -114,3 +120,29 @@ sqlite3 -header -column "$DB" "
 echo
 echo "database: $DB"
 echo "try:  sqlite3 -header -column $DB 'SELECT program, path, status, te_ms, tw_ms, tr_ms, dr FROM exchange_metrics LIMIT 10'"
+
+# A second client machine: its own name and database, as if on another host.
+echo
+echo "== a second client, lab-b: python (keep-alive, with pauses) and wget"
+OBSERVE_CLIENT=lab-b "$OBSERVE" -q -o "$LAB_B" -- "$PYTHON" -c "
+import http.client, time
+c = http.client.HTTPConnection('127.0.0.1', $NGINX_PORT)
+for i, p in enumerate(['/index.html', '/50k', '/100b', '/1m'] * 5):
+    c.request('GET', p); c.getresponse().read()
+    time.sleep(0.02 * (i % 3))
+c.close()"
+OBSERVE_CLIENT=lab-b "$OBSERVE" -q -o "$LAB_B" -- wget -q -O /dev/null "$URL/1m" "$URL/50k"
+echo "   $(sqlite3 "$LAB_B" 'SELECT count(*) FROM exchange') exchanges in $LAB_B"
+
+echo
+echo "== manager pull -o $CENTRAL $DB $LAB_B"
+"$BUILD/bin/manager" pull -o "$CENTRAL" "$DB" "$LAB_B"
+echo
+echo "== manager stats $CENTRAL --by client (ms; rates in MB/s)"
+"$BUILD/bin/manager" stats "$CENTRAL" --by client
+echo
+echo "== manager report $CENTRAL -o $REPORT"
+"$BUILD/bin/manager" report "$CENTRAL" -o "$REPORT" >/dev/null
+echo "   $(ls "$REPORT"/*.png | wc -l) plots (PNG and SVG), $REPORT/summary.txt"
+echo
+echo "report: $REPORT/index.html   (open it in a browser)"

@@ -112,8 +112,9 @@ static void *obs_dlsym(const char *name)
 	return fn;
 }
 
-#define RESOLVE(field, name) \
-	__atomic_store_n((void **)&real.field, obs_dlsym(name), __ATOMIC_RELEASE)
+#define RESOLVE(field, name)                                                   \
+	__atomic_store_n((void **)&real.field, obs_dlsym(name),                \
+			 __ATOMIC_RELEASE)
 
 /* Resolve every real function (idempotent). */
 static void obs_resolve(void)
@@ -166,22 +167,23 @@ static void obs_resolve(void)
 
 /* The real function `field`, resolving on first use. NULL only while dlsym
  * itself is running (then the caller falls back to a raw system call). */
-#define REAL(field)                                                        \
-	(LIKELY(__atomic_load_n(&real.field, __ATOMIC_ACQUIRE) != NULL)     \
-		 ? real.field                                               \
+#define REAL(field)                                                            \
+	(LIKELY(__atomic_load_n(&real.field, __ATOMIC_ACQUIRE) != NULL)        \
+		 ? real.field                                                  \
 		 : (obs_resolve(), real.field))
 
 /* ---- the fd table and the connection pool ---------------------------- */
 
 static struct obs_conn **fd_table; /* NULL until the layer is initialised */
-static unsigned int fd_table_size;  /* 0 while disabled */
-static int fd_high;                 /* highest fd ever tracked */
-static uint64_t conn_seq;           /* connections opened in this process */
+static unsigned int fd_table_size; /* 0 while disabled */
+static int fd_high;		   /* highest fd ever tracked */
+static uint64_t conn_seq;	   /* connections opened in this process */
 static struct obs_conn *pool_free;
 
 static inline struct obs_conn *conn_of(int fd)
 {
-	if ((unsigned int)fd >= __atomic_load_n(&fd_table_size, __ATOMIC_RELAXED))
+	if ((unsigned int)fd >=
+	    __atomic_load_n(&fd_table_size, __ATOMIC_RELAXED))
 		return NULL;
 	return __atomic_load_n(&fd_table[fd], __ATOMIC_ACQUIRE);
 }
@@ -269,7 +271,8 @@ static void fd_fresh(int fd)
 	struct obs_conn *stale = conn_detach(fd);
 
 	if (stale) {
-		OBS_LOG(OBS_LOG_DEBUG, "fd %d reused: dropping stale state", fd);
+		OBS_LOG(OBS_LOG_DEBUG, "fd %d reused: dropping stale state",
+			fd);
 		conn_unref(stale, 0);
 	}
 }
@@ -347,8 +350,8 @@ __attribute__((constructor)) static void obs_init(int argc, char **argv,
 	obs_keep_argv(argc, argv);
 	v = getenv("OBSERVE_LOG");
 	if (v && *v)
-		obs_proc.log_level = (*v >= '0' && *v <= '9') ? atoi(v)
-							      : OBS_LOG_INFO;
+		obs_proc.log_level =
+			(*v >= '0' && *v <= '9') ? atoi(v) : OBS_LOG_INFO;
 	obs_set_start();
 	v = getenv("OBSERVE_DISABLE");
 	if (v && *v && strcmp(v, "0") != 0) {
@@ -368,8 +371,8 @@ __attribute__((constructor)) static void obs_init(int argc, char **argv,
 		return;
 
 	size = OBS_MAX_FDS;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
-	    rl.rlim_max < size)
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_max != RLIM_INFINITY && rl.rlim_max < size)
 		size = rl.rlim_max < 1024 ? 1024 : rl.rlim_max;
 	table = mmap(NULL, size * sizeof(*fd_table), PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -431,8 +434,7 @@ static bool is_stream_socket(int fd)
 	       type == SOCK_STREAM;
 }
 
-static void peer_of(const struct sockaddr *sa, uint8_t addr[16],
-		    uint16_t *port)
+static void peer_of(const struct sockaddr *sa, uint8_t addr[16], uint16_t *port)
 {
 	memset(addr, 0, 16);
 	if (sa->sa_family == AF_INET6) {
@@ -471,7 +473,7 @@ static void note_local_addr(struct obs_conn *c, int fd)
 static struct obs_dns_slot {
 	uint8_t addr[16];
 	uint16_t family;
-	bool used;       /* a connect took the times already */
+	bool used;	 /* a connect took the times already */
 	uint32_t lookup; /* number of the lookup, to mark its addresses used */
 	int64_t t_start, t_end;
 	char name[40];
@@ -741,7 +743,8 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	if (!fd_table_size || !addr || len < sizeof(sa_family_t) ||
 	    (addr->sa_family != AF_INET && addr->sa_family != AF_INET6) ||
 	    (addr->sa_family == AF_INET && len < sizeof(struct sockaddr_in)) ||
-	    (addr->sa_family == AF_INET6 && len < sizeof(struct sockaddr_in6)) ||
+	    (addr->sa_family == AF_INET6 &&
+	     len < sizeof(struct sockaddr_in6)) ||
 	    (unsigned int)fd >= fd_table_size || !is_stream_socket(fd) ||
 	    obs_spool_ensure() != 0 || !(c = conn_new())) {
 		errno = saved;
@@ -753,9 +756,9 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	ret = real.connect(fd, addr, len);
 	err = errno;
 	t_out = obs_now();
-	obs_xm_connect_first(c, __atomic_add_fetch(&conn_seq, 1, __ATOMIC_RELAXED),
-			     fd, addr->sa_family, peer, port, t_in, t_out, ret,
-			     err);
+	obs_xm_connect_first(
+		c, __atomic_add_fetch(&conn_seq, 1, __ATOMIC_RELAXED), fd,
+		addr->sa_family, peer, port, t_in, t_out, ret, err);
 	note_local_addr(c, fd);
 	dns_match(c, addr->sa_family, peer, t_in);
 	conn_attach(fd, c);
@@ -785,12 +788,12 @@ static void note_tcp_info(struct obs_conn *c, int fd)
 	out.pmtu = ti.tcpi_pmtu;
 	/* newer fields: zero when the kernel's struct is shorter */
 	out.min_rtt_us = len >= offsetof(struct tcp_info, tcpi_min_rtt) +
-					sizeof(ti.tcpi_min_rtt)
+						 sizeof(ti.tcpi_min_rtt)
 				 ? ti.tcpi_min_rtt
 				 : 0;
 	out.delivery_rate =
 		len >= offsetof(struct tcp_info, tcpi_delivery_rate) +
-				sizeof(ti.tcpi_delivery_rate)
+					sizeof(ti.tcpi_delivery_rate)
 			? ti.tcpi_delivery_rate
 			: 0;
 	obs_xm_tcp_info(c, &out);
@@ -820,8 +823,7 @@ static __attribute__((noinline)) int close_slow(int fd)
 
 EXPORT int close(int fd)
 {
-	int (*fn)(int) =
-		__atomic_load_n(&real.close, __ATOMIC_RELAXED);
+	int (*fn)(int) = __atomic_load_n(&real.close, __ATOMIC_RELAXED);
 
 	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
 		return fn(fd);
@@ -943,8 +945,8 @@ EXPORT int fcntl64(int fd, int cmd, ...)
 static struct obs_conn *detach_range(unsigned int first, unsigned int last)
 {
 	struct obs_conn *to_close = NULL;
-	unsigned int high = (unsigned int)__atomic_load_n(&fd_high,
-							  __ATOMIC_RELAXED);
+	unsigned int high =
+		(unsigned int)__atomic_load_n(&fd_high, __ATOMIC_RELAXED);
 
 	if (!fd_table_size)
 		return NULL;
@@ -1002,8 +1004,8 @@ EXPORT void closefrom(int lowfd)
 	struct obs_conn *closing;
 	int err = errno;
 
-	closing = lowfd >= 0 ? detach_range((unsigned int)lowfd, UINT_MAX)
-			     : NULL;
+	closing =
+		lowfd >= 0 ? detach_range((unsigned int)lowfd, UINT_MAX) : NULL;
 	if (REAL(closefrom))
 		real.closefrom(lowfd);
 	close_detached(closing);
@@ -1058,8 +1060,7 @@ static inline struct send_ctx send_begin(struct obs_conn *c)
 /* iov/iovcnt: the buffers of the call, for the state machine's look at
  * the bytes that were moved (protocol fields, TLS records). */
 static inline ssize_t send_end(struct obs_conn *c, struct send_ctx sx,
-			       ssize_t ret, const struct iovec *iov,
-			       int iovcnt)
+			       ssize_t ret, const struct iovec *iov, int iovcnt)
 {
 	int err = errno;
 	struct obs_data d = { iov, iovcnt, ret > 0 ? (size_t)ret : 0 };
@@ -1071,7 +1072,8 @@ static inline ssize_t send_end(struct obs_conn *c, struct send_ctx sx,
 	return ret;
 }
 
-static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf, size_t n)
+static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf,
+						    size_t n)
 {
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
@@ -1097,7 +1099,8 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	return write_slow(fd, buf, n);
 }
 
-static __attribute__((noinline)) ssize_t writev_slow(int fd, const struct iovec *iov, int iovcnt)
+static __attribute__((noinline)) ssize_t
+writev_slow(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
@@ -1118,7 +1121,8 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 	return writev_slow(fd, iov, iovcnt);
 }
 
-static __attribute__((noinline)) ssize_t send_slow(int fd, const void *buf, size_t n, int flags)
+static __attribute__((noinline)) ssize_t send_slow(int fd, const void *buf,
+						   size_t n, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
@@ -1141,8 +1145,9 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	return send_slow(fd, buf, n, flags);
 }
 
-static __attribute__((noinline)) ssize_t sendto_slow(int fd, const void *buf, size_t n, int flags,
-		      const struct sockaddr *addr, socklen_t alen)
+static __attribute__((noinline)) ssize_t
+sendto_slow(int fd, const void *buf, size_t n, int flags,
+	    const struct sockaddr *addr, socklen_t alen)
 {
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
@@ -1159,7 +1164,8 @@ static __attribute__((noinline)) ssize_t sendto_slow(int fd, const void *buf, si
 EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 		      const struct sockaddr *addr, socklen_t alen)
 {
-	ssize_t (*fn)(int, const void *, size_t, int, const struct sockaddr *, socklen_t) =
+	ssize_t (*fn)(int, const void *, size_t, int, const struct sockaddr *,
+		      socklen_t) =
 		__atomic_load_n(&real.sendto, __ATOMIC_RELAXED);
 
 	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
@@ -1167,7 +1173,8 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 	return sendto_slow(fd, buf, n, flags, addr, alen);
 }
 
-static __attribute__((noinline)) ssize_t sendmsg_slow(int fd, const struct msghdr *msg, int flags)
+static __attribute__((noinline)) ssize_t
+sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
@@ -1176,7 +1183,8 @@ static __attribute__((noinline)) ssize_t sendmsg_slow(int fd, const struct msghd
 		return REAL(sendmsg)(fd, msg, flags);
 	sx = send_begin(c);
 	return send_end(c, sx, real.sendmsg(fd, msg, flags),
-			msg ? msg->msg_iov : NULL, msg ? (int)msg->msg_iovlen : 0);
+			msg ? msg->msg_iov : NULL,
+			msg ? (int)msg->msg_iovlen : 0);
 }
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
@@ -1276,7 +1284,8 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 	return read_slow(fd, buf, n);
 }
 
-static __attribute__((noinline)) ssize_t readv_slow(int fd, const struct iovec *iov, int iovcnt)
+static __attribute__((noinline)) ssize_t
+readv_slow(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
@@ -1300,7 +1309,8 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 	return readv_slow(fd, iov, iovcnt);
 }
 
-static __attribute__((noinline)) ssize_t recv_slow(int fd, void *buf, size_t n, int flags)
+static __attribute__((noinline)) ssize_t recv_slow(int fd, void *buf, size_t n,
+						   int flags)
 {
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
@@ -1324,8 +1334,10 @@ EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 	return recv_slow(fd, buf, n, flags);
 }
 
-static __attribute__((noinline)) ssize_t recvfrom_slow(int fd, void *buf, size_t n, int flags,
-			struct sockaddr *addr, socklen_t *alen)
+static __attribute__((noinline)) ssize_t recvfrom_slow(int fd, void *buf,
+						       size_t n, int flags,
+						       struct sockaddr *addr,
+						       socklen_t *alen)
 {
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
@@ -1342,7 +1354,8 @@ static __attribute__((noinline)) ssize_t recvfrom_slow(int fd, void *buf, size_t
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 			struct sockaddr *addr, socklen_t *alen)
 {
-	ssize_t (*fn)(int, void *, size_t, int, struct sockaddr *, socklen_t *) =
+	ssize_t (*fn)(int, void *, size_t, int, struct sockaddr *,
+		      socklen_t *) =
 		__atomic_load_n(&real.recvfrom, __ATOMIC_RELAXED);
 
 	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
@@ -1350,7 +1363,8 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 	return recvfrom_slow(fd, buf, n, flags, addr, alen);
 }
 
-static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *msg, int flags)
+static __attribute__((noinline)) ssize_t
+recvmsg_slow(int fd, struct msghdr *msg, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
@@ -1361,9 +1375,9 @@ static __attribute__((noinline)) ssize_t recvmsg_slow(int fd, struct msghdr *msg
 	t_in = recv_begin(c);
 	ret = real.recvmsg(fd, msg, flags);
 	return recv_end(c, t_in, ret,
-			ret == 0 && msg ? iov_bytes(msg->msg_iov,
-						    (int)msg->msg_iovlen)
-					: 1,
+			ret == 0 && msg
+				? iov_bytes(msg->msg_iov, (int)msg->msg_iovlen)
+				: 1,
 			flags & MSG_PEEK, msg ? msg->msg_iov : NULL,
 			msg ? (int)msg->msg_iovlen : 0);
 }
@@ -1419,8 +1433,7 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 			&v, 1);
 }
 
-EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
-			  int flags)
+EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 {
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
@@ -1435,8 +1448,7 @@ EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
 }
 
 EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
-			      int flags, struct sockaddr *addr,
-			      socklen_t *alen)
+			      int flags, struct sockaddr *addr, socklen_t *alen)
 {
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
@@ -1447,10 +1459,10 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 	struct iovec v = { buf, n };
 
 	t_in = recv_begin(c);
-	return recv_end(c, t_in,
-			real.recvfrom_chk(fd, buf, n, buflen, flags, addr,
-					  alen),
-			n, flags & MSG_PEEK, &v, 1);
+	return recv_end(
+		c, t_in,
+		real.recvfrom_chk(fd, buf, n, buflen, flags, addr, alen), n,
+		flags & MSG_PEEK, &v, 1);
 }
 
 /* ---- leaving the process image ------------------------------------------- */
@@ -1475,15 +1487,15 @@ EXPORT void _Exit(int status)
 
 /* exec ends this image's recording; the new image loads the layer anew
  * (same pid, new spool). If exec fails, recording goes on. */
-#define EXEC_WRAP(call)                        \
-	do {                                   \
-		int ret_, err_;                \
-		obs_spool_mark_ended(true);    \
-		ret_ = (call);                 \
-		err_ = errno;                  \
-		obs_spool_mark_ended(false);   \
-		errno = err_;                  \
-		return ret_;                   \
+#define EXEC_WRAP(call)                                                        \
+	do {                                                                   \
+		int ret_, err_;                                                \
+		obs_spool_mark_ended(true);                                    \
+		ret_ = (call);                                                 \
+		err_ = errno;                                                  \
+		obs_spool_mark_ended(false);                                   \
+		errno = err_;                                                  \
+		return ret_;                                                   \
 	} while (0)
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])

@@ -27,7 +27,8 @@
 
 #include "manager.h"
 
-/* ---- small helpers --------------------------------------------------------- */
+/* ---- small helpers ---------------------------------------------------------
+ */
 
 struct vec {
 	double *v;
@@ -99,7 +100,8 @@ char *manager_conn_filter(const char *where)
 			       where);
 }
 
-/* ---- endings ---------------------------------------------------------------- */
+/* ---- endings ----------------------------------------------------------------
+ */
 
 /* A connection is aborted when the client gave up on it: it closed (or
  * reset, or timed out) while its last exchange had sent a request and got
@@ -146,8 +148,8 @@ int manager_endings_collect(sqlite3 *db, const char *where, double window_s,
 	if (!st)
 		return 2;
 	/* the whole span is one window unless --window says otherwise */
-	sqlite3_bind_int64(st, 1, window_s > 0 ? (int64_t)(window_s * 1e9)
-					       : INT64_MAX);
+	sqlite3_bind_int64(
+		st, 1, window_s > 0 ? (int64_t)(window_s * 1e9) : INT64_MAX);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct manager_endings_row *e;
 
@@ -194,35 +196,38 @@ static int view_endings(sqlite3 *db, const char *where, double window_s,
 		return 2;
 	if (csv)
 		fprintf(out, "server,window_start_ns,connections,server_close,"
-		       "client_close,reset,timeout,refused,unterminated,"
-		       "aborted,state\n");
+			     "client_close,reset,timeout,refused,unterminated,"
+			     "aborted,state\n");
 	else
-		fprintf(out, "%-22s %-20s %7s %7s %7s %6s %7s %7s %7s %7s  %s\n",
-		       "server", "window (UTC)", "conns", "srv_fin", "cli_fin",
-		       "reset", "timeout", "refused", "unterm", "aborted",
-		       "state");
+		fprintf(out,
+			"%-22s %-20s %7s %7s %7s %6s %7s %7s %7s %7s  %s\n",
+			"server", "window (UTC)", "conns", "srv_fin", "cli_fin",
+			"reset", "timeout", "refused", "unterm", "aborted",
+			"state");
 	for (size_t k = 0; k < n; k++) {
 		const struct manager_endings_row *e = &rows[k];
 
 		if (csv) {
 			fprintf(out, "%s,%lld,%.0f", e->server,
-			       (long long)e->window_ns, e->n);
+				(long long)e->window_ns, e->n);
 			for (int i = 0; i < MANAGER_END_COUNT; i++)
 				fprintf(out, ",%.0f", e->c[i]);
 			fprintf(out, ",%s\n", e->state);
 		} else {
 			char when[32] = "all";
 			if (window_s > 0) {
-				time_t secs = (time_t)(e->window_ns / 1000000000);
+				time_t secs =
+					(time_t)(e->window_ns / 1000000000);
 				struct tm tm;
 				gmtime_r(&secs, &tm);
-				strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S",
-					 &tm);
+				strftime(when, sizeof(when),
+					 "%Y-%m-%d %H:%M:%S", &tm);
 			}
 			fprintf(out, "%-22.22s %-20s %7.0f", e->server, when,
 				e->n);
 			for (int i = 0; i < MANAGER_END_COUNT; i++)
-				fprintf(out, " %6.1f%%", 100.0 * e->c[i] / e->n);
+				fprintf(out, " %6.1f%%",
+					100.0 * e->c[i] / e->n);
 			fprintf(out, "  %s\n", e->state);
 		}
 	}
@@ -417,22 +422,24 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
 	struct keepalive_print p = { out, csv };
 
 	if (csv)
-		fprintf(out, "server,gaps,gap_mean_ms,gap_sd_ms,gap_p50_ms,"
-		       "gap_p90_ms,gap_max_ms,idle_closes,idle_close_p50_ms,"
-		       "idle_close_min_ms,closes_with_response,"
-		       "reconnects_after_idle_close,recommended_timeout_ms,"
-		       "shape\n");
+		fprintf(out,
+			"server,gaps,gap_mean_ms,gap_sd_ms,gap_p50_ms,"
+			"gap_p90_ms,gap_max_ms,idle_closes,idle_close_p50_ms,"
+			"idle_close_min_ms,closes_with_response,"
+			"reconnects_after_idle_close,recommended_timeout_ms,"
+			"shape\n");
 	else
 		fprintf(out,
 			"%-22s %6s %9s %9s %9s %9s %6s %11s %11s %8s %6s %11s  "
 			"%s\n",
-			"server", "gaps", "mean ms", "sd ms", "p50 ms", "p90 ms",
-			"idle", "close p50", "close min", "at resp",
+			"server", "gaps", "mean ms", "sd ms", "p50 ms",
+			"p90 ms", "idle", "close p50", "close min", "at resp",
 			"reconn", "recommend", "histogram");
 	return manager_keepalive_each(db, where, keepalive_print, &p);
 }
 
-/* ---- size ------------------------------------------------------------------ */
+/* ---- size ------------------------------------------------------------------
+ */
 
 /* Least squares fit y = a x + b; r2 the coefficient of determination. */
 void manager_fit_ls(const double *x, const double *y, size_t n, double *a,
@@ -506,13 +513,15 @@ int manager_size_each(sqlite3 *db, const char *where, manager_size_fn fn,
 		return 2;
 	for (;;) {
 		rc = sqlite3_step(st);
-		const char *s = rc == SQLITE_ROW
-					? (const char *)sqlite3_column_text(st, 0)
-					: NULL;
+		const char *s =
+			rc == SQLITE_ROW
+				? (const char *)sqlite3_column_text(st, 0)
+				: NULL;
 		if (server && (!s || strcmp(s, server) != 0)) {
-			struct manager_size_fit f = {
-				.server = server, .dr = x.v, .t_ms = y.v, .n = x.n
-			};
+			struct manager_size_fit f = { .server = server,
+						      .dr = x.v,
+						      .t_ms = y.v,
+						      .n = x.n };
 			manager_fit_ls(x.v, y.v, x.n, &f.a, &f.b, &f.r2);
 			manager_fit_theil_sen(x.v, y.v, x.n, &f.ts_a, &f.ts_b);
 			fn(ctx, &f);
@@ -561,21 +570,23 @@ static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
 	struct size_print p = { out, csv };
 
 	if (csv)
-		fprintf(out, "server,n,a_us_per_byte,b_ms,bandwidth_mb_s,rate_per_s,"
-		       "r2,ts_a_us_per_byte,ts_b_ms\n");
+		fprintf(out,
+			"server,n,a_us_per_byte,b_ms,bandwidth_mb_s,rate_per_s,"
+			"r2,ts_a_us_per_byte,ts_b_ms\n");
 	else
 		fprintf(out, "%-22s %7s %12s %10s %12s %10s %6s %12s %10s\n",
-		       "server", "n", "a us/byte", "b ms", "1/a MB/s",
-		       "1/b req/s", "R2", "TS a us/B", "TS b ms");
+			"server", "n", "a us/byte", "b ms", "1/a MB/s",
+			"1/b req/s", "R2", "TS a us/B", "TS b ms");
 	return manager_size_each(db, where, size_print, &p);
 }
 
-/* ---- family and TLS ------------------------------------------------------- */
+/* ---- family and TLS -------------------------------------------------------
+ */
 
 static int view_family(sqlite3 *db, const char *where, bool csv, FILE *out)
 {
-	static const char *const cols[] = { "te_ms", "tls_ms", "tw_ms",
-					    "tr_ms", "tt_ms" };
+	static const char *const cols[] = { "te_ms", "tls_ms", "tw_ms", "tr_ms",
+					    "tt_ms" };
 	char *sql;
 	sqlite3_stmt *groups, *st;
 	int rc = 0;
@@ -591,8 +602,8 @@ static int view_family(sqlite3 *db, const char *where, bool csv, FILE *out)
 	if (csv)
 		fprintf(out, "family,tls,metric,count,p50,p90,mean\n");
 	else
-		fprintf(out, "%-6s %-5s %-7s %8s %10s %10s %10s\n", "family", "tls",
-		       "metric", "count", "p50", "p90", "mean");
+		fprintf(out, "%-6s %-5s %-7s %8s %10s %10s %10s\n", "family",
+			"tls", "metric", "count", "p50", "p90", "mean");
 	while (sqlite3_step(groups) == SQLITE_ROW) {
 		int family = sqlite3_column_int(groups, 0);
 		int tls = sqlite3_column_int(groups, 1);
@@ -621,18 +632,19 @@ static int view_family(sqlite3 *db, const char *where, bool csv, FILE *out)
 			if (v.n == 0)
 				continue;
 			if (csv)
-				fprintf(out, "%d,%d,%s,%zu,%.4f,%.4f,%.4f\n", family,
-				       tls, cols[i], v.n,
-				       manager_percentile(v.v, v.n, 50),
-				       manager_percentile(v.v, v.n, 90),
-				       mean_of(v.v, v.n));
+				fprintf(out, "%d,%d,%s,%zu,%.4f,%.4f,%.4f\n",
+					family, tls, cols[i], v.n,
+					manager_percentile(v.v, v.n, 50),
+					manager_percentile(v.v, v.n, 90),
+					mean_of(v.v, v.n));
 			else
-				fprintf(out, "IPv%-3d %-5s %-7s %8zu %10.3f %10.3f "
-				       "%10.3f\n",
-				       family, tls ? "yes" : "no", cols[i], v.n,
-				       manager_percentile(v.v, v.n, 50),
-				       manager_percentile(v.v, v.n, 90),
-				       mean_of(v.v, v.n));
+				fprintf(out,
+					"IPv%-3d %-5s %-7s %8zu %10.3f %10.3f "
+					"%10.3f\n",
+					family, tls ? "yes" : "no", cols[i],
+					v.n, manager_percentile(v.v, v.n, 50),
+					manager_percentile(v.v, v.n, 90),
+					mean_of(v.v, v.n));
 			free(v.v);
 		}
 	}

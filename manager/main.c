@@ -120,8 +120,8 @@ sqlite3 *manager_open(const char *path)
 	return db;
 }
 
-
-/* ---- stats ---------------------------------------------------------------- */
+/* ---- stats ----------------------------------------------------------------
+ */
 
 struct metric {
 	const char *name; /* as printed */
@@ -175,12 +175,16 @@ static void emit(FILE *out, bool csv, const char *group, const char *metric,
 			fputc(*c, out);
 		}
 		fprintf(out, "\",%s,%zu,%.6f,%.6f,%.6f,%.6f,%.6f\n", metric, n,
-		       sum / (double)n, manager_percentile(v, n, 50),
-		       manager_percentile(v, n, 90), manager_percentile(v, n, 99), v[n - 1]);
+			sum / (double)n, manager_percentile(v, n, 50),
+			manager_percentile(v, n, 90),
+			manager_percentile(v, n, 99), v[n - 1]);
 	} else
-		fprintf(out, "%-24.24s %-8s %8zu %12.3f %12.3f %12.3f %12.3f %12.3f\n",
-		       group, metric, n, sum / (double)n, manager_percentile(v, n, 50),
-		       manager_percentile(v, n, 90), manager_percentile(v, n, 99), v[n - 1]);
+		fprintf(out,
+			"%-24.24s %-8s %8zu %12.3f %12.3f %12.3f %12.3f %12.3f\n",
+			group, metric, n, sum / (double)n,
+			manager_percentile(v, n, 50),
+			manager_percentile(v, n, 90),
+			manager_percentile(v, n, 99), v[n - 1]);
 }
 
 static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
@@ -194,12 +198,14 @@ static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
 					     : "coalesce(path, '(unknown)')")
 			: "client";
 	char *conns = m->per_connection ? manager_conn_filter(where) : NULL;
-	char *sql = m->per_connection
-		? sqlite3_mprintf(
-			  "SELECT %s, %s FROM connection_metrics m WHERE %s IS "
-			  "NOT NULL AND %s ORDER BY 1",
-			  group, m->column, m->column, conns)
-		: sqlite3_mprintf("SELECT %s, %s FROM exchange_metrics WHERE "
+	char *sql =
+		m->per_connection
+			? sqlite3_mprintf(
+				  "SELECT %s, %s FROM connection_metrics m WHERE %s IS "
+				  "NOT NULL AND %s ORDER BY 1",
+				  group, m->column, m->column, conns)
+			: sqlite3_mprintf(
+				  "SELECT %s, %s FROM exchange_metrics WHERE "
 				  "%s IS NOT NULL AND (%s) ORDER BY 1",
 				  group, m->column, m->column, where);
 	sqlite3_stmt *st = NULL;
@@ -281,7 +287,8 @@ static int cmd_stats(int argc, char **argv)
 
 	filter_init(&f);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "b:w:ch", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "b:w:ch", longopts, NULL)) !=
+	       -1) {
 		int bad = filter_option(&f, opt, optarg, err, sizeof(err));
 
 		if (bad < 0) {
@@ -309,8 +316,9 @@ static int cmd_stats(int argc, char **argv)
 			char *end;
 			window_s = strtod(optarg, &end);
 			if (*end || !(window_s > 0)) {
-				fprintf(stderr, "manager: --window %s: seconds "
-						"> 0\n",
+				fprintf(stderr,
+					"manager: --window %s: seconds "
+					"> 0\n",
 					optarg);
 				goto out;
 			}
@@ -339,8 +347,8 @@ static int cmd_stats(int argc, char **argv)
 		goto out;
 	}
 	if (view) {
-		rc = manager_view(db, view, f.expr ? f.expr : "1", window_s, csv,
-				 stdout);
+		rc = manager_view(db, view, f.expr ? f.expr : "1", window_s,
+				  csv, stdout);
 		goto out;
 	}
 	rc = manager_stats_table(db, by, f.expr ? f.expr : "1", csv, stdout);
@@ -358,8 +366,8 @@ int main(int argc, char **argv)
 		return cmd_stats(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
 		return cmd_report(argc - 1, argv + 1);
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
-			 strcmp(argv[1], "-h") == 0)) {
+	if (argc > 1 &&
+	    (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		manager_usage(stdout);
 		return 0;
 	}

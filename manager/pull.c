@@ -119,10 +119,10 @@ struct source {
 
 struct puller {
 	sqlite3 *db;
-	char **rsh;      /* the ssh command and its options, NULL-ended */
+	char **rsh; /* the ssh command and its options, NULL-ended */
 	size_t n_rsh;
-	char *tmpdir;    /* for ssh snapshots, made on first use */
-	FILE *tty;       /* progress bar here, or NULL */
+	char *tmpdir; /* for ssh snapshots, made on first use */
+	FILE *tty;    /* progress bar here, or NULL */
 	size_t total, done;
 	const char *current;
 	const char *state; /* "fetching", "merging" */
@@ -154,7 +154,9 @@ static void progress_show(struct puller *p)
 	for (int i = 0; i < 30; i++)
 		bar[i] = i < filled ? '#' : '.';
 	bar[30] = '\0';
-	fprintf(p->tty, "\r\033[K%s: [%s] %zu/%zu sources, %" PRId64 " exchanges new  %.30s %s",
+	fprintf(p->tty,
+		"\r\033[K%s: [%s] %zu/%zu sources, %" PRId64
+		" exchanges new  %.30s %s",
 		program_invocation_short_name, bar, p->done, p->total,
 		p->exchanges_new, name, p->state ? p->state : "");
 	if (p->state)
@@ -199,13 +201,13 @@ static void source_failed(struct puller *p, const char *name, const char *fmt,
 	p->failed++;
 }
 
-
 static int64_t last_exchange_id(sqlite3 *db)
 {
 	sqlite3_stmt *st;
 	int64_t n = -1;
 
-	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) FROM main.exchange",
+	if (sqlite3_prepare_v2(db,
+			       "SELECT coalesce(max(id), 0) FROM main.exchange",
 			       -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int64(st, 0);
@@ -264,7 +266,8 @@ static char *file_uri(const char *path)
 		return NULL;
 	p += sprintf(p, "file:");
 	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
-		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c > 0x7e)
+		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 ||
+		    *c > 0x7e)
 			p += sprintf(p, "%%%02X", *c);
 		else
 			*p++ = (char)*c;
@@ -315,8 +318,9 @@ static int merge_file(struct puller *p, const char *path, const char *name)
 			      msg ? msg : sqlite3_errmsg(db));
 		sqlite3_free(msg);
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		sqlite3_exec(db, "DROP TABLE IF EXISTS temp.process_map;"
-				 "DROP TABLE IF EXISTS temp.connection_map",
+		sqlite3_exec(db,
+			     "DROP TABLE IF EXISTS temp.process_map;"
+			     "DROP TABLE IF EXISTS temp.connection_map",
 			     NULL, NULL, NULL);
 		sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL);
 		return -1;
@@ -380,8 +384,8 @@ static char *shell_quote(const char *text)
 }
 
 /* ssh://[user@]host[:port]/path; host may be [v6]. 0, or -1 with why. */
-static int parse_ssh_url(const char *url, char **user, char **host,
-			 char **port, char **path, const char **why)
+static int parse_ssh_url(const char *url, char **user, char **host, char **port,
+			 char **path, const char **why)
 {
 	const char *a = url + 6, *slash, *at, *h, *hend, *colon = NULL;
 
@@ -416,8 +420,8 @@ static int parse_ssh_url(const char *url, char **user, char **host,
 		return -1;
 	}
 	if (colon) {
-		if (colon + 1 == slash ||
-		    strspn(colon + 1, "0123456789") != (size_t)(slash - colon - 1)) {
+		if (colon + 1 == slash || strspn(colon + 1, "0123456789") !=
+						  (size_t)(slash - colon - 1)) {
 			*why = "the port is not a number";
 			return -1;
 		}
@@ -426,7 +430,8 @@ static int parse_ssh_url(const char *url, char **user, char **host,
 	if (at)
 		*user = strndup(a, (size_t)(at - a));
 	*host = strndup(h, (size_t)(hend - h));
-	/* ssh://host/~/x.db is ~/x.db there; ssh://host/abs/x.db is /abs/x.db */
+	/* ssh://host/~/x.db is ~/x.db there; ssh://host/abs/x.db is /abs/x.db
+	 */
 	*path = strdup(strncmp(slash, "/~/", 3) == 0 ? slash + 1 : slash);
 	if ((at && !*user) || !*host || !*path || (colon && !*port)) {
 		*why = "out of memory";
@@ -613,7 +618,8 @@ done:
 	free(path);
 }
 
-/* ---- sources --------------------------------------------------------------- */
+/* ---- sources ---------------------------------------------------------------
+ */
 
 static bool has_suffix(const char *name, const char *suffix)
 {
@@ -724,8 +730,8 @@ static int split_rsh(struct puller *p, const char *cmd)
 		}
 		if (end || *c == ' ' || *c == '\t' || *c == '\n') {
 			if (in_word) {
-				char **more = realloc(p->rsh, (p->n_rsh + 2) *
-								     sizeof(*more));
+				char **more = realloc(
+					p->rsh, (p->n_rsh + 2) * sizeof(*more));
 				word[len] = '\0';
 				if (!more)
 					break;
@@ -768,7 +774,8 @@ int cmd_pull(int argc, char **argv)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:e:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:e:qh", longopts, NULL)) !=
+	       -1) {
 		switch (opt) {
 		case 'o':
 			central = optarg;

@@ -38,7 +38,7 @@
 extern char **environ;
 
 #define MAX_POINTS 200000 /* scatter and time series: sampled beyond */
-#define CDF_POINTS 1000   /* points per CDF curve */
+#define CDF_POINTS 1000	  /* points per CDF curve */
 
 static int vec_push(struct vec *x, double v)
 {
@@ -72,7 +72,8 @@ static const struct {
 	[M_RR] = { "rr", "Rr, response transfer rate", "bytes/s" },
 };
 
-/* ---- quoting ---------------------------------------------------------------- */
+/* ---- quoting ----------------------------------------------------------------
+ */
 
 /* A gnuplot single-quoted string: ' doubled. */
 void report_gp_string(FILE *f, const char *s)
@@ -91,17 +92,29 @@ void report_html(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc(*s, f);
 		}
 	}
 }
 
-/* ---- reading ------------------------------------------------------------------ */
+/* ---- reading
+ * ------------------------------------------------------------------ */
 
 static struct client *client_of(struct report *r, const char *name)
 {
@@ -139,9 +152,10 @@ static int read_rows(struct report *r)
 	int rc;
 
 	/* the span and the row count decide the sampling */
-	sql = sqlite3_mprintf("SELECT count(*), min(t3_ns), max(coalesce(t6_ns, "
-			      "t3_ns)) FROM exchange_metrics WHERE (%s)",
-			      r->where);
+	sql = sqlite3_mprintf(
+		"SELECT count(*), min(t3_ns), max(coalesce(t6_ns, "
+		"t3_ns)) FROM exchange_metrics WHERE (%s)",
+		r->where);
 	if (!sql || sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
 		goto dberr;
 	sqlite3_free(sql);
@@ -151,7 +165,8 @@ static int read_rows(struct report *r)
 		r->t_last = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
-	r->sample_every = rows > MAX_POINTS ? (size_t)(rows / MAX_POINTS + 1) : 1;
+	r->sample_every =
+		rows > MAX_POINTS ? (size_t)(rows / MAX_POINTS + 1) : 1;
 
 	{
 		char *conns = manager_conn_filter(r->where);
@@ -227,7 +242,8 @@ static int read_rows(struct report *r)
 		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
 			fprintf(series[ci], "%.6f %.6f\n",
 				(double)(sqlite3_column_int64(st, 6) -
-					 r->t_first) / 1e9,
+					 r->t_first) /
+					1e9,
 				sqlite3_column_double(st, 2));
 	}
 	sqlite3_finalize(st);
@@ -259,7 +275,8 @@ fail:
 	return -1;
 }
 
-/* ---- plots ----------------------------------------------------------------------- */
+/* ---- plots
+ * ----------------------------------------------------------------------- */
 
 void report_note_skip(struct report *r, const char *plot, const char *why)
 {
@@ -324,7 +341,8 @@ static void plot_hist(struct report *r)
 			}
 	}
 	if (!(hi > 0)) {
-		report_note_skip(r, "Histogram of Tt", "no connection with a Tt");
+		report_note_skip(r, "Histogram of Tt",
+				 "no connection with a Tt");
 		return;
 	}
 	first = (int)floor(log10(lo) * 10);
@@ -364,8 +382,9 @@ static void plot_hist(struct report *r)
 			"(T7 - T1), ms (log scale)'\nset ylabel 'connections "
 			"per bin'\nset yrange [0:*]\nplot ");
 		for (size_t i = 0; i < r->nc; i++) {
-			fprintf(r->gp, "%s'%s/hist-%zu.dat' using 1:2 with steps "
-				       "lw 2 title ",
+			fprintf(r->gp,
+				"%s'%s/hist-%zu.dat' using 1:2 with steps "
+				"lw 2 title ",
 				i ? ", " : "", r->tmp, i);
 			report_gp_string(r->gp, r->c[i].name);
 		}
@@ -413,11 +432,13 @@ static void plot_cdf(struct report *r, int m)
 		fprintf(r->gp, "set title ");
 		{
 			char *t = NULL;
-			if (asprintf(&t, "CDF of %s per client", mdef[m].label) >= 0)
+			if (asprintf(&t, "CDF of %s per client",
+				     mdef[m].label) >= 0)
 				report_gp_string(r->gp, t);
 			free(t);
 		}
-		fprintf(r->gp, "\n%sset xlabel ", logx ? "set logscale x\n" : "");
+		fprintf(r->gp, "\n%sset xlabel ",
+			logx ? "set logscale x\n" : "");
 		{
 			char *t = NULL;
 			if (asprintf(&t, "%s, %s (log scale)", mdef[m].label,
@@ -427,14 +448,16 @@ static void plot_cdf(struct report *r, int m)
 		}
 		if (strcmp(mdef[m].unit, "bytes/s") == 0)
 			fprintf(r->gp, "\nset format x '%%.0s%%c'");
-		fprintf(r->gp, "\nset ylabel 'fraction <= x'\nset yrange [0:1]\n"
-			       "set key bottom right inside\nplot ");
+		fprintf(r->gp,
+			"\nset ylabel 'fraction <= x'\nset yrange [0:1]\n"
+			"set key bottom right inside\nplot ");
 		for (size_t i = 0, n = 0; i < r->nc; i++) {
 			char *p = report_data_path(r, name, i);
 			if (p && access(p, R_OK) == 0) {
 				fprintf(r->gp, "%s", n++ ? ", " : "");
 				report_gp_string(r->gp, p);
-				fprintf(r->gp, " using 1:2 with lines lw 2 title ");
+				fprintf(r->gp,
+					" using 1:2 with lines lw 2 title ");
 				report_gp_string(r->gp, r->c[i].name);
 			}
 			free(p);
@@ -502,7 +525,8 @@ static int plot_throughput(struct report *r)
 	char setup[512];
 	int rc;
 
-	if (!sql || sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if (!sql ||
+	    sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		fprintf(stderr, "manager: %s: %s\n", r->db_path,
 			sqlite3_errmsg(r->db));
 		sqlite3_free(sql);
@@ -530,7 +554,8 @@ static int plot_throughput(struct report *r)
 			fprintf(f, "%.6f %.3f\n%.6f %.3f\n",
 				(double)sqlite3_column_int64(st, 1) * bucket,
 				sqlite3_column_double(st, 2) / bucket,
-				(double)(sqlite3_column_int64(st, 1) + 1) * bucket,
+				(double)(sqlite3_column_int64(st, 1) + 1) *
+					bucket,
 				sqlite3_column_double(st, 2) / bucket);
 	}
 	if (f)
@@ -544,7 +569,8 @@ static int plot_throughput(struct report *r)
 		 bucket);
 	if (!plot_files(r, "rate", "throughput", setup,
 			"using 1:2 with lines lw 2"))
-		report_note_skip(r, "Throughput", "no exchange with a response");
+		report_note_skip(r, "Throughput",
+				 "no exchange with a response");
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -590,7 +616,8 @@ static void plot_compare(struct report *r)
 				"set xtics ('Tt' 0, 'Te' 1, 'Tw' 2, 'Tr' 3)\nplot ",
 				ps[k], ps[k]);
 			for (size_t i = 0; i < r->nc; i++) {
-				fprintf(r->gp, "%s'%s/%s-0.dat' using %zu title ",
+				fprintf(r->gp,
+					"%s'%s/%s-0.dat' using %zu title ",
 					i ? ", " : "", r->tmp, name, i + 2);
 				report_gp_string(r->gp, r->c[i].name);
 			}
@@ -601,7 +628,8 @@ static void plot_compare(struct report *r)
 	}
 }
 
-/* ---- gnuplot ------------------------------------------------------------------- */
+/* ---- gnuplot
+ * ------------------------------------------------------------------- */
 
 static bool have_pngcairo(void)
 {
@@ -654,7 +682,8 @@ static int run_gnuplot(struct report *r, const char *script)
 	return 0;
 }
 
-/* ---- text and page ------------------------------------------------------------------- */
+/* ---- text and page
+ * ------------------------------------------------------------------- */
 
 static void when(char *buf, size_t size, int64_t ns)
 {
@@ -701,9 +730,11 @@ static void table_metric(FILE *h, struct report *r, int m)
 				v->n, k * manager_percentile(v->v, v->n, 50),
 				k * manager_percentile(v->v, v->n, 90),
 				k * manager_percentile(v->v, v->n, 99),
-				k * v->v[v->n - 1], rate ? "MB/s" : mdef[m].unit);
+				k * v->v[v->n - 1],
+				rate ? "MB/s" : mdef[m].unit);
 		else
-			fprintf(h, "</td><td>0</td><td colspan=5>-</td></tr>\n");
+			fprintf(h,
+				"</td><td>0</td><td colspan=5>-</td></tr>\n");
 	}
 	fprintf(h, "</table>\n");
 }
@@ -736,14 +767,16 @@ bool report_figure_sized(FILE *h, struct report *r, const char *name,
 		"height='%d' alt='",
 		name, name, height);
 	report_html(h, title);
-	fprintf(h, "'></a><p class='alt'><a href='%s.png'>PNG</a> · "
-		   "<a href='%s.svg'>SVG</a></p>\n",
+	fprintf(h,
+		"'></a><p class='alt'><a href='%s.png'>PNG</a> · "
+		"<a href='%s.svg'>SVG</a></p>\n",
 		name, name);
 	return true;
 }
 
 static int write_page(struct report *r, const char *summary,
-		      const char *const views[], char *const texts[], int nviews)
+		      const char *const views[], char *const texts[],
+		      int nviews)
 {
 	char *path = NULL, from[40] = "-", to[40] = "-";
 	size_t exchanges = 0, connections = 0;
@@ -830,33 +863,37 @@ static int write_page(struct report *r, const char *summary,
 		}
 		fprintf(h, " · <a href='#analyses'>analyses</a></p>\n");
 	}
-	fprintf(h, "<h2 id='stats'>Statistics per client</h2>\n<p>Percentiles are "
-		   "exact (nearest rank). Tt and Te per connection, the rest "
-		   "per exchange; rates in MB/s (10<sup>6</sup> bytes per "
-		   "second).</p>\n<pre>");
+	fprintf(h,
+		"<h2 id='stats'>Statistics per client</h2>\n<p>Percentiles are "
+		"exact (nearest rank). Tt and Te per connection, the rest "
+		"per exchange; rates in MB/s (10<sup>6</sup> bytes per "
+		"second).</p>\n<pre>");
 	report_html(h, summary ? summary : "");
 	fprintf(h, "</pre>\n");
 
-	report_figure(h, r, "tt_histogram", "Histogram of Tt",
-	       "Connections by their total time Tt = T7 - T1, on bins a "
-	       "tenth of a decade wide (as in the paper's Fig. 9): what the "
-	       "user waited for, from connect() to close().");
+	report_figure(
+		h, r, "tt_histogram", "Histogram of Tt",
+		"Connections by their total time Tt = T7 - T1, on bins a "
+		"tenth of a decade wide (as in the paper's Fig. 9): what the "
+		"user waited for, from connect() to close().");
 	table_metric(h, r, M_TT);
 	fprintf(h, "</section>\n");
 	for (int m = 0; m < M_COUNT; m++) {
 		char name[32], title[128];
 		snprintf(name, sizeof(name), "cdf_%s", mdef[m].key);
 		snprintf(title, sizeof(title), "CDF of %s", mdef[m].label);
-		report_figure(h, r, name, title,
-		       "The fraction of values at or below each x, one line per "
-		       "client; zero values are left out of the log axis.");
+		report_figure(
+			h, r, name, title,
+			"The fraction of values at or below each x, one line per "
+			"client; zero values are left out of the log axis.");
 		table_metric(h, r, m);
 		fprintf(h, "</section>\n");
 	}
-	report_figure(h, r, "size_time", "Response size against exchange time",
-	       "Each exchange: bytes received (Dr) against T6 - T3, from the "
-	       "first byte of the request sent to the last byte of the "
-	       "response received, log-log (as the paper's Figs. 10-11).");
+	report_figure(
+		h, r, "size_time", "Response size against exchange time",
+		"Each exchange: bytes received (Dr) against T6 - T3, from the "
+		"first byte of the request sent to the last byte of the "
+		"response received, log-log (as the paper's Figs. 10-11).");
 	fprintf(h, "<table><tr><th>client</th><th>points</th></tr>\n");
 	for (size_t i = 0; i < r->nc; i++) {
 		fprintf(h, "<tr><td>");
@@ -864,21 +901,25 @@ static int write_page(struct report *r, const char *summary,
 		fprintf(h, "</td><td>%zu</td></tr>\n", r->c[i].scatter_points);
 	}
 	fprintf(h, "</table></section>\n");
-	report_figure(h, r, "tr_series", "Tr over time",
-	       "Tr = T6 - T5 of each exchange against the time its request "
-	       "began, seconds since the first request.");
+	report_figure(
+		h, r, "tr_series", "Tr over time",
+		"Tr = T6 - T5 of each exchange against the time its request "
+		"began, seconds since the first request.");
 	table_metric(h, r, M_TR);
 	fprintf(h, "</section>\n");
-	report_figure(h, r, "throughput", "Throughput over time",
-	       "Bytes received per time bucket (by the time each response "
-	       "ended), per client, in bytes per second.");
+	report_figure(
+		h, r, "throughput", "Throughput over time",
+		"Bytes received per time bucket (by the time each response "
+		"ended), per client, in bytes per second.");
 	table_metric(h, r, M_RR);
 	fprintf(h, "</section>\n");
-	report_figure(h, r, "compare_p50", "Medians per client",
-	       "The p50 of Tt, Te, Tw and Tr side by side, one bar per client.");
+	report_figure(
+		h, r, "compare_p50", "Medians per client",
+		"The p50 of Tt, Te, Tw and Tr side by side, one bar per client.");
 	fprintf(h, "</section>\n");
-	report_figure(h, r, "compare_p99", "p99 per client",
-	       "The p99 of Tt, Te, Tw and Tr side by side, one bar per client.");
+	report_figure(
+		h, r, "compare_p99", "p99 per client",
+		"The p99 of Tt, Te, Tw and Tr side by side, one bar per client.");
 	fprintf(h, "</section>\n");
 	fprintf(h, "<div id='analyses'></div>\n");
 	for (int i = 0; i < nviews; i++) {
@@ -891,9 +932,11 @@ static int write_page(struct report *r, const char *summary,
 		fprintf(h, "</pre></section>\n");
 	}
 	if (r->skipped)
-		fprintf(h, "<h2>Plots left out</h2><ul>\n%s</ul>\n", r->skipped);
-	fprintf(h, "<p class='alt'>Definitions: docs/schema.md, "
-		   "docs/analyses.md. Made by manager report.</p>\n</body></html>\n");
+		fprintf(h, "<h2>Plots left out</h2><ul>\n%s</ul>\n",
+			r->skipped);
+	fprintf(h,
+		"<p class='alt'>Definitions: docs/schema.md, "
+		"docs/analyses.md. Made by manager report.</p>\n</body></html>\n");
 	if (fclose(h) != 0) {
 		fprintf(stderr, "manager: %s: %s\n", path, strerror(errno));
 		free(path);
@@ -924,8 +967,9 @@ static int write_summary(struct report *r, const char *stats,
 		when(from, sizeof(from), r->t_first);
 	if (r->t_last)
 		when(to, sizeof(to), r->t_last);
-	fprintf(f, "observe report\ndatabase: %s\nfilter: %s\nfrom: %s\nto: "
-		   "%s\nclients: %zu\n\n%s",
+	fprintf(f,
+		"observe report\ndatabase: %s\nfilter: %s\nfrom: %s\nto: "
+		"%s\nclients: %zu\n\n%s",
 		r->db_path, strcmp(r->where, "1") ? r->where : "none", from, to,
 		r->nc, stats ? stats : "");
 	for (int i = 0; i < nviews; i++)
@@ -935,7 +979,8 @@ static int write_summary(struct report *r, const char *stats,
 	return 0;
 }
 
-/* ---- the command ---------------------------------------------------------------- */
+/* ---- the command
+ * ---------------------------------------------------------------- */
 
 static void cleanup_tmp(const char *dir)
 {
@@ -969,7 +1014,8 @@ int cmd_report(int argc, char **argv)
 
 	filter_init(&f);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:w:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:w:qh", longopts, NULL)) !=
+	       -1) {
 		int bad = filter_option(&f, opt, optarg, err, sizeof(err));
 
 		if (bad < 0) {
@@ -1013,7 +1059,8 @@ int cmd_report(int argc, char **argv)
 	if (asprintf(&r.tmp, "%s/observe-report.XXXXXX",
 		     tmpbase && *tmpbase ? tmpbase : "/tmp") < 0 ||
 	    !mkdtemp(r.tmp)) {
-		fprintf(stderr, "manager: cannot make a temporary directory: %s\n",
+		fprintf(stderr,
+			"manager: cannot make a temporary directory: %s\n",
 			strerror(errno));
 		free(r.tmp);
 		r.tmp = NULL;
@@ -1027,8 +1074,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (!have_pngcairo()) {
-		fprintf(stderr, "manager: gnuplot with the pngcairo terminal is "
-				"needed: install gnuplot-nox\n");
+		fprintf(stderr,
+			"manager: gnuplot with the pngcairo terminal is "
+			"needed: install gnuplot-nox\n");
 		goto out;
 	}
 	plot_hist(&r);
@@ -1039,8 +1087,9 @@ int cmd_report(int argc, char **argv)
 			"T3)'\nset logscale xy\nset xlabel 'Dr, bytes received "
 			"(log scale)'\nset ylabel 'T6 - T3, ms (log scale)'",
 			"using 1:2 with points pt 7 ps 0.4"))
-		report_note_skip(&r, "Size against time",
-			  "no exchange with a response and a positive time");
+		report_note_skip(
+			&r, "Size against time",
+			"no exchange with a response and a positive time");
 	if (!plot_files(&r, "series", "tr_series",
 			"set title 'Tr over time'\nset xlabel 'time since the "
 			"first request, s'\nset ylabel 'Tr, ms'\nset yrange "

@@ -26,17 +26,17 @@ struct client {
 struct report {
 	sqlite3 *db;
 	const char *db_path, *dir, *where;
-	char *tmp;      /* data files and the gnuplot script */
-	FILE *gp;       /* the script */
+	char *tmp; /* data files and the gnuplot script */
+	FILE *gp;  /* the script */
 	struct client *c;
 	size_t nc;
 	int64_t t_first, t_last; /* epoch ns */
 	size_t sample_every;
 	int plots;
 	bool quiet;
-	char *skipped; /* HTML notes on plots left out */
+	char *skipped;		 /* HTML notes on plots left out */
 	double endings_window_s; /* the window of the endings plot */
-	int endings_height;      /* its height in pixels, 0 if none */
+	int endings_height;	 /* its height in pixels, 0 if none */
 };
 
 /* A gnuplot single-quoted string (' doubled, control characters dropped). */

@@ -19,15 +19,14 @@
 #include "manager.h"
 #include "report.h"
 
-#define MAX_SERVERS 4        /* endings panels */
-#define MAX_LINES 6          /* servers drawn in the keepalive and size plots */
+#define MAX_SERVERS 4	     /* endings panels */
+#define MAX_LINES 6	     /* servers drawn in the keepalive and size plots */
 #define FIT_POINTS 20000     /* scatter points per server in size_fit */
 #define GAP_BINS_LINEAR 1000 /* 10 ms bins: 10 s at most */
 
-static const char *const end_names[] = {
-	"server closed", "client closed", "reset", "timeout", "connect failed",
-	"unterminated"
-};
+static const char *const end_names[] = { "server closed",  "client closed",
+					 "reset",	   "timeout",
+					 "connect failed", "unterminated" };
 static const char *const end_colors[] = { "#2a9d4b", "#3b7dd8", "#f28e2b",
 					  "#d62728", "#5a1e1e", "#aaaaaa" };
 
@@ -151,9 +150,8 @@ static int plot_endings(struct report *r)
 			if (asprintf(&title,
 				     "%s: %.0f connections; windows normal %d, "
 				     "saturated %d, stopped %d",
-				     tot[i].server, tot[i].n,
-				     tot[i].windows[0], tot[i].windows[1],
-				     tot[i].windows[2]) < 0)
+				     tot[i].server, tot[i].n, tot[i].windows[0],
+				     tot[i].windows[1], tot[i].windows[2]) < 0)
 				break;
 			fprintf(r->gp, "set title ");
 			report_gp_string(r->gp, title);
@@ -275,13 +273,13 @@ static void keepalive_data(void *ctx, const struct manager_keepalive *k)
 	kp->names[i] = strdup(k->server);
 	kp->recommended[i] = k->ngaps ? k->recommended_ms : NAN;
 	kp->close_p50[i] =
-		k->ncloses ? manager_percentile(k->closes, k->ncloses, 50) : NAN;
+		k->ncloses ? manager_percentile(k->closes, k->ncloses, 50)
+			   : NAN;
 	kp->closes[i] = k->ncloses > 0;
 	kp->servers++;
 	if (kp->recommended[i] > 0) { /* the line is inside both panels */
-		kp->max_ms = fmax(kp->max_ms,
-				  fmin(kp->recommended[i] * 1.1,
-				       10.0 * GAP_BINS_LINEAR));
+		kp->max_ms = fmax(kp->max_ms, fmin(kp->recommended[i] * 1.1,
+						   10.0 * GAP_BINS_LINEAR));
 		kp->log_lo = fmin(kp->log_lo, kp->recommended[i] / 2);
 		kp->log_hi = fmax(kp->log_hi, kp->recommended[i] * 3);
 	}
@@ -313,7 +311,8 @@ static void keepalive_data(void *ctx, const struct manager_keepalive *k)
 		const double *v = what ? k->closes : k->gaps;
 		size_t n = what ? k->ncloses : k->ngaps;
 
-		p = report_data_path(kp->r, what ? "closes_log" : "gaps_log", i);
+		p = report_data_path(kp->r, what ? "closes_log" : "gaps_log",
+				     i);
 		f = p ? fopen(p, "w") : NULL;
 		free(p);
 		if (!f) {
@@ -388,7 +387,8 @@ static int plot_keepalive(struct report *r)
 					kp.log_lo, kp.log_hi);
 			for (size_t i = 0; i < kp.servers; i++)
 				if (kp.recommended[i] > 0 &&
-				    (panel == 1 || kp.recommended[i] <= kp.max_ms))
+				    (panel == 1 ||
+				     kp.recommended[i] <= kp.max_ms))
 					fprintf(r->gp,
 						"set arrow from %g, graph 0 to "
 						"%g, graph 1 nohead lw 2 lc %zu "
@@ -403,7 +403,8 @@ static int plot_keepalive(struct report *r)
 				};
 				for (int j = 0; j < 2; j++) {
 					char *p, *title = NULL;
-					if (!files[j] || !nonempty(r, files[j], i))
+					if (!files[j] ||
+					    !nonempty(r, files[j], i))
 						continue;
 					p = report_data_path(r, files[j], i);
 					if (!p)
@@ -414,9 +415,10 @@ static int plot_keepalive(struct report *r)
 						" using 1:2 with steps lw 2 lc "
 						"%zu %s title ",
 						i + 1, j ? "dt 3" : "");
-					if (asprintf(&title, "%s %s", kp.names[i],
-						     j ? "idle closes" : "gaps") <
-					    0)
+					if (asprintf(&title, "%s %s",
+						     kp.names[i],
+						     j ? "idle closes"
+						       : "gaps") < 0)
 						title = NULL;
 					report_gp_string(r->gp,
 							 title ? title : "");
@@ -572,30 +574,33 @@ bool report_figure_analysis(FILE *h, struct report *r, const char *view)
 {
 	if (strcmp(view, "endings") == 0 && r->endings_height) {
 		char text[256];
-		snprintf(text, sizeof(text),
-			 "The share of connections by how they ended, per %g s "
-			 "window of their connect (T1), stacked; the black line "
-			 "is the share the client gave up on unanswered. The "
-			 "table below gives the whole span.",
-			 r->endings_window_s);
+		snprintf(
+			text, sizeof(text),
+			"The share of connections by how they ended, per %g s "
+			"window of their connect (T1), stacked; the black line "
+			"is the share the client gave up on unanswered. The "
+			"table below gives the whole span.",
+			r->endings_window_s);
 		return report_figure_sized(h, r, "endings",
 					   "Server state over time", text,
 					   r->endings_height);
 	}
 	if (strcmp(view, "keepalive") == 0)
-		return report_figure(h, r, "keepalive", "Keep-alive: idle gaps",
-			      "Left: the idle gaps Tgap on 10 ms bins; right: "
-			      "the gaps and the server's idle closes (TEOF - "
-			      "T6 of the last response) on log bins. A "
-			      "vertical dashed line per server marks the "
-			      "recommended timeout (mu + 7 sigma of the gaps, "
-			      "in [100 ms, 15 s]).");
+		return report_figure(
+			h, r, "keepalive", "Keep-alive: idle gaps",
+			"Left: the idle gaps Tgap on 10 ms bins; right: "
+			"the gaps and the server's idle closes (TEOF - "
+			"T6 of the last response) on log bins. A "
+			"vertical dashed line per server marks the "
+			"recommended timeout (mu + 7 sigma of the gaps, "
+			"in [100 ms, 15 s]).");
 	if (strcmp(view, "size") == 0)
-		return report_figure(h, r, "size_fit", "Response time against size",
-			      "Each exchange with a response: Dr against T6 - "
-			      "T4, with the fitted T = a Dr + b per server "
-			      "(least squares solid, Theil-Sen dashed); b is "
-			      "the fixed cost of a request, 1/a the service "
-			      "bandwidth.");
+		return report_figure(
+			h, r, "size_fit", "Response time against size",
+			"Each exchange with a response: Dr against T6 - "
+			"T4, with the fitted T = a Dr + b per server "
+			"(least squares solid, Theil-Sen dashed); b is "
+			"the fixed cost of a request, 1/a the service "
+			"bandwidth.");
 	return false;
 }

@@ -28,7 +28,7 @@ static struct hostent *lookup(const char *how, const char *name,
 		return gethostbyname2(name, AF_INET);
 	if (strcmp(how, "gethostbyname_r") == 0)
 		return gethostbyname_r(name, store, buf, len, &h, &herr) ? NULL
-									  : h;
+									 : h;
 	if (strcmp(how, "gethostbyname2_r") == 0)
 		return gethostbyname2_r(name, AF_INET, store, buf, len, &h,
 					&herr)
@@ -52,7 +52,8 @@ int main(int argc, char **argv)
 	}
 	h = lookup(argv[1], argv[2], &store, buf, sizeof(buf));
 	if (!h || h->h_addrtype != AF_INET || !h->h_addr_list[0]) {
-		fprintf(stderr, "resolve_connect: %s(%s) found no IPv4 address\n",
+		fprintf(stderr,
+			"resolve_connect: %s(%s) found no IPv4 address\n",
 			argv[1], argv[2]);
 		return 1;
 	}

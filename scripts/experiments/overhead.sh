@@ -1,0 +1,535 @@
+#!/usr/bin/env bash
+# overhead.sh - experiment 1 of issue 5: the layer's overhead, as in the seed
+# paper's section 6.1 (../shared/seeds/001_df366fd1d643c400.txt: two
+# ApacheBench clients fetch a 51,200-byte file from one server at the same
+# time, one through the observation layer, one bare; the mean throughput per
+# connection differed by 2%).
+#
+# Against a real nginx on a free loopback port (tests/lib/nginx.sh):
+#  1. ab, concurrent (the paper's set-up): two `ab -c 1` (a connection per
+#     request) fetch /50k (51,200 B) AT THE SAME TIME for the same number of
+#     seconds (-t), one with libobserve.so preloaded, one bare. Per client,
+#     the mean throughput per connection = bytes per connection / mean
+#     connection time = (Total transferred / n) / (Time taken / n), both from
+#     ab's own summary, the same way for both clients. (ab's per-request file,
+#     -g, rounds every time to whole milliseconds, and a request here takes
+#     0.1-0.4 ms, so it cannot serve.) Equal running times (-t rather than
+#     -n) keep both clients in competition to the end: with -n the faster
+#     one finishes first and the other runs alone for the rest. Odd rounds
+#     start the observed client first, even rounds the bare one. For
+#     context, the layer's own view of the observed client (Σ(Ds+Dr)/ΣTt and
+#     the mean per-connection Ra) is reported next to ab's figure.
+#     Each round is followed by an A/A control: the same with both clients
+#     bare, which shows how far two identical clients differ here.
+#  2. The same comparison for other clients, as alternating sequential pairs
+#     (they cannot share two cores fairly), the order swapped every round:
+#     curl with N URLs on one command line (one process, keep-alive), a fresh
+#     curl per fetch, wrk -t1 -c4 -d S (requests/s), and headless Chromium
+#     loading a page with four images (--dump-dom; a fresh profile per load).
+#
+# Every figure is a rate (higher is faster), so ratio = observed / bare: 0.98
+# means 2% slower under the layer. Per client: median of the rounds' bare and
+# observed rates, the median of the per-round ratios and their min-max.
+# Output (printed, and in DIR): overhead.md (markdown table and notes),
+# overhead.csv (the table), rounds.csv (every round), ra.csv (ab's figure and
+# the layer's per round) and overhead.png (per-round ratios per client).
+#
+# Checked in every run (a failure exits 1): both ab clients finished with no
+# failed or non-2xx request and each moved exactly 51,200 B of body per
+# request; the observed ab database holds exactly one exchange per completed
+# ab request, each on a connection of its own, and every Dr equals the
+# response's size on the wire (headers + 51,200; measured apart with curl
+# --http1.0), plus one connection with nothing received: the one ab had just
+# opened when its time ran out; nginx logged every completed request as 200
+# with 51,200 B; curl and Chromium fetched all they should (nginx's log), wrk
+# saw no socket error or bad status; the layer recorded each observed curl
+# fetch and Chromium page (and its 4 images) once, and at least every
+# request wrk completed; the median ab ratio is within [0.5, 2]. The bound
+# is loose on purpose: two ab processes and nginx share the 2 cores of this
+# machine with whatever else runs on it, and in the seconds of --quick one
+# descheduled process moves a round's ratio by 10-20% (the A/A control
+# shows it); a tight bound would measure the neighbours, not the layer. The
+# run without --quick gives the figures (docs/experiments.md).
+#
+# usage: scripts/experiments/overhead.sh [--quick] [-o DIR]
+#   --quick  a short run (about 25 s here), as CTest's experiments.overhead
+#   -o DIR   output directory (default ./experiments-out/overhead)
+# The build directory is ./build, or $OBSERVE_BUILD (not built here). Exit 77
+# (skipped) when nginx, ab, curl, wrk, sqlite3 or gnuplot is missing; without
+# Chromium only that part is left out, with a note. Network: loopback only.
+# nginx and every client started here are stopped on exit; every loop is
+# bounded in count, every client in time (timeout), the whole run too.
+set -euo pipefail
+
+usage() { sed -n 's/^# usage: /usage: /p; s/^#   \(-.*\)/  \1/p' "$0"; }
+QUICK=0
+OUT=./experiments-out/overhead
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) QUICK=1 ;;
+    -o) [ $# -ge 2 ] || { usage >&2; exit 2; }; OUT=$2; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# shellcheck source=tests/lib/common.sh
+source "$(dirname "$0")/../../tests/lib/common.sh"
+# shellcheck source=tests/lib/nginx.sh
+source "$REPO/tests/lib/nginx.sh"
+
+command -v nginx >/dev/null 2>&1 || PATH=$PATH:/usr/sbin
+for prog in nginx ab curl wrk sqlite3 gnuplot; do need_cmd "$prog"; done
+[ -f "$LIBOBSERVE" ] && [ -x "$SLICER" ] ||
+  die "no $LIBOBSERVE or $SLICER: build first (cmake -S . -B build && cmake --build build), or set OBSERVE_BUILD"
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+
+if [ "$QUICK" = 1 ]; then
+  AB_ROUNDS=2 AB_SECS=3            # concurrent ab: rounds x seconds
+  CURL_PAIRS=2 CURL_N=300          # curl, N URLs in one process
+  CURL1_PAIRS=2 CURL1_N=15         # curl, a process per fetch
+  WRK_PAIRS=2 WRK_SECS=1
+  CHROME_PAIRS=2 CHROME_LOADS=1    # loads per client and round
+  DEADLINE=150                     # seconds for the whole run (CTest: 240)
+else
+  AB_ROUNDS=10 AB_SECS=6
+  CURL_PAIRS=10 CURL_N=3000
+  CURL1_PAIRS=10 CURL1_N=150
+  WRK_PAIRS=8 WRK_SECS=4
+  CHROME_PAIRS=10 CHROME_LOADS=3
+  DEADLINE=900
+fi
+RATIO_MIN=0.5 RATIO_MAX=2
+START=$SECONDS
+# in_time WHAT: every loop asks before each step
+in_time() {
+  [ $((SECONDS - START)) -lt "$DEADLINE" ] || fail "$1: over the ${DEADLINE} s limit of the whole run"
+}
+
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+ROUNDS_CSV=$OUT/rounds.csv
+echo "client,round,first,bare,observed,ratio" > "$ROUNDS_CSV"
+echo "round,observed_started,ab_MBps,layer_ra_MBps,layer_bytes_over_tt_MBps,connections" > "$OUT/ra.csv"
+
+# The site: make_site's files (/50k is 51,200 B) and a page with four images.
+make_site "$WORK/site"
+cat > "$WORK/site/page.html" <<'HTML'
+<!doctype html>
+<html><head><meta charset="utf-8"><title>overhead page</title>
+<link rel="icon" href="data:,"></head>
+<body><h1>overhead page</h1>
+<p><img src="logo.png?1" alt="a"> <img src="dot.svg?1" alt="b">
+<img src="logo.png?2" alt="c"> <img src="dot.svg?2" alt="d"></p>
+</body></html>
+HTML
+PAGE_REQUESTS=5   # the page and its four images
+nginx_start "$WORK/site" overhead-nginx
+URL=$NGINX_URL/50k
+BODY=51200
+
+# The response's size on the wire, headers included, measured apart from the
+# layer and from ab: HTTP/1.0 as ab asks (Connection: close), HTTP/1.1 as
+# curl and wrk ask (Connection: keep-alive).
+wire_size() {
+  curl -s -m 10 "$@" -o /dev/null -w '%{size_header} %{size_download}' "$URL" |
+    awk -v body="$BODY" '$2 == body { print $1 + $2 }'
+}
+WIRE10=$(wire_size --http1.0)
+WIRE11=$(wire_size)
+[ -n "$WIRE10" ] && [ -n "$WIRE11" ] || fail "nginx does not serve $URL as $BODY bytes"
+
+# ---------------------------------------------------------------- helpers
+now_ns() { date +%s%N; }
+# field FILE LABEL: the first number after "LABEL:" in ab's summary
+field() { sed -n "s/^$2:[[:space:]]*\([0-9.]*\).*/\1/p" "$1" | head -n 1; }
+# log_count [STATUS BYTES]: lines of nginx's access log (with that status and body size)
+log_count() {
+  if [ $# -eq 0 ]; then wc -l < "$NGINX_LOG"
+  else awk -F'\t' -v s="$1" -v b="$2" '$7 == s && $8 == b' "$NGINX_LOG" | wc -l; fi
+}
+# log_settle N: until nginx's log has N lines (it writes a line after the
+# response), 5 s at most; fails otherwise
+log_settle() { nginx_wait_log "$1"; }
+# fmt X: four significant digits, no exponent
+fmt() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.0f", x; else printf "%.4g", x }'; }
+# record CLIENT ROUND FIRST BARE OBSERVED: a line of rounds.csv
+record() {
+  local ratio
+  ratio=$(awk -v o="$5" -v b="$4" 'BEGIN { printf "%.4f", o / b }')
+  echo "$1,$2,$3,$4,$5,$ratio" >> "$ROUNDS_CSV"
+  printf '  %-12s round %2d (%s first): bare %10s  observed %10s  ratio %s\n' \
+    "$1" "$2" "$3" "$(fmt "$4")" "$(fmt "$5")" "$ratio"
+}
+bg_pids=()
+# stop the clients still running if the script ends early
+at_exit 'for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done'
+
+echo "observe overhead (paper section 6.1): nginx on $NGINX_URL, /50k = $BODY B"
+echo "response on the wire: $WIRE10 B (HTTP/1.0, ab), $WIRE11 B (HTTP/1.1, curl, wrk)"
+echo "$(nproc) CPUs, $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ); mode: $([ "$QUICK" = 1 ] && echo quick || echo full)"
+
+# ------------------------------------------------ 1. ab, two at the same time
+# ab -t stops after that many seconds (lasttime >= stoptime), -n only
+# bounds it (after -t, or -t would set it to 50,000); -s: a socket timeout.
+AB_ARGS=(-q -c 1 -t "$AB_SECS" -n 1000000 -s 10)
+
+# ab_check FILE WHAT: ab's summary says every request completed, no failure,
+# 51,200 B of body and WIRE10 B in all per request; prints "N MB/s", the
+# throughput per connection = bytes per connection / mean connection time
+# = (Total transferred / N) / (Time taken / N), in 10^6 B/s
+ab_check() {
+  local f=$1 what=$2 n failed total html secs
+  n=$(field "$f" "Complete requests")
+  failed=$(field "$f" "Failed requests")
+  total=$(field "$f" "Total transferred")
+  html=$(field "$f" "HTML transferred")
+  secs=$(field "$f" "Time taken for tests")
+  [ -n "$n" ] && [ "$n" -ge 100 ] || fail "$what completed ${n:-no} requests (< 100): $(tail -n 3 "$f")"
+  [ "$failed" = 0 ] || fail "$what: $failed failed requests"
+  ! grep -q '^Non-2xx responses' "$f" || fail "$what: $(grep '^Non-2xx' "$f")"
+  [ "$html" = $((n * BODY)) ] || fail "$what: $html B of body for $n requests"
+  [ "$total" = $((n * WIRE10)) ] || fail "$what: $total B for $n requests of $WIRE10 B"
+  awk -v n="$n" -v t="$total" -v s="$secs" 'BEGIN { printf "%d %.3f\n", n, t / s / 1e6 }'
+}
+
+# ab_round R KIND: two ab at the same time. KIND observed: one with the
+# layer (its spool in $WORK/ab-spool.R), one bare; KIND control: both bare
+# (the A/A control: what two identical clients differ by here). Odd rounds
+# start the observed (or control's "observed") client first, even rounds the
+# bare one. Records the round; for KIND observed checks its database.
+ab_round() {
+  local r=$1 kind=$2 spool=$WORK/ab-spool.$1 db=$WORK/ab.$1.db
+  local order first who i rc n_b rate_b n_o rate_o before got want
+  local -a pre_o=(env)
+  [ "$kind" = observed ] && pre_o=(env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$spool")
+  mkdir -p "$spool"
+  before=$(log_count)
+  if ((r % 2)); then order=(observed bare) first=observed; else order=(bare observed) first=bare; fi
+  bg_pids=()
+  for who in "${order[@]}"; do
+    if [ "$who" = observed ]; then
+      timeout -k 5 $((AB_SECS + 30)) "${pre_o[@]}" ab "${AB_ARGS[@]}" "$URL" > "$WORK/ab.$who" 2>&1 &
+    else
+      timeout -k 5 $((AB_SECS + 30)) ab "${AB_ARGS[@]}" "$URL" > "$WORK/ab.$who" 2>&1 &
+    fi
+    bg_pids+=($!)
+  done
+  for i in 0 1; do
+    rc=0; wait "${bg_pids[$i]}" || rc=$?
+    [ "$rc" = 0 ] || fail "ab ($kind, ${order[$i]}) round $r exited with $rc: $(tail -n 3 "$WORK/ab.${order[$i]}")"
+  done
+  bg_pids=()
+  read -r n_b rate_b < <(ab_check "$WORK/ab.bare" "ab ($kind, bare) round $r")
+  read -r n_o rate_o < <(ab_check "$WORK/ab.observed" "ab ($kind, $first) round $r")
+  if [ "$kind" = control ]; then
+    record ab-aa "$r" "$first" "$rate_b" "$rate_o"
+  else
+    record ab "$r" "$first" "$rate_b" "$rate_o"
+  fi
+  # nginx: every completed request of both clients, 200 and 51,200 B
+  want=$((n_b + n_o))
+  log_settle $((before + want))
+  got=$(awk -F'\t' -v from="$before" 'NR > from && $7 == 200 && $8 == 51200' "$NGINX_LOG" | wc -l)
+  [ "$got" -ge "$want" ] || fail "ab ($kind) round $r: nginx logged $got full responses, expected $want"
+  if [ "$kind" = observed ]; then
+    # the observed client's database
+    "$SLICER" -q -o "$db" "$spool"
+    ab_expect "SELECT count(*) FROM exchange WHERE dr = $WIRE10" "$n_o" \
+      "exchanges whose Dr is the response on the wire ($WIRE10 B), one per completed request"
+    # ab -t stops with its next connection just opened (its request not
+    # answered, maybe not sent), and the exit closes it: n + 1 connections,
+    # the last with nothing received
+    ab_expect "SELECT count(*) FROM connection" $((n_o + 1)) "connections (n + 1)"
+    ab_expect "SELECT count(*) FROM (SELECT connection_id FROM exchange
+              GROUP BY connection_id HAVING count(*) > 1)" 0 "connections with more than one exchange"
+    ab_expect "SELECT count(*) FROM connection c
+              WHERE c.seq < (SELECT max(seq) FROM connection) AND NOT EXISTS
+                (SELECT 1 FROM exchange e WHERE e.connection_id = c.id AND e.dr = $WIRE10)" 0 \
+      "connections before the last without their response"
+    ab_expect "SELECT coalesce(sum(e.dr), 0) FROM exchange e JOIN connection c ON c.id = e.connection_id
+              WHERE c.seq = (SELECT max(seq) FROM connection)" 0 "bytes received on the last connection"
+    # the layer's own view of the observed client, for context
+    q "$db" "SELECT printf('%d,%d,%.3f,%.3f,%.3f,%d', $r, '$first' = 'observed', $rate_o,
+        avg(ra) / 1e6, (sum(bytes_sent) + sum(bytes_received)) * 1e3 / sum(tt_ms) / 1e6, count(*))
+        FROM connection_metrics WHERE bytes_received > 0" >> "$OUT/ra.csv"
+  fi
+  rm -rf "$spool" "$db" "$db-wal" "$db-shm"
+}
+# ab_expect SQL EXPECTED WHAT: on the database of ab_round's observed client
+ab_expect() {
+  local got
+  got=$(q "$db" "$1")
+  [ "$got" = "$2" ] || fail "ab round $r: $3: expected $2, got $got"
+}
+
+echo
+echo "== ab -c 1 -t $AB_SECS, two at the same time: observed and bare, then both bare (A/A control); $AB_ROUNDS rounds"
+for ((r = 1; r <= AB_ROUNDS; r++)); do
+  in_time "ab round $r"
+  ab_round "$r" observed
+  in_time "ab control round $r"
+  ab_round "$r" control
+done
+ok "ab: both clients completed every request, no failure; the observed one's database: one exchange per request, Dr = $WIRE10 B, in every round"
+
+# ------------------------------------------- 2. sequential alternating pairs
+# pairs CLIENT PAIRS FUNCTION: FUNCTION MODE SPOOL prints the rate of one run
+# (bare, or observed with its spool in SPOOL); even rounds run bare first.
+pairs() {
+  local client=$1 npairs=$2 fn=$3 r first b o
+  mkdir -p "$WORK/spool-$client"
+  for ((r = 1; r <= npairs; r++)); do
+    in_time "$client round $r"
+    if ((r % 2)); then
+      first=observed
+      o=$("$fn" observed "$WORK/spool-$client"); b=$("$fn" bare "")
+    else
+      first=bare
+      b=$("$fn" bare ""); o=$("$fn" observed "$WORK/spool-$client")
+    fi
+    record "$client" "$r" "$first" "$b" "$o"
+  done
+}
+# pre MODE SPOOL: the command prefix of a run (sets the array PRE)
+pre() {
+  if [ "$1" = observed ]; then PRE=(env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$2"); else PRE=(env); fi
+}
+# slice_client CLIENT: its observed runs into one database; prints the path
+slice_client() {
+  local db=$WORK/$1.db
+  "$SLICER" -q -o "$db" "$WORK/spool-$1"
+  rm -rf "$WORK/spool-$1"
+  echo "$db"
+}
+# rate N NS: N per second over NS nanoseconds
+rate_of() { awk -v n="$1" -v ns="$2" 'BEGIN { printf "%.3f", n / (ns / 1e9) }'; }
+
+# curl, N URLs on one command line: one process, one keep-alive connection.
+# The URLs differ by their query (curl's [1-N] glob); the bodies go to stdout.
+curl_multi() {
+  local before t0 t1 rc=0
+  pre "$1" "$2"
+  before=$(log_count)
+  t0=$(now_ns)
+  timeout -k 5 120 "${PRE[@]}" curl -s -f -m 100 "$URL?[1-$CURL_N]" > /dev/null || rc=$?
+  t1=$(now_ns)
+  [ "$rc" = 0 ] || fail "curl ($1) exited with $rc"
+  log_settle $((before + CURL_N))
+  rate_of "$CURL_N" $((t1 - t0))
+}
+echo
+echo "== curl, $CURL_N URLs in one process (keep-alive), alternating pairs"
+pairs curl-multi "$CURL_PAIRS" curl_multi
+db=$(slice_client curl-multi)
+want=$((CURL_PAIRS * CURL_N))
+got=$(q "$db" "SELECT count(*) FROM exchange WHERE dr = $WIRE11 AND status = 200")
+[ "$got" = "$want" ] && [ "$(q "$db" "SELECT count(*) FROM exchange")" = "$want" ] ||
+  fail "curl-multi: $got exchanges of $WIRE11 B recorded, expected $want"
+ok "curl-multi: the layer recorded each of the $want observed fetches once, Dr = $WIRE11 B"
+
+# a fresh curl per fetch: process start and the layer's set-up every time
+curl_each() {
+  local before t0 t1 i
+  pre "$1" "$2"
+  before=$(log_count)
+  t0=$(now_ns)
+  for ((i = 1; i <= CURL1_N; i++)); do
+    timeout -k 5 20 "${PRE[@]}" curl -s -f -m 10 -o /dev/null "$URL?$i" || fail "curl ($1) fetch $i failed"
+  done
+  t1=$(now_ns)
+  log_settle $((before + CURL1_N))
+  rate_of "$CURL1_N" $((t1 - t0))
+}
+echo
+echo "== curl, a process per fetch ($CURL1_N fetches), alternating pairs"
+pairs curl-each "$CURL1_PAIRS" curl_each
+db=$(slice_client curl-each)
+want=$((CURL1_PAIRS * CURL1_N))
+got=$(q "$db" "SELECT count(*) FROM exchange WHERE dr = $WIRE11 AND status = 200")
+[ "$got" = "$want" ] && [ "$(q "$db" "SELECT count(DISTINCT process_id) FROM connection")" = "$want" ] ||
+  fail "curl-each: $got exchanges of $WIRE11 B recorded, expected $want, one per process"
+ok "curl-each: one process, one exchange of $WIRE11 B per observed fetch ($want)"
+
+# wrk: requests/s from its own summary; its completed requests are kept for
+# the check (it stops with up to 4 requests in flight)
+WRK_DONE=0
+wrk_run() {
+  local out=$WORK/wrk.out n
+  pre "$1" "$2"
+  timeout -k 5 $((WRK_SECS + 30)) "${PRE[@]}" wrk -t1 -c4 -d"${WRK_SECS}s" "$URL" > "$out" 2>&1 ||
+    fail "wrk ($1) failed: $(tail -n 3 "$out")"
+  ! grep -q 'Socket errors\|Non-2xx' "$out" || fail "wrk ($1): $(grep 'Socket errors\|Non-2xx' "$out")"
+  n=$(sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$out")
+  [ -n "$n" ] && [ "$n" -gt 0 ] || fail "wrk ($1): no request completed: $(tail -n 3 "$out")"
+  if [ "$1" = observed ]; then echo "$n" >> "$WORK/wrk.done"; fi
+  sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$out"
+}
+echo
+echo "== wrk -t1 -c4 -d${WRK_SECS}s, alternating pairs"
+: > "$WORK/wrk.done"
+pairs wrk "$WRK_PAIRS" wrk_run
+db=$(slice_client wrk)
+WRK_DONE=$(awk '{ s += $1 } END { print s + 0 }' "$WORK/wrk.done")
+full=$(q "$db" "SELECT count(*) FROM exchange WHERE dr = $WIRE11 AND status = 200")
+all=$(q "$db" "SELECT count(*) FROM exchange")
+[ "$full" -ge "$WRK_DONE" ] && [ "$all" -le $((WRK_DONE + 4 * WRK_PAIRS)) ] ||
+  fail "wrk: $full complete exchanges ($all in all) recorded for $WRK_DONE completed requests"
+ok "wrk: $full complete exchanges of $WIRE11 B recorded for the $WRK_DONE requests wrk completed ($all in all)"
+
+# headless Chromium: CHROME_LOADS fresh browsers, each with a fresh profile
+# (no cache) loading page.html and its four images; loads per second
+chrome_run() {
+  local before t0 t1 i prof rc
+  pre "$1" "$2"
+  before=$(log_count)
+  t0=$(now_ns)
+  for ((i = 1; i <= CHROME_LOADS; i++)); do
+    prof=$(mktemp -d "$WORK/chromium.XXXXXX")
+    rc=0
+    timeout -k 5 60 "${PRE[@]}" "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+      --disable-quic --no-first-run --disable-background-networking \
+      --disable-component-update --disable-sync --user-data-dir="$prof" \
+      --dump-dom "$NGINX_URL/page.html" > "$WORK/dom.html" 2>> "$WORK/chromium.log" || rc=$?
+    [ "$rc" = 0 ] && grep -q "<h1>overhead page</h1>" "$WORK/dom.html" ||
+      fail "chromium ($1) did not load the page (exit $rc; see $WORK/chromium.log)"
+    rm -rf "$prof"
+  done
+  t1=$(now_ns)
+  log_settle $((before + CHROME_LOADS * PAGE_REQUESTS))
+  rate_of "$CHROME_LOADS" $((t1 - t0))
+}
+echo
+if [ -n "$CHROMIUM" ]; then
+  echo "== headless Chromium, $CHROME_LOADS page loads (page + 4 images) per run, alternating pairs"
+  pairs chromium "$CHROME_PAIRS" chrome_run
+  db=$(slice_client chromium)
+  want=$((CHROME_PAIRS * CHROME_LOADS))
+  got=$(q "$db" "SELECT count(*) FROM exchange WHERE path = '/page.html' AND status = 200")
+  imgs=$(q "$db" "SELECT count(*) FROM exchange WHERE path IN ('/logo.png', '/dot.svg') AND status = 200")
+  [ "$got" = "$want" ] && [ "$imgs" = $((4 * want)) ] ||
+    fail "chromium: the layer recorded $got pages and $imgs images for $want loads"
+  ok "chromium: the layer recorded each of the $want observed loads: the page and its 4 images"
+else
+  echo "== headless Chromium: not installed, left out"
+fi
+
+# ------------------------------------------------------------------ summary
+# per client: median bare, median observed, median ratio, min, max, mean, n
+summary() {
+  awk -F, -v c="$1" 'NR > 1 && $1 == c { n++; b[n] = $4; o[n] = $5; r[n] = $6; s += $6 }
+    function med(a, n,   i, j, t) {
+      for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    END { if (!n) exit
+      mb = med(b, n); mo = med(o, n); mr = med(r, n)
+      printf "%s %s %.4f %.4f %.4f %.4f %d\n", mb, mo, mr, r[1], r[n], s / n, n }' "$ROUNDS_CSV"
+}
+CLIENTS=(ab ab-aa curl-multi curl-each wrk chromium)
+declare -A LABEL=(
+  [ab]="ab -c 1, concurrent"
+  [ab-aa]="ab -c 1, concurrent, A/A control"
+  [curl-multi]="curl, $CURL_N URLs, 1 process"
+  [curl-each]="curl, a process per fetch"
+  [wrk]="wrk -t1 -c4 -d${WRK_SECS}s"
+  [chromium]="chromium --headless"
+)
+declare -A METRIC=(
+  [ab]="MB/s per connection"
+  [ab-aa]="MB/s per connection"
+  [curl-multi]="fetches/s"
+  [curl-each]="fetches/s"
+  [wrk]="requests/s"
+  [chromium]="page loads/s"
+)
+CSV=$OUT/overhead.csv MD=$OUT/overhead.md TXT=$OUT/overhead.txt
+echo "client,metric,bare,observed,ratio,ratio_min,ratio_max,ratio_mean,rounds" > "$CSV"
+{
+  echo "| client | metric | bare | observed | ratio | min–max | rounds |"
+  echo "|---|---|---:|---:|---:|---|---:|"
+} > "$MD"
+row() { printf '%-42s %-20s %10s %10s %7s  %-15s %6s\n' "$@"; }
+row client metric bare observed ratio "min-max" rounds > "$TXT"
+AB_RATIO=
+for c in "${CLIENTS[@]}"; do
+  s=$(summary "$c")
+  [ -n "$s" ] || continue
+  read -r mb mo mr rmin rmax rmean n <<<"$s"
+  [ "$c" = ab ] && AB_RATIO=$mr
+  echo "\"${LABEL[$c]}\",${METRIC[$c]},$mb,$mo,$mr,$rmin,$rmax,$rmean,$n" >> "$CSV"
+  echo "| ${LABEL[$c]} | ${METRIC[$c]} | $(fmt "$mb") | $(fmt "$mo") | $mr | $rmin–$rmax | $n |" >> "$MD"
+  row "${LABEL[$c]}" "${METRIC[$c]}" "$(fmt "$mb")" "$(fmt "$mo")" "$mr" "$rmin-$rmax" "$n" >> "$TXT"
+done
+# the layer's own Ra of the observed ab, against ab's figure for that client
+read -r ab_o ra bt <<<"$(awk -F, 'NR > 1 { n++; a[n] = $3; r[n] = $4; t[n] = $5 }
+  function med(x, n,   i, j, v) {
+    for (i = 2; i <= n; i++) { v = x[i]; for (j = i - 1; j >= 1 && x[j] > v; j--) x[j + 1] = x[j]; x[j + 1] = v }
+    return (n % 2) ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2 }
+  END { printf "%s %s %s\n", med(a, n), med(r, n), med(t, n) }' "$OUT/ra.csv")"
+for what in "Σ(Ds+Dr) / ΣTt:$bt" "mean Ra:$ra"; do
+  label="ab observed, the layer's ${what%%:*}" value=${what##*:}
+  echo "\"$label\",MB/s per connection,,$value,,,,,$AB_ROUNDS" >> "$CSV"
+  echo "| $label | MB/s per connection | | $(fmt "$value") | | | $AB_ROUNDS |" >> "$MD"
+  row "$label" "MB/s per connection" "" "$(fmt "$value")" "" "" "$AB_ROUNDS" >> "$TXT"
+done
+cat >> "$MD" <<EOF
+
+Ratio = observed / bare of a rate (0.98 = 2% slower under the layer): the median of the per-round
+ratios, with their min–max; bare and observed are the medians of the rounds' rates. The seed paper
+(§6.1) found a 2% difference in mean throughput per connection (ab, 51,200 B, 100 Mbit/s Ethernet).
+ab: two \`ab -c 1 -t $AB_SECS\` fetch /50k ($BODY B; $WIRE10 B on the wire) at the same time, one
+observed; throughput per connection = bytes per connection / mean connection time, from ab's own
+summary (Total transferred / Time taken) for both; the observed client and the one started first
+swap every round. The layer's view of the same observed client (medians over rounds), for
+context: Σ(Ds + Dr) / ΣTt over its connections is the same kind of figure as ab's
+($(fmt "$ab_o") MB/s), higher because Tt (connect to close) leaves out ab's work between
+connections; the mean of the per-connection Ra = (Ds + Dr) / Tt is higher still, as a mean of
+rates is pulled up by the fastest connections. curl, wrk, Chromium: alternating sequential runs,
+bare and observed, the order swapped every round; curl and Chromium rates are 1 / wall time.
+Machine: $(nproc) CPUs, $(grep -m 1 'model name' /proc/cpuinfo | sed 's/.*: //'), Linux $(uname -r);
+$(date -u +%Y-%m-%d); mode $([ "$QUICK" = 1 ] && echo "--quick" || echo full).
+EOF
+[ -n "$CHROMIUM" ] || echo "Chromium is not installed here: left out." >> "$MD"
+
+# the plot: every round's ratio per client and their median; 1 and the
+# paper's 0.98 marked
+PLOT_DAT=$WORK/plot.dat PLOT_MED=$WORK/plot-median.dat
+: > "$PLOT_DAT"; : > "$PLOT_MED"
+xtics=() i=0
+for c in "${CLIENTS[@]}"; do
+  grep -q "^$c," "$ROUNDS_CSV" || continue
+  i=$((i + 1))
+  xtics+=("\"${LABEL[$c]}\" $i")
+  awk -F, -v c="$c" -v x="$i" 'NR > 1 && $1 == c { n++; print x + (n - 1) * 0.04 - 0.18, $6, $2 }' "$ROUNDS_CSV" >> "$PLOT_DAT"
+  echo "$i $(summary "$c" | cut -d' ' -f3)" >> "$PLOT_MED"
+done
+(IFS=,; cat > "$WORK/plot.gp" <<EOF
+set terminal pngcairo size 1000,600 font "sans,10"
+set output "$OUT/overhead.png"
+set title "observe overhead: observed / bare, every round (paper §6.1: 2% slower)"
+set xlabel "client"
+set ylabel "observed / bare (rate; below 1 = slower under the layer)"
+set xtics (${xtics[*]})
+set xrange [0.4:$i.6]
+set grid ytics
+set key below horizontal
+plot 1 with lines dashtype 2 lc rgb "gray40" title "no difference", \
+     0.98 with lines dashtype 3 lw 2 lc rgb "red" title "paper: 2% slower", \
+     "$PLOT_DAT" using 1:2 with points pt 7 ps 1.2 lc rgb "navy" title "one round", \
+     "$PLOT_MED" using (\$1 - 0.25):2:(0.5):(0) with vectors nohead lw 2 lc rgb "dark-orange" title "median of the rounds"
+EOF
+)
+gnuplot "$WORK/plot.gp" || fail "gnuplot failed"
+[ -s "$OUT/overhead.png" ] || fail "no plot"
+
+echo
+echo "== results (ratio = observed / bare; median of rounds, min-max)"
+cat "$TXT"
+echo
+echo "written: $MD, $CSV, $ROUNDS_CSV, $OUT/ra.csv, $OUT/overhead.png"
+
+awk -v r="$AB_RATIO" -v lo="$RATIO_MIN" -v hi="$RATIO_MAX" 'BEGIN { exit !(r >= lo && r <= hi) }' ||
+  fail "ab: median ratio observed/bare $AB_RATIO outside [$RATIO_MIN, $RATIO_MAX]"
+ok "ab: median ratio observed/bare $AB_RATIO within [$RATIO_MIN, $RATIO_MAX] (took $((SECONDS - START)) s)"

@@ -21,6 +21,7 @@
 #
 # Exit 77 (skipped) when tshark is missing or cannot capture on lo.
 # PACKETS_N (default 600): requests of each ab run. PACKETS_RUNS (default 3).
+# ACCURACY_RT=0: no real-time priority (to see what it keeps out).
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
 need_cmd tshark
@@ -37,13 +38,13 @@ URL=$NGINX_URL
 # so that an ordinary task never delays their wake-up; the capture keeps an
 # ordinary one. Both are reported.
 PRIO=()
-if command -v chrt > /dev/null && chrt -f 10 true 2> /dev/null; then
+if [ "${ACCURACY_RT:-1}" = 1 ] && command -v chrt > /dev/null && chrt -f 10 true 2> /dev/null; then
   PRIO=(chrt -f 10)
   master=$(cat "$NGINX_DIR/nginx.pid")
   for pid in "$master" $(pgrep -P "$master"); do chrt -f -p 10 "$pid" > /dev/null; done
   echo "nginx and the clients run SCHED_FIFO 10"
 else
-  echo "nginx and the clients run at the ordinary priority (chrt not permitted)"
+  echo "nginx and the clients run at the ordinary priority (chrt not permitted, or ACCURACY_RT=0)"
 fi
 
 # REALTIME - MONOTONIC: the layer turns its monotonic times into epoch times

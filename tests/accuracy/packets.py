@@ -29,10 +29,11 @@ segment <= T6. (T4 has no such order: the kernel may stamp the last request
 segment after the send returned.) Then the bounds: the p99 (nearest rank) of
 |error| must be at most --bound-us (default 100) for Te over all connections,
 T3 over all exchanges, and TFB and T6 over the exchanges whose response was
-one segment. A response of many segments is reported, not bounded: the
-client's kernel takes it in while the program is still busy elsewhere
-(inside its send() call, or reading what came before), so the last segment
-can be on the wire hundreds of microseconds before the program's read of it
+one segment. A response of many segments is reported, not bounded: loopback
+delivers it into the client's socket faster than the program reads (python
+copies 1 MB in some 150-300 us), or while the program is not running at all
+(preempted inside its send() by the server it woke), so its last segment
+can arrive hundreds of microseconds before the program's read of it
 returns - see docs/accuracy.md.
 
 Exit status: 0 all holds; 1 a byte count, a match or the order failed;

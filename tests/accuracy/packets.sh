@@ -14,10 +14,11 @@
 # The method, the figures and why responses of many segments differ by more:
 # docs/accuracy.md.
 #
-# The bounds measure the machine as much as the layer (a wake-up across
-# CPUs, a vCPU the host descheduled): when only a bound fails the run is
-# made again, three runs at most, and every run's table is printed. Bytes
-# and order must hold in every run.
+# The bounds measure the machine as much as the layer: what separates a
+# packet from the program's call is a wake-up across CPUs, and whatever
+# else runs there. nginx and the clients therefore run SCHED_FIFO when we
+# may (root), and when only a bound fails the run is made again, three runs
+# at most, every run's table printed. Bytes and order must hold in every run.
 #
 # Exit 77 (skipped) when tshark is missing or cannot capture on lo.
 # PACKETS_N (default 600): requests of each ab run. PACKETS_RUNS (default 3).

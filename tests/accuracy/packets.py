@@ -31,9 +31,9 @@ segment after the send returned.) Then the bounds: the p99 (nearest rank) of
 T3 over all exchanges, and TFB and T6 over the exchanges whose response was
 one segment. A response of many segments is reported, not bounded: loopback
 delivers it into the client's socket faster than the program reads (python
-copies 1 MB in some 150-300 us), or while the program is not running at all
-(preempted inside its send() by the server it woke), so its last segment
-can arrive hundreds of microseconds before the program's read of it
+copies 1 MB in 150-500 us), or while the program is not running at all
+(preempted on its way out of send() by the server it woke), so its last
+segment can arrive hundreds of microseconds before the program's read of it
 returns - see docs/accuracy.md.
 
 Exit status: 0 all holds; 1 a byte count, a match or the order failed;

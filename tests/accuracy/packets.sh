@@ -80,11 +80,15 @@ capture_start() {
     sleep 0.1
   done
   grep -q "^Capturing on" "$WORK/tshark.err" || fail "tshark did not start capturing in 60 s"
-  sleep 0.5  # the filter is attached just after it says so
+  # It says so before it opens the device: a capture it may not make ends
+  # it (and says why) a moment later.
+  sleep 0.5
+  kill -0 "$TSHARK_PID" 2>/dev/null ||
+    skip "tshark cannot capture on lo: $(grep -v -e '^Running as' -e '^Capturing on' "$WORK/tshark.err" | head -n 2 | tr '\n' ' ')"
 }
 capture_stop() {
   sleep 0.3  # the last packets
-  kill -INT "$TSHARK_PID"
+  kill -INT "$TSHARK_PID" 2>/dev/null || fail "tshark ended during the run: $(tail -n 3 "$WORK/tshark.err")"
   wait "$TSHARK_PID" || true
   if grep -i "dropped" "$WORK/tshark.err" | grep -qv "^0 packets dropped"; then
     fail "the capture dropped packets: $(grep -i dropped "$WORK/tshark.err")"

@@ -25,24 +25,21 @@
 #     relay's memory stays bounded while a receiver does not read);
 #  7. --help, a bad option, a non-loopback --bind.
 #
-# The relay runs as SCHED_FIFO (--rt-prio) when this user may: the machine
-# is shared, and a timer process that waits behind others for a CPU is late
-# by their time slice. Without the privilege the test runs anyway, says so,
-# and asserts the same bound.
+# The relay runs as SCHED_FIFO 20 (--rt-prio) when this user may: the
+# machine is shared, and a timer process that waits behind others for a CPU
+# is late by their time slice. Without the privilege (or with ACCURACY_RT=0)
+# the test runs anyway, says so, and asserts the same bound. The Python ends
+# keep the ordinary priority: their wake-ups are outside the one-way times
+# (sender's clock read before send(), receiver's kernel stamp).
 source "$(dirname "$0")/../lib/common.sh"
 NETSIM=$BUILD/bin/netsim
 [ -x "$NETSIM" ] || fail "$NETSIM is missing: build the project first"
 
-# NETSIM_RT_PRIO=0 runs the relay at normal priority even where it could
-# have more (to measure what that costs).
-RT_PRIO=${NETSIM_RT_PRIO:-}
-if [ -z "$RT_PRIO" ]; then
-  RT_PRIO=0
-  if command -v chrt >/dev/null 2>&1 && chrt -f 1 true 2>/dev/null; then
-    RT_PRIO=50
-  fi
+RT_PRIO=0
+if [ "${ACCURACY_RT:-1}" = 1 ] && command -v chrt > /dev/null && chrt -f 20 true 2> /dev/null; then
+  RT_PRIO=20
 fi
-echo "relay priority: $([ "$RT_PRIO" -gt 0 ] && echo "SCHED_FIFO $RT_PRIO" || echo "normal (no CAP_SYS_NICE)")"
+echo "relay priority: $([ "$RT_PRIO" -gt 0 ] && echo "SCHED_FIFO $RT_PRIO" || echo "ordinary (chrt not permitted, or ACCURACY_RT=0)")"
 
 HELPER=$WORK/netsim_helper.py
 cat > "$HELPER" <<'PY'

@@ -165,6 +165,7 @@ struct options {
 	const char *stats_file;
 	bool series_per_conn;
 	size_t chunk_max, queue_max, mem_max, max_conns;
+	int target_rcvbuf; /* SO_RCVBUF of the sockets to the target, 0: kernel's */
 	int64_t spin_ns;
 	double lifetime_s;
 	int rt_prio;
@@ -236,6 +237,11 @@ static void usage(FILE *f)
 	      "      --chunk BYTES        largest read (default 64Ki)\n"
 	      "      --queue-max BYTES    stop reading a side when its direction holds this\n"
 	      "                           much (default 1Mi)\n"
+	      "      --target-rcvbuf BYTES\n"
+	      "                           SO_RCVBUF of the sockets to the target (the\n"
+	      "                           kernel doubles it): with a small --queue-max,\n"
+	      "                           the target feels a slow path as a full send\n"
+	      "                           buffer, as it would on a real one\n"
 	      "      --mem-max BYTES      ... or when all directions hold this much (64Mi)\n"
 	      "      --max-conns N        connections at once (default 1024)\n"
 	      "      --lifetime S         exit after S seconds (default: run until a signal)\n"
@@ -444,6 +450,16 @@ static int64_t late_percentile(const struct histogram *h, unsigned p)
 	return h->max_us;
 }
 
+/* late_above - how many samples exceed us (< LATE_FINE) microseconds. */
+static uint64_t late_above(const struct histogram *h, size_t us)
+{
+	uint64_t at_most = 0;
+
+	for (size_t i = 0; i <= us && i < LATE_FINE; i++)
+		at_most += h->fine[i];
+	return h->n - at_most;
+}
+
 static void stats_print(const struct relay *r, FILE *f)
 {
 	fprintf(f,
@@ -452,16 +468,18 @@ static void stats_print(const struct relay *r, FILE *f)
 		" chunks_down=%" PRIu64 " bytes_down=%" PRIu64
 		" writes=%" PRIu64 " late_n=%" PRIu64 " late_p50_us=%" PRId64
 		" late_p99_us=%" PRId64 " late_max_us=%" PRId64
-		" blocked=%" PRIu64 " reads=%" PRIu64 " stamped=%" PRIu64
-		" lag_p50_us=%" PRId64 " lag_p99_us=%" PRId64
-		" lag_max_us=%" PRId64 " spin_us=%" PRId64 " rt_prio=%d\n",
+		" late_over_1ms=%" PRIu64 " blocked=%" PRIu64 " reads=%" PRIu64
+		" stamped=%" PRIu64 " lag_p50_us=%" PRId64
+		" lag_p99_us=%" PRId64 " lag_max_us=%" PRId64
+		" spin_us=%" PRId64 " rt_prio=%d\n",
 		r->conns_total, r->connect_failed, r->resets, r->up.chunks,
 		r->up.bytes, r->down.chunks, r->down.bytes, r->writes,
 		r->late.n, late_percentile(&r->late, 50),
 		late_percentile(&r->late, 99), r->late.n ? r->late.max_us : -1,
-		r->blocked, r->reads, r->stamped, late_percentile(&r->lag, 50),
-		late_percentile(&r->lag, 99), r->lag.n ? r->lag.max_us : -1,
-		r->opt.spin_ns / 1000, r->opt.rt_prio);
+		late_above(&r->late, 1000), r->blocked, r->reads, r->stamped,
+		late_percentile(&r->lag, 50), late_percentile(&r->lag, 99),
+		r->lag.n ? r->lag.max_us : -1, r->opt.spin_ns / 1000,
+		r->opt.rt_prio);
 }
 
 /* stats_report - the summary line on stderr, and into --stats FILE (written
@@ -742,6 +760,9 @@ static void conn_open(struct relay *r, int client_fd)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	if (r->opt.target_rcvbuf) /* before connect: it sets the window scale */
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &r->opt.target_rcvbuf,
+			   sizeof(r->opt.target_rcvbuf));
 	if (connect(fd, (struct sockaddr *)&r->target_addr, r->target_len) !=
 	    0) {
 		if (errno != EINPROGRESS) {
@@ -1219,6 +1240,7 @@ enum {
 	OPT_SPIN,
 	OPT_CHUNK,
 	OPT_QUEUE_MAX,
+	OPT_TARGET_RCVBUF,
 	OPT_MEM_MAX,
 	OPT_MAX_CONNS,
 	OPT_LIFETIME,
@@ -1255,6 +1277,7 @@ static void parse_args(struct relay *r, int argc, char **argv)
 		{ "spin-us", required_argument, NULL, OPT_SPIN },
 		{ "chunk", required_argument, NULL, OPT_CHUNK },
 		{ "queue-max", required_argument, NULL, OPT_QUEUE_MAX },
+		{ "target-rcvbuf", required_argument, NULL, OPT_TARGET_RCVBUF },
 		{ "mem-max", required_argument, NULL, OPT_MEM_MAX },
 		{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
 		{ "lifetime", required_argument, NULL, OPT_LIFETIME },
@@ -1342,6 +1365,10 @@ static void parse_args(struct relay *r, int argc, char **argv)
 		case OPT_QUEUE_MAX:
 			o->queue_max = parse_count("--queue-max", optarg, 1,
 						   1073741824.0);
+			break;
+		case OPT_TARGET_RCVBUF:
+			o->target_rcvbuf = (int)parse_count(
+				"--target-rcvbuf", optarg, 1, 1073741824.0);
 			break;
 		case OPT_MEM_MAX:
 			o->mem_max = parse_count("--mem-max", optarg, 1,

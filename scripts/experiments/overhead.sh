@@ -144,11 +144,8 @@ WIRE11=$(wire_size)
 now_ns() { date +%s%N; }
 # field FILE LABEL: the first number after "LABEL:" in ab's summary
 field() { sed -n "s/^$2:[[:space:]]*\([0-9.]*\).*/\1/p" "$1" | head -n 1; }
-# log_count [STATUS BYTES]: lines of nginx's access log (with that status and body size)
-log_count() {
-  if [ $# -eq 0 ]; then wc -l < "$NGINX_LOG"
-  else awk -F'\t' -v s="$1" -v b="$2" '$7 == s && $8 == b' "$NGINX_LOG" | wc -l; fi
-}
+# log_count: lines of nginx's access log
+log_count() { wc -l < "$NGINX_LOG"; }
 # log_settle N: until nginx's log has N lines (it writes a line after the
 # response), 5 s at most; fails otherwise
 log_settle() { nginx_wait_log "$1"; }
@@ -163,7 +160,8 @@ record() {
     "$1" "$2" "$3" "$(fmt "$4")" "$(fmt "$5")" "$ratio"
 }
 bg_pids=()
-# stop the clients still running if the script ends early
+# stop the clients still running if the script ends early (expanded then)
+# shellcheck disable=SC2016
 at_exit 'for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done'
 
 echo "observe overhead (paper section 6.1): nginx on $NGINX_URL, /50k = $BODY B"
@@ -174,6 +172,24 @@ echo "$(nproc) CPUs, $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ); mode: $([ "$QUICK
 # ab -t stops after that many seconds (lasttime >= stoptime), -n only
 # bounds it (after -t, or -t would set it to 50,000); -s: a socket timeout.
 AB_ARGS=(-q -c 1 -t "$AB_SECS" -n 1000000 -s 10)
+
+# The clients' CPU time and system calls, from perf's software counters,
+# where perf may count them here (else those rows are left out).
+PERF_EVENTS=
+if command -v perf >/dev/null 2>&1; then
+  for ev in task-clock raw_syscalls:sys_enter; do
+    perf stat -x, -e "$ev" -o "$WORK/perf.probe" -- true >/dev/null 2>&1 || continue
+    grep -q "^[0-9.]*,[^,]*,$ev" "$WORK/perf.probe" || continue
+    PERF_EVENTS=${PERF_EVENTS:+$PERF_EVENTS,}$ev
+  done
+  case $PERF_EVENTS in task-clock*) ;; *) PERF_EVENTS= ;; esac
+fi
+echo "client,round,bare_syscalls_per_request,observed_syscalls_per_request" > "$OUT/syscalls.csv"
+# perf_per_request FILE N: "requests per CPU second, system calls per request"
+perf_per_request() {
+  awk -F, -v n="$2" '$3 == "task-clock" { ms = $1 } $3 == "raw_syscalls:sys_enter" { sc = $1 }
+    END { printf "%.1f %s\n", n / (ms / 1000), sc == "" ? "-" : sprintf("%.2f", sc / n) }' "$1"
+}
 
 # ab_check FILE WHAT: ab's summary says every request completed, no failure,
 # 51,200 B of body and WIRE10 B in all per request; prints "N MB/s", the
@@ -201,19 +217,19 @@ ab_check() {
 # bare one. Records the round; for KIND observed checks its database.
 ab_round() {
   local r=$1 kind=$2 spool=$WORK/ab-spool.$1 db=$WORK/ab.$1.db
-  local order first who i rc n_b rate_b n_o rate_o before got want
-  local -a pre_o=(env)
-  [ "$kind" = observed ] && pre_o=(env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$spool")
+  local order first who i rc n_b rate_b n_o rate_o before got want cpu_b cpu_o sys_b sys_o
+  local -a pre meter
   mkdir -p "$spool"
   before=$(log_count)
   if ((r % 2)); then order=(observed bare) first=observed; else order=(bare observed) first=bare; fi
   bg_pids=()
   for who in "${order[@]}"; do
-    if [ "$who" = observed ]; then
-      timeout -k 5 $((AB_SECS + 30)) "${pre_o[@]}" ab "${AB_ARGS[@]}" "$URL" > "$WORK/ab.$who" 2>&1 &
-    else
-      timeout -k 5 $((AB_SECS + 30)) ab "${AB_ARGS[@]}" "$URL" > "$WORK/ab.$who" 2>&1 &
-    fi
+    pre=(env)
+    [ "$kind/$who" = observed/observed ] && pre=(env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$spool")
+    meter=()
+    # shellcheck disable=SC2054  # -x, is perf's field separator
+    [ -n "$PERF_EVENTS" ] && meter=(perf stat -x, -e "$PERF_EVENTS" -o "$WORK/perf.$who" --)
+    timeout -k 5 $((AB_SECS + 30)) "${meter[@]}" "${pre[@]}" ab "${AB_ARGS[@]}" "$URL" > "$WORK/ab.$who" 2>&1 &
     bg_pids+=($!)
   done
   for i in 0 1; do
@@ -223,10 +239,14 @@ ab_round() {
   bg_pids=()
   read -r n_b rate_b < <(ab_check "$WORK/ab.bare" "ab ($kind, bare) round $r")
   read -r n_o rate_o < <(ab_check "$WORK/ab.observed" "ab ($kind, $first) round $r")
-  if [ "$kind" = control ]; then
-    record ab-aa "$r" "$first" "$rate_b" "$rate_o"
-  else
-    record ab "$r" "$first" "$rate_b" "$rate_o"
+  local suffix=; [ "$kind" = control ] && suffix=-aa
+  record "ab$suffix" "$r" "$first" "$rate_b" "$rate_o"
+  if [ -n "$PERF_EVENTS" ]; then
+    # the client's CPU: requests per CPU second; system calls per request
+    read -r cpu_b sys_b < <(perf_per_request "$WORK/perf.bare" "$n_b")
+    read -r cpu_o sys_o < <(perf_per_request "$WORK/perf.observed" "$n_o")
+    record "ab-cpu$suffix" "$r" "$first" "$cpu_b" "$cpu_o"
+    echo "$kind,$r,$sys_b,$sys_o" >> "$OUT/syscalls.csv"
   fi
   # nginx: every completed request of both clients, 200 and 51,200 B
   want=$((n_b + n_o))
@@ -278,29 +298,31 @@ ok "ab: both clients completed every request, no failure; the observed one's dat
 # pairs CLIENT PAIRS FUNCTION: FUNCTION MODE SPOOL prints the rate of one run
 # (bare, or observed with its spool in SPOOL); even rounds run bare first.
 pairs() {
-  local client=$1 npairs=$2 fn=$3 r first b o
-  mkdir -p "$WORK/spool-$client"
+  local client=$1 npairs=$2 fn=$3 r first b o spool
+  spool=${SPOOL_OF[$client]:-$WORK/spool-$client}
+  mkdir -p "$spool"
   for ((r = 1; r <= npairs; r++)); do
     in_time "$client round $r"
     if ((r % 2)); then
       first=observed
-      o=$("$fn" observed "$WORK/spool-$client"); b=$("$fn" bare "")
+      o=$("$fn" observed "$spool"); b=$("$fn" bare "")
     else
       first=bare
-      b=$("$fn" bare ""); o=$("$fn" observed "$WORK/spool-$client")
+      b=$("$fn" bare ""); o=$("$fn" observed "$spool")
     fi
     record "$client" "$r" "$first" "$b" "$o"
   done
 }
+declare -A SPOOL_OF=()
 # pre MODE SPOOL: the command prefix of a run (sets the array PRE)
 pre() {
   if [ "$1" = observed ]; then PRE=(env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$2"); else PRE=(env); fi
 }
 # slice_client CLIENT: its observed runs into one database; prints the path
 slice_client() {
-  local db=$WORK/$1.db
-  "$SLICER" -q -o "$db" "$WORK/spool-$1"
-  rm -rf "$WORK/spool-$1"
+  local db=$WORK/$1.db spool=${SPOOL_OF[$1]:-$WORK/spool-$1}
+  "$SLICER" -q -o "$db" "$spool"
+  rm -rf "$spool"
   echo "$db"
 }
 # rate N NS: N per second over NS nanoseconds
@@ -342,15 +364,30 @@ curl_each() {
   log_settle $((before + CURL1_N))
   rate_of "$CURL1_N" $((t1 - t0))
 }
+# curl_each_check CLIENT: one process, one exchange of WIRE11 B per observed fetch
+curl_each_check() {
+  local db want got
+  db=$(slice_client "$1")
+  want=$((CURL1_PAIRS * CURL1_N))
+  got=$(q "$db" "SELECT count(*) FROM exchange WHERE dr = $WIRE11 AND status = 200")
+  [ "$got" = "$want" ] && [ "$(q "$db" "SELECT count(DISTINCT process_id) FROM connection")" = "$want" ] ||
+    fail "$1: $got exchanges of $WIRE11 B recorded, expected $want, one per process"
+  ok "$1: one process, one exchange of $WIRE11 B per observed fetch ($want)"
+}
 echo
-echo "== curl, a process per fetch ($CURL1_N fetches), alternating pairs"
+echo "== curl, a process per fetch ($CURL1_N fetches), alternating pairs; spool in $WORK (on $(df --output=fstype "$WORK" | tail -n 1))"
 pairs curl-each "$CURL1_PAIRS" curl_each
-db=$(slice_client curl-each)
-want=$((CURL1_PAIRS * CURL1_N))
-got=$(q "$db" "SELECT count(*) FROM exchange WHERE dr = $WIRE11 AND status = 200")
-[ "$got" = "$want" ] && [ "$(q "$db" "SELECT count(DISTINCT process_id) FROM connection")" = "$want" ] ||
-  fail "curl-each: $got exchanges of $WIRE11 B recorded, expected $want, one per process"
-ok "curl-each: one process, one exchange of $WIRE11 B per observed fetch ($want)"
+curl_each_check curl-each
+# The same with the spool on tmpfs: a process's first connect creates its
+# spool file, and on a disk file system that costs about a millisecond
+if [ -d /dev/shm ] && SHM_SPOOL=$(mktemp -d /dev/shm/observe-overhead.XXXXXX 2>/dev/null); then
+  at_exit "rm -rf '$SHM_SPOOL'"
+  SPOOL_OF[curl-each-shm]=$SHM_SPOOL
+  echo
+  echo "== curl, a process per fetch, spool in /dev/shm (tmpfs), alternating pairs"
+  pairs curl-each-shm "$CURL1_PAIRS" curl_each
+  curl_each_check curl-each-shm
+fi
 
 # wrk: requests/s from its own summary; its completed requests are kept for
 # the check (it stops with up to 4 requests in flight)
@@ -416,36 +453,43 @@ else
 fi
 
 # ------------------------------------------------------------------ summary
-# per client: median bare, median observed, median ratio, min, max, mean, n
+# summary CLIENT: median bare, median observed, median ratio, min, max, mean,
+# rounds, rounds where observed > bare
 summary() {
-  awk -F, -v c="$1" 'NR > 1 && $1 == c { n++; b[n] = $4; o[n] = $5; r[n] = $6; s += $6 }
+  awk -F, -v c="$1" 'NR > 1 && $1 == c { n++; b[n] = $4; o[n] = $5; r[n] = $6; s += $6; up += $5 > $4 }
     function med(a, n,   i, j, t) {
       for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
       return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
     END { if (!n) exit
       mb = med(b, n); mo = med(o, n); mr = med(r, n)
-      printf "%s %s %.4f %.4f %.4f %.4f %d\n", mb, mo, mr, r[1], r[n], s / n, n }' "$ROUNDS_CSV"
+      printf "%s %s %.4f %.4f %.4f %.4f %d %d\n", mb, mo, mr, r[1], r[n], s / n, n, up }' "$ROUNDS_CSV"
 }
-CLIENTS=(ab ab-aa curl-multi curl-each wrk chromium)
+CLIENTS=(ab ab-aa ab-cpu ab-cpu-aa curl-multi curl-each curl-each-shm wrk chromium)
 declare -A LABEL=(
   [ab]="ab -c 1, concurrent"
   [ab-aa]="ab -c 1, concurrent, A/A control"
+  [ab-cpu]="ab -c 1, concurrent: client CPU"
+  [ab-cpu-aa]="ab -c 1, A/A control: client CPU"
   [curl-multi]="curl, $CURL_N URLs, 1 process"
   [curl-each]="curl, a process per fetch"
+  [curl-each-shm]="curl, a process per fetch, spool on tmpfs"
   [wrk]="wrk -t1 -c4 -d${WRK_SECS}s"
   [chromium]="chromium --headless"
 )
 declare -A METRIC=(
   [ab]="MB/s per connection"
   [ab-aa]="MB/s per connection"
+  [ab-cpu]="requests per CPU second"
+  [ab-cpu-aa]="requests per CPU second"
   [curl-multi]="fetches/s"
   [curl-each]="fetches/s"
+  [curl-each-shm]="fetches/s"
   [wrk]="requests/s"
   [chromium]="page loads/s"
 )
 CSV=$OUT/overhead.csv MD=$OUT/overhead.md TXT=$OUT/overhead.txt
-echo "client,metric,bare,observed,ratio,ratio_min,ratio_max,ratio_mean,rounds" > "$CSV"
+echo "client,metric,bare,observed,ratio,ratio_min,ratio_max,ratio_mean,rounds,rounds_observed_higher" > "$CSV"
 {
   echo "| client | metric | bare | observed | ratio | min–max | rounds |"
   echo "|---|---|---:|---:|---:|---|---:|"
@@ -456,9 +500,9 @@ AB_RATIO=
 for c in "${CLIENTS[@]}"; do
   s=$(summary "$c")
   [ -n "$s" ] || continue
-  read -r mb mo mr rmin rmax rmean n <<<"$s"
+  read -r mb mo mr rmin rmax rmean n up <<<"$s"
   [ "$c" = ab ] && AB_RATIO=$mr
-  echo "\"${LABEL[$c]}\",${METRIC[$c]},$mb,$mo,$mr,$rmin,$rmax,$rmean,$n" >> "$CSV"
+  echo "\"${LABEL[$c]}\",${METRIC[$c]},$mb,$mo,$mr,$rmin,$rmax,$rmean,$n,$up" >> "$CSV"
   echo "| ${LABEL[$c]} | ${METRIC[$c]} | $(fmt "$mb") | $(fmt "$mo") | $mr | $rmin–$rmax | $n |" >> "$MD"
   row "${LABEL[$c]}" "${METRIC[$c]}" "$(fmt "$mb")" "$(fmt "$mo")" "$mr" "$rmin-$rmax" "$n" >> "$TXT"
 done
@@ -470,10 +514,19 @@ read -r ab_o ra bt <<<"$(awk -F, 'NR > 1 { n++; a[n] = $3; r[n] = $4; t[n] = $5 
   END { printf "%s %s %s\n", med(a, n), med(r, n), med(t, n) }' "$OUT/ra.csv")"
 for what in "Σ(Ds+Dr) / ΣTt:$bt" "mean Ra:$ra"; do
   label="ab observed, the layer's ${what%%:*}" value=${what##*:}
-  echo "\"$label\",MB/s per connection,,$value,,,,,$AB_ROUNDS" >> "$CSV"
+  echo "\"$label\",MB/s per connection,,$value,,,,,$AB_ROUNDS," >> "$CSV"
   echo "| $label | MB/s per connection | | $(fmt "$value") | | | $AB_ROUNDS |" >> "$MD"
   row "$label" "MB/s per connection" "" "$(fmt "$value")" "" "" "$AB_ROUNDS" >> "$TXT"
 done
+SYSCALL_NOTE=.
+if [ "$(wc -l < "$OUT/syscalls.csv")" -gt 1 ] && ! grep -q ',-' "$OUT/syscalls.csv"; then
+  SYSCALL_NOTE=$(awk -F, '$1 == "observed" { n++; b[n] = $3; o[n] = $4 }
+    function med(x, n,   i, j, v) {
+      for (i = 2; i <= n; i++) { v = x[i]; for (j = i - 1; j >= 1 && x[j] > v; j--) x[j + 1] = x[j]; x[j + 1] = v }
+      return (n % 2) ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2 }
+    END { printf "; system calls per request (perf), median: bare %.2f, observed %.2f.", med(b, n), med(o, n) }' \
+    "$OUT/syscalls.csv")
+fi
 cat >> "$MD" <<EOF
 
 Ratio = observed / bare of a rate (0.98 = 2% slower under the layer): the median of the per-round
@@ -486,8 +539,13 @@ swap every round. The layer's view of the same observed client (medians over rou
 context: Σ(Ds + Dr) / ΣTt over its connections is the same kind of figure as ab's
 ($(fmt "$ab_o") MB/s), higher because Tt (connect to close) leaves out ab's work between
 connections; the mean of the per-connection Ra = (Ds + Dr) / Tt is higher still, as a mean of
-rates is pulled up by the fastest connections. curl, wrk, Chromium: alternating sequential runs,
-bare and observed, the order swapped every round; curl and Chromium rates are 1 / wall time.
+rates is pulled up by the fastest connections. A/A control: after each round the same with both
+clients bare (ratio = the client in the observed one's place / the other): how far two identical
+clients differ on this machine. Client CPU (where perf counts task-clock): requests completed per
+second of CPU time (user + kernel) of the ab process itself$SYSCALL_NOTE
+curl, wrk, Chromium: alternating sequential runs, bare and observed, the order swapped every round;
+curl and Chromium rates are 1 / wall time; "spool on tmpfs": OBSERVE_DIR in /dev/shm rather than
+in $(df --output=fstype "$WORK" | tail -n 1) (a process's first connect creates its spool file there).
 Machine: $(nproc) CPUs, $(grep -m 1 'model name' /proc/cpuinfo | sed 's/.*: //'), Linux $(uname -r);
 $(date -u +%Y-%m-%d); mode $([ "$QUICK" = 1 ] && echo "--quick" || echo full).
 EOF
@@ -506,12 +564,12 @@ for c in "${CLIENTS[@]}"; do
   echo "$i $(summary "$c" | cut -d' ' -f3)" >> "$PLOT_MED"
 done
 (IFS=,; cat > "$WORK/plot.gp" <<EOF
-set terminal pngcairo size 1000,600 font "sans,10"
+set terminal pngcairo size 1200,700 font "sans,10"
 set output "$OUT/overhead.png"
 set title "observe overhead: observed / bare, every round (paper §6.1: 2% slower)"
 set xlabel "client"
 set ylabel "observed / bare (rate; below 1 = slower under the layer)"
-set xtics (${xtics[*]})
+set xtics (${xtics[*]}) rotate by -25
 set xrange [0.4:$i.6]
 set grid ytics
 set key below horizontal

@@ -14,7 +14,8 @@
 # Checked:
 #  1. delays 0, 5, 20, 100 ms each way: no byte arrives early (one-way >= d),
 #     and the relay's error is within 1 ms at the 99th percentile, by the
-#     external measurement AND by the relay's own lateness statistics;
+#     external measurement AND by the relay's own lateness (--late-log), each
+#     over the 330-odd deliveries of the 5, 20 and 100 ms runs together;
 #  2. byte order and integrity: 8 MiB each way through delays (fixed, and a
 #     per-chunk series that goes up and down), sha256 on both ends, and the
 #     end of data passed on by half-close;
@@ -239,8 +240,10 @@ def client_reset(port):
 
 
 def refused(port):
-    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    """The relay cannot reach its target: the client gets a reset (during
+    its connect, when the reset comes first, or at its first read)."""
     try:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         data = sock.recv(10)
         print("eof" if data == b"" else "data")
     except ConnectionResetError:
@@ -306,7 +309,7 @@ stat() { tr ' ' '\n' < "$WORK/$1.stats" | sed -n "s/^$2=//p"; }
 # ---- 1. delays against the external timer ----
 declare -A COUNT=([0]=200 [5]=100 [20]=50 [100]=15)
 for d in 0 5 20 100; do
-  start_relay "delay$d" --delay "$d"
+  start_relay "delay$d" --delay "$d" --late-log "$WORK/late$d.log"
   "$PYTHON" "$HELPER" timing "$RELAY_PORT" "${COUNT[$d]}" > "$WORK/timing$d.json" ||
     fail "timing client at $d ms"
   stop_relay "delay$d"
@@ -345,10 +348,15 @@ for d in (5, 20, 100):
     if int(s["late_n"]) < 2 * len(up):
         print(f"FAIL: the relay counted {s['late_n']} timed writes, expected >= {2 * len(up)}")
         ok = False
-    if int(s["late_p99_us"]) > 1000:
-        print(f"FAIL: relay lateness p99 {s['late_p99_us']} us > 1000 us at {d} ms")
-        ok = False
     errors += up + down
+# the relay's own lateness, every timed write of the three runs
+late = [int(x) / 1e6 for d in (5, 20, 100) for x in open(f"{work}/late{d}.log")]
+print(f"relay's own: lateness over {len(late)} writes: p50 {rank(late, 50) * 1000:.0f} us, "
+      f"p99 {rank(late, 99) * 1000:.0f} us, max {max(late) * 1000:.0f} us, "
+      f"{sum(x > 1 for x in late)} over 1 ms")
+if rank(late, 99) > 1.0:
+    print("FAIL: the relay's lateness p99 > 1 ms")
+    ok = False
 p99 = rank([abs(e) for e in errors], 99)
 print(f"external: |error| p99 over {len(errors)} one-way deliveries = {p99 * 1000:.0f} us "
       f"(median {rank(errors, 50) * 1000:+.0f} us, max {max(errors) * 1000:+.0f} us)")

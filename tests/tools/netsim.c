@@ -76,6 +76,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +93,7 @@
 /* lateness histogram: 1 us bins below 10 ms, 1 ms bins below 10 s */
 #define LATE_FINE 10000
 #define LATE_COARSE 10000
+#define LATE_LOG_MAX 10000000 /* lines in --late-log */
 
 enum chunk_kind { CHUNK_DATA, CHUNK_FIN, CHUNK_RST };
 
@@ -163,12 +165,15 @@ struct options {
 	int listen_port;
 	const char *target;
 	const char *stats_file;
+	const char *late_log;
 	bool series_per_conn;
 	size_t chunk_max, queue_max, mem_max, max_conns;
-	int target_rcvbuf; /* SO_RCVBUF of the sockets to the target, 0: kernel's */
+	int target_rcvbuf; /* SO_RCVBUF of the sockets to the target, 0:
+			      kernel's */
 	int64_t spin_ns;
 	double lifetime_s;
 	int rt_prio;
+	bool use_timerfd; /* wait on a timerfd, not epoll_pwait2's timeout */
 };
 
 struct histogram {
@@ -184,7 +189,8 @@ struct relay {
 	struct sockaddr_storage target_addr;
 	socklen_t target_len;
 	int epfd;
-	struct endpoint listener, signals;
+	struct endpoint listener, signals, timer;
+	int64_t timer_armed_ns; /* the timerfd's expiry, 0 = disarmed */
 	bool accept_paused;
 	struct conn *live, *dead;
 	size_t nconns;
@@ -197,7 +203,9 @@ struct relay {
 	uint64_t conns_total, connect_failed, resets, writes, blocked;
 	uint64_t reads, stamped;
 	struct histogram late; /* write time - due time */
-	struct histogram lag;  /* read time - arrival time (kernel stamp) */
+	FILE *late_log;
+	uint64_t late_logged;
+	struct histogram lag; /* read time - arrival time (kernel stamp) */
 };
 
 static int64_t now_ns(void)
@@ -245,9 +253,12 @@ static void usage(FILE *f)
 	      "      --mem-max BYTES      ... or when all directions hold this much (64Mi)\n"
 	      "      --max-conns N        connections at once (default 1024)\n"
 	      "      --lifetime S         exit after S seconds (default: run until a signal)\n"
+	      "      --timerfd            sleep on a timerfd rather than epoll_pwait2's\n"
+	      "                           timeout (the fallback where that is missing)\n"
 	      "      --rt-prio N          run as SCHED_FIFO at priority N (1-99; needs\n"
 	      "                           CAP_SYS_NICE): keeps time on a busy machine\n"
 	      "  -s, --stats FILE         write the summary line to FILE too\n"
+	      "      --late-log FILE      the lateness of every timed write, ns, one a line\n"
 	      "  -h, --help               this text\n"
 	      "\n"
 	      "A byte read at time t is written at t + delay, and no faster than the rate;\n"
@@ -426,6 +437,17 @@ static void late_record(struct histogram *h, int64_t late_ns)
 		h->over++;
 }
 
+/* late_log - a write's lateness into the histogram, and into --late-log
+ * (one line per write, nanoseconds; at most LATE_LOG_MAX lines). */
+static void late_log(struct relay *r, int64_t late_ns)
+{
+	late_record(&r->late, late_ns);
+	if (r->late_log && r->late_logged < LATE_LOG_MAX) {
+		fprintf(r->late_log, "%" PRId64 "\n", late_ns);
+		r->late_logged++;
+	}
+}
+
 /* late_percentile - the p-th percentile in us by nearest rank (the value at
  * rank ceil(p*n/100)); -1 when there are no samples. */
 static int64_t late_percentile(const struct histogram *h, unsigned p)
@@ -490,6 +512,8 @@ static void stats_report(const struct relay *r)
 	FILE *f;
 
 	stats_print(r, stderr);
+	if (r->late_log)
+		fflush(r->late_log);
 	if (!r->opt.stats_file)
 		return;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", r->opt.stats_file) >=
@@ -1041,7 +1065,7 @@ static void dir_pump(struct relay *r, struct direction *d)
 		if (ready < d->unblocked_ns)
 			r->blocked++;
 		else
-			late_record(&r->late, now - ready);
+			late_log(r, now - ready);
 		d->token_ready_ns = 0;
 		if (s->rate > 0)
 			d->tokens -= (double)n;
@@ -1245,6 +1269,8 @@ enum {
 	OPT_MAX_CONNS,
 	OPT_LIFETIME,
 	OPT_RT_PRIO,
+	OPT_TIMERFD,
+	OPT_LATE_LOG,
 };
 
 static size_t parse_count(const char *option, const char *text, double min,
@@ -1282,6 +1308,8 @@ static void parse_args(struct relay *r, int argc, char **argv)
 		{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
 		{ "lifetime", required_argument, NULL, OPT_LIFETIME },
 		{ "rt-prio", required_argument, NULL, OPT_RT_PRIO },
+		{ "timerfd", no_argument, NULL, OPT_TIMERFD },
+		{ "late-log", required_argument, NULL, OPT_LATE_LOG },
 		{ "stats", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1385,6 +1413,12 @@ static void parse_args(struct relay *r, int argc, char **argv)
 			    !(o->lifetime_s > 0) || o->lifetime_s > 1e7)
 				die("--lifetime: seconds, not '%s'", optarg);
 			break;
+		case OPT_LATE_LOG:
+			o->late_log = optarg;
+			break;
+		case OPT_TIMERFD:
+			o->use_timerfd = true;
+			break;
 		case OPT_RT_PRIO:
 			errno = 0;
 			o->rt_prio = (int)strtol(optarg, &end, 10);
@@ -1417,6 +1451,44 @@ static void parse_args(struct relay *r, int argc, char **argv)
 		load_series(&r->down, down_series);
 	shaper_finish(&r->up, burst);
 	shaper_finish(&r->down, burst);
+}
+
+/* timer_open - wait with a timerfd (absolute CLOCK_MONOTONIC expiry) in the
+ * epoll set instead of epoll_pwait2's timeout. */
+static void timer_open(struct relay *r)
+{
+	r->timer.fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (r->timer.fd < 0)
+		die("timerfd_create: %s", strerror(errno));
+	epoll_set(r, &r->timer, EPOLLIN);
+	r->opt.use_timerfd = true;
+}
+
+static void timer_fired(struct relay *r)
+{
+	uint64_t expirations;
+
+	if (read(r->timer.fd, &expirations, sizeof(expirations)) > 0)
+		r->timer_armed_ns = 0;
+}
+
+/* timer_wait - epoll_wait until an event or now + wait ns (wait < 0: no
+ * limit; 0: poll), the timerfd re-armed only when the expiry changes. */
+static int timer_wait(struct relay *r, struct epoll_event *events, int64_t now,
+		      int64_t wait)
+{
+	if (wait > 0 && r->timer_armed_ns != now + wait) {
+		struct itimerspec its = { 0 };
+
+		its.it_value.tv_sec = (now + wait) / NS_PER_S;
+		its.it_value.tv_nsec = (now + wait) % NS_PER_S;
+		if (timerfd_settime(r->timer.fd, TFD_TIMER_ABSTIME, &its,
+				    NULL) != 0)
+			die("timerfd_settime: %s", strerror(errno));
+		r->timer_armed_ns = now + wait;
+	}
+	return epoll_wait(r->epfd, events, MAX_EVENTS, wait == 0 ? 0 : -1);
 }
 
 static void setup(struct relay *r)
@@ -1465,6 +1537,18 @@ static void setup(struct relay *r)
 		die("signalfd: %s", strerror(errno));
 	epoll_set(r, &r->signals, EPOLLIN);
 	epoll_set(r, &r->listener, EPOLLIN);
+	r->timer.fd = -1;
+	if (r->opt.use_timerfd)
+		timer_open(r);
+	if (r->opt.late_log) {
+		/* a large buffer: a write(2) now and then, not per line */
+		static char late_buf[1 << 20];
+
+		r->late_log = fopen(r->opt.late_log, "w");
+		if (!r->late_log)
+			die("%s: %s", r->opt.late_log, strerror(errno));
+		setvbuf(r->late_log, late_buf, _IOFBF, sizeof(late_buf));
+	}
 }
 
 static void run(struct relay *r)
@@ -1487,10 +1571,19 @@ static void run(struct relay *r)
 		}
 		if (stop_at != INT64_MAX && (wait < 0 || stop_at - now < wait))
 			wait = stop_at > now ? stop_at - now : 0;
-		timeout.tv_sec = wait / NS_PER_S;
-		timeout.tv_nsec = wait % NS_PER_S;
-		n = epoll_pwait2(r->epfd, events, MAX_EVENTS,
-				 wait < 0 ? NULL : &timeout, NULL);
+		if (!r->opt.use_timerfd) {
+			timeout.tv_sec = wait / NS_PER_S;
+			timeout.tv_nsec = wait % NS_PER_S;
+			n = epoll_pwait2(r->epfd, events, MAX_EVENTS,
+					 wait < 0 ? NULL : &timeout, NULL);
+			if (n < 0 && errno == ENOSYS) {
+				/* before Linux 5.11, or under valgrind */
+				timer_open(r);
+				continue;
+			}
+		} else {
+			n = timer_wait(r, events, now, wait);
+		}
 		if (n < 0 && errno != EINTR)
 			die("epoll_pwait2: %s", strerror(errno));
 		wake = now_ns();
@@ -1501,6 +1594,8 @@ static void run(struct relay *r)
 				on_accept(r);
 			else if (ep == &r->signals)
 				on_signal(r);
+			else if (ep == &r->timer)
+				timer_fired(r);
 			else
 				on_endpoint(r, ep, events[i].events, wake);
 		}
@@ -1525,6 +1620,11 @@ static void teardown(struct relay *r)
 	free_dead(r);
 	close(r->listener.fd);
 	close(r->signals.fd);
+	if (r->late_log && fclose(r->late_log) != 0)
+		fprintf(stderr, "netsim: %s: %s\n", r->opt.late_log,
+			strerror(errno));
+	if (r->timer.fd >= 0)
+		close(r->timer.fd);
 	close(r->epfd);
 	free(r->heap);
 	free(r->buf);

@@ -192,6 +192,7 @@ struct relay {
 	struct endpoint listener, signals, timer;
 	int64_t timer_armed_ns; /* the timerfd's expiry, 0 = disarmed */
 	bool accept_paused;
+	int64_t accept_resumed_ns; /* end of the last pause in accepting */
 	struct conn *live, *dead;
 	size_t nconns;
 	struct direction **heap;
@@ -688,6 +689,8 @@ static void listener_update(struct relay *r)
 	if (pause != r->accept_paused) {
 		epoll_set(r, &r->listener, pause ? 0 : EPOLLIN);
 		r->accept_paused = pause;
+		if (!pause)
+			r->accept_resumed_ns = now_ns();
 	}
 }
 
@@ -737,6 +740,9 @@ static void direction_init(struct relay *r, struct conn *c, struct direction *d,
 	d->src = src;
 	d->dst = dst;
 	d->heap_index = SIZE_MAX;
+	/* what waited in the backlog while accepting was paused was held
+	 * back by the relay, not by the network */
+	d->resumed_ns = r->accept_resumed_ns;
 	d->delay_ns = s->delay_ns;
 	if (s->series) {
 		/* per connection: this connection's value for good; per

@@ -20,10 +20,15 @@
 # The bound, 1.5 ms above: the relay writes within 1 ms of the due time at
 # the 99th percentile (asserted by netsim.sh; measured about 0.1 ms), plus
 # the server's own time for a small static file on loopback (measured here,
-# direct, and printed: about 0.1-0.3 ms). The 0.1 ms below: the request
+# direct, and printed: about 0.05 ms) and the wake-ups of server and client
+# after an idle wait (0.1-0.3 ms here). The 0.1 ms below: the request
 # reaches the relay's socket inside the client's send call, a few
 # microseconds before the layer's T4 (the call's return), and nothing is
-# delivered before its delay.
+# delivered before its delay. None may be below; at least 95% must be
+# within (the relay's claim is a p99 per write, an exchange has two); the
+# median within [d, d + 0.5 ms]. A part whose figures miss a bound that
+# machine noise can break runs once more (both attempts printed); a value
+# below the delay, or ab and the layer disagreeing, fails at once.
 #
 # ab -g writes its rows sorted by ttime (ab sorts its statistics before it
 # writes the file: ab.c output_results), so request order is lost; rows and
@@ -133,16 +138,17 @@ rows = sqlite3.connect(db).execute(
     "SELECT te_ms, tw_ms, tr_ms, seq FROM exchange_metrics "
     "WHERE peer_port = ? AND program LIKE ? ORDER BY t1_ns, seq", (int(port), program)).fetchall()
 if len(rows) < 10:
-    sys.exit(f"FAIL {what}: {len(rows)} exchanges recorded")
+    print(f"FAIL {what}: {len(rows)} exchanges recorded")
+    sys.exit(2)
 def rank(v, p):
     v = sorted(v)
     return v[max(0, math.ceil(p * len(v) / 100) - 1)]
-ok = True
+ok, hard = True, False
 index = {"tw": 1, "tr": 2}
 for name in filter(None, band.split(",")):
     vals = [r[index[name]] for r in rows]
     if None in vals:
-        print(f"FAIL {what}: {name} missing"); ok = False; continue
+        print(f"FAIL {what}: {name} missing"); hard = True; continue
     err = [v - expected for v in vals]
     early = [round(e, 3) for e in err if e < -0.1]
     late = [round(e, 3) for e in err if e > 1.5]
@@ -150,7 +156,7 @@ for name in filter(None, band.split(",")):
           f"p50 {rank(err, 50) * 1000:+.0f} p99 {rank(err, 99) * 1000:+.0f} "
           f"max {max(err) * 1000:+.0f} us" + (f"; above +1.5 ms: {late}" if late else ""))
     if early:
-        print(f"FAIL {what}: {name} below {expected:g} - 0.1 ms: {early}"); ok = False
+        print(f"FAIL {what}: {name} below {expected:g} - 0.1 ms: {early}"); hard = True
     if len(late) > len(vals) // 20:
         print(f"FAIL {what}: {len(late)} of {len(vals)} {name} above {expected:g} + 1.5 ms"); ok = False
     if not 0 <= rank(err, 50) <= 0.5:
@@ -165,48 +171,73 @@ print(f"{what}: Te over {len(te)} connections: max {max(te) * 1000:.0f} us (not 
 if max(te) >= 1.0:
     print(f"FAIL {what}: Te {max(te):.3f} ms: the handshake is not delayed, Te should be < 1 ms")
     ok = False
-sys.exit(0 if ok else 1)
+sys.exit(2 if hard else 0 if ok else 1)
 PY
-check() { "$PYTHON" "$WORK/check.py" "$@" || fail "$7"; }
+
+# Each part runs again, once, when a bound that noise can break is missed
+# (exit 1 of the checks: too many above the bound, a median, a Te); a value
+# below the known delay, a missing one, or ab and us disagreeing fail at
+# once (exit 2). The first attempt's figures stay printed above the second.
+# check ARGS...: check.py; keeps the worst exit status in $worst.
+check() {
+  local rc=0
+  "$PYTHON" "$WORK/check.py" "$@" || rc=$?
+  [ "$rc" -gt "$worst" ] && worst=$rc
+  return 0
+}
+# part WHAT FUNCTION: run FUNCTION (which sets $worst) at most twice.
+part() {
+  local what=$1 fn=$2 try
+  for try in 1 2; do
+    worst=0
+    "$fn"
+    [ "$worst" = 0 ] && { ok "$what"; return 0; }
+    [ "$worst" = 1 ] || fail "$what"
+    echo "$what: a bound missed on attempt $try"
+  done
+  fail "$what: missed twice"
+}
 
 # ---- (a) nginx behind the relay ----
-DB=$WORK/a.db
-urls=()
-for ((i = 0; i < 10; i++)); do urls+=(-o /dev/null "$NGINX_URL/100b"); done
-observed "$DB" curl -s "${urls[@]}"                      # direct: nginx's own time
-start_relay a "$NGINX_PORT" --up "$D1" --down "$D2"
-relay_urls=()
-for ((i = 0; i < 10; i++)); do relay_urls+=(-o /dev/null "http://127.0.0.1:$RELAY_PORT/100b"); done
-for ((i = 0; i < 2; i++)); do observed "$DB" curl -s "${relay_urls[@]}"; done
-observed "$DB" "$PYTHON" "$WORK/client.py" "$RELAY_PORT" /100b 15 5
-stop_relay a
-echo "nginx direct, 100 B: Tw median $(q "$DB" "SELECT round(tw_ms, 3) FROM exchange_metrics WHERE peer_port = $NGINX_PORT ORDER BY tw_ms LIMIT 1 OFFSET 5") ms (its own time, part of the bound)"
-# curl polls before it reads: its first receive call is at the first byte,
-# so its Tr (T6 - T5) holds the transfer only. python's blocking recv is
-# called right after the request: its Tr holds the wait too.
-check "$DB" "$RELAY_PORT" '%curl' $((D1 + D2)) tw tr "(a) curl via relay $D1+$D2 ms"
-check "$DB" "$RELAY_PORT" '%python%' $((D1 + D2)) tw,tr "" "(a) python via relay $D1+$D2 ms"
-ok "(a) Tw = $D1 + $D2 ms (and Tr for a blocking reader) within [-0.1, +1.5] ms; Te not delayed"
+part_a() {
+  local DB=$WORK/a.db urls=() relay_urls=() i
+  rm -f "$DB"*
+  for ((i = 0; i < 10; i++)); do urls+=(-o /dev/null "$NGINX_URL/100b"); done
+  observed "$DB" curl -s "${urls[@]}"                    # direct: nginx's own time
+  start_relay a "$NGINX_PORT" --up "$D1" --down "$D2"
+  for ((i = 0; i < 10; i++)); do relay_urls+=(-o /dev/null "http://127.0.0.1:$RELAY_PORT/100b"); done
+  for ((i = 0; i < 2; i++)); do observed "$DB" curl -s "${relay_urls[@]}"; done
+  observed "$DB" "$PYTHON" "$WORK/client.py" "$RELAY_PORT" /100b 15 5
+  stop_relay a
+  echo "nginx direct, 100 B: Tw median $(q "$DB" "SELECT round(tw_ms, 3) FROM exchange_metrics WHERE peer_port = $NGINX_PORT ORDER BY tw_ms LIMIT 1 OFFSET 5") ms (its own time, part of the bound)"
+  # curl polls before it reads: its first receive call is at the first
+  # byte, so its Tr (T6 - T5) holds the transfer only. python's blocking
+  # recv is called right after the request: its Tr holds the wait too.
+  check "$DB" "$RELAY_PORT" '%curl' $((D1 + D2)) tw tr "(a) curl via relay $D1+$D2 ms"
+  check "$DB" "$RELAY_PORT" '%python%' $((D1 + D2)) tw,tr "" "(a) python via relay $D1+$D2 ms"
+}
+part "(a) Tw = $D1 + $D2 ms (and Tr for a blocking reader) within [-0.1, +1.5] ms; Te not delayed" part_a
 
 # ---- (b) a server that waits a known time ----
 WAIT=30
 start_fault "$WAIT"
-DB=$WORK/b.db
-fault_urls=()
-for ((i = 0; i < 10; i++)); do fault_urls+=(-o /dev/null "http://127.0.0.1:$FAULT_PORT/"); done
-for ((i = 0; i < 2; i++)); do observed "$DB" curl -s "${fault_urls[@]}"; done
-observed "$DB" "$PYTHON" "$WORK/client.py" "$FAULT_PORT" / 15 5
-check "$DB" "$FAULT_PORT" '%curl' "$WAIT" tw tr "(b) curl, server waits $WAIT ms"
-check "$DB" "$FAULT_PORT" '%python%' "$WAIT" tw,tr "" "(b) python, server waits $WAIT ms"
-start_relay b "$FAULT_PORT" --up "$D1" --down "$D2"
-relay_urls=()
-for ((i = 0; i < 10; i++)); do relay_urls+=(-o /dev/null "http://127.0.0.1:$RELAY_PORT/"); done
-for ((i = 0; i < 2; i++)); do observed "$DB" curl -s "${relay_urls[@]}"; done
-observed "$DB" "$PYTHON" "$WORK/client.py" "$RELAY_PORT" / 15 5
-stop_relay b
-check "$DB" "$RELAY_PORT" '%curl' $((D1 + D2 + WAIT)) tw tr "(b) curl, relay $D1+$D2 ms + server $WAIT ms"
-check "$DB" "$RELAY_PORT" '%python%' $((D1 + D2 + WAIT)) tw,tr "" "(b) python, relay $D1+$D2 ms + server $WAIT ms"
-ok "(b) a server's $WAIT ms wait in Tw within [-0.1, +1.5] ms, direct and behind the relay"
+part_b() {
+  local DB=$WORK/b.db fault_urls=() relay_urls=() i
+  rm -f "$DB"*
+  for ((i = 0; i < 10; i++)); do fault_urls+=(-o /dev/null "http://127.0.0.1:$FAULT_PORT/"); done
+  for ((i = 0; i < 2; i++)); do observed "$DB" curl -s "${fault_urls[@]}"; done
+  observed "$DB" "$PYTHON" "$WORK/client.py" "$FAULT_PORT" / 15 5
+  check "$DB" "$FAULT_PORT" '%curl' "$WAIT" tw tr "(b) curl, server waits $WAIT ms"
+  check "$DB" "$FAULT_PORT" '%python%' "$WAIT" tw,tr "" "(b) python, server waits $WAIT ms"
+  start_relay b "$FAULT_PORT" --up "$D1" --down "$D2"
+  for ((i = 0; i < 10; i++)); do relay_urls+=(-o /dev/null "http://127.0.0.1:$RELAY_PORT/"); done
+  for ((i = 0; i < 2; i++)); do observed "$DB" curl -s "${relay_urls[@]}"; done
+  observed "$DB" "$PYTHON" "$WORK/client.py" "$RELAY_PORT" / 15 5
+  stop_relay b
+  check "$DB" "$RELAY_PORT" '%curl' $((D1 + D2 + WAIT)) tw tr "(b) curl, relay $D1+$D2 ms + server $WAIT ms"
+  check "$DB" "$RELAY_PORT" '%python%' $((D1 + D2 + WAIT)) tw,tr "" "(b) python, relay $D1+$D2 ms + server $WAIT ms"
+}
+part "(b) a server's $WAIT ms wait in Tw within [-0.1, +1.5] ms, direct and behind the relay" part_b
 
 # ---- (c) ApacheBench's own per-request times ----
 cat > "$WORK/ab_check.py" <<'PY'
@@ -224,13 +255,15 @@ ours = sqlite3.connect(db).execute(
     "ORDER BY t1_ns", (port,)).fetchall()
 what = f"(c) ab, {delay:g} ms round trip"
 if len(ours) != len(ab) or not ab:
-    sys.exit(f"FAIL {what}: ab wrote {len(ab)} rows, we recorded {len(ours)} exchanges")
+    print(f"FAIL {what}: ab wrote {len(ab)} rows, we recorded {len(ours)} exchanges")
+    sys.exit(2)
 if any(v is None for row in ours for v in row):
-    sys.exit(f"FAIL {what}: a time is missing: {ours}")
+    print(f"FAIL {what}: a time is missing: {ours}")
+    sys.exit(2)
 def rank(v, p):
     v = sorted(v)
     return v[max(0, math.ceil(p * len(v) / 100) - 1)]
-ok = True
+ok, hard = True, False
 # matched rank by rank (ab -g rows are sorted by ttime)
 for name, a_i, o_i in (("ttime/Tt", 1, 1), ("wait/Tw", 2, 2), ("ctime/Te", 0, 0)):
     a = sorted(r[a_i] for r in ab)
@@ -239,22 +272,27 @@ for name, a_i, o_i in (("ttime/Tt", 1, 1), ("wait/Tw", 2, 2), ("ctime/Te", 0, 0)
     print(f"{what}: {len(a)} requests, ab {name}: ab - ours min {min(diff):+.3f} "
           f"max {max(diff):+.3f} ms (ab p50 {rank(a, 50)} ms, ours p50 {rank(o, 50):.3f} ms)")
     if max(map(abs, diff)) > 1.5:
-        print(f"FAIL {what}: {name} differs by more than 1 ms + rounding"); ok = False
+        print(f"FAIL {what}: {name} differs by more than 1 ms + rounding"); hard = True
 err = [r[2] - delay for r in ours]
 late = [round(e, 3) for e in err if e > 1.5]
 print(f"{what}: our Tw - {delay:g} ms: min {min(err) * 1000:+.0f} p50 {rank(err, 50) * 1000:+.0f} "
       f"max {max(err) * 1000:+.0f} us; ab wait - {delay:g}: {sorted(set(r[2] - delay for r in ab))}")
-if min(err) < -0.1 or len(late) > len(err) // 20 or not 0 <= rank(err, 50) <= 0.5:
-    print(f"FAIL {what}: Tw not within [-0.1, +1.5] ms of the delay"); ok = False
-sys.exit(0 if ok else 1)
+if min(err) < -0.1:
+    print(f"FAIL {what}: Tw below the delay - 0.1 ms"); hard = True
+if len(late) > len(err) // 20 or not 0 <= rank(err, 50) <= 0.5:
+    print(f"FAIL {what}: Tw not within [-0.1, +1.5] ms of the delay (95%, median [0, 0.5])"); ok = False
+sys.exit(2 if hard else 0 if ok else 1)
 PY
 declare -A AB_N=([20]=40 [100]=20 [200]=20)
 for d in 20 100 200; do
-  start_relay "ab$d" "$NGINX_PORT" --up "$(echo "$d / 2" | bc -l)" --down "$(echo "$d / 2" | bc -l)"
-  DB=$WORK/ab$d.db
-  observed "$DB" ab -q -n "${AB_N[$d]}" -c 1 -g "$WORK/ab$d.tsv" "http://127.0.0.1:$RELAY_PORT/100b" > "$WORK/ab$d.out"
-  stop_relay "ab$d"
-  "$PYTHON" "$WORK/ab_check.py" "$WORK/ab$d.tsv" "$DB" "$RELAY_PORT" "$d" ||
-    fail "(c) ab through $d ms"
+  part_ab() {
+    local DB=$WORK/ab$d.db rc=0
+    rm -f "$DB"*
+    start_relay "ab$d" "$NGINX_PORT" --up "$(echo "$d / 2" | bc -l)" --down "$(echo "$d / 2" | bc -l)"
+    observed "$DB" ab -q -n "${AB_N[$d]}" -c 1 -g "$WORK/ab$d.tsv" "http://127.0.0.1:$RELAY_PORT/100b" > "$WORK/ab$d.out"
+    stop_relay "ab$d"
+    "$PYTHON" "$WORK/ab_check.py" "$WORK/ab$d.tsv" "$DB" "$RELAY_PORT" "$d" || rc=$?
+    worst=$rc
+  }
+  part "(c) ab through $d ms: ttime, wait, ctime = our Tt, Tw, Te within 1 ms + rounding; Tw = the delay" part_ab
 done
-ok "(c) ab's ttime, wait and ctime agree with our Tt, Tw and Te within 1 ms + rounding; Tw = the delay"

@@ -93,7 +93,7 @@ if [ "$QUICK" = 1 ]; then
   CHROME_PAIRS=2 CHROME_LOADS=1    # loads per client and round
   DEADLINE=150                     # seconds for the whole run (CTest: 240)
 else
-  AB_ROUNDS=10 AB_SECS=6
+  AB_ROUNDS=16 AB_SECS=4
   CURL_PAIRS=10 CURL_N=3000
   CURL1_PAIRS=10 CURL1_N=150
   WRK_PAIRS=8 WRK_SECS=4
@@ -572,7 +572,8 @@ set ylabel "observed / bare (rate; below 1 = slower under the layer)"
 set xtics (${xtics[*]}) rotate by -25
 set xrange [0.4:$i.6]
 set grid ytics
-set key below horizontal
+set key tmargin horizontal
+set rmargin 10
 plot 1 with lines dashtype 2 lc rgb "gray40" title "no difference", \
      0.98 with lines dashtype 3 lw 2 lc rgb "red" title "paper: 2% slower", \
      "$PLOT_DAT" using 1:2 with points pt 7 ps 1.2 lc rgb "navy" title "one round", \

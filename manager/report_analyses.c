@@ -513,11 +513,15 @@ static int plot_size_fit(struct report *r)
 			"set format x '10^{%%T}'\nset samples 400\n");
 		/* gnuplot's own format for 10^n needs enhanced text */
 		fprintf(r->gp, "set termoption enhanced\n");
-		for (size_t i = 0; i < sp.servers; i++)
-			fprintf(r->gp,
-				"ls%zu(x) = %.12g * x + %.12g\nts%zu(x) = %.12g * "
-				"x + %.12g\n",
-				i, sp.a[i], sp.b[i], i, sp.ts_a[i], sp.ts_b[i]);
+		/* a fit exists when the sizes differ (else a, b are NaN) */
+		for (size_t i = 0; i < sp.servers; i++) {
+			if (isfinite(sp.a[i]) && isfinite(sp.b[i]))
+				fprintf(r->gp, "ls%zu(x) = %.12g * x + %.12g\n", i,
+					sp.a[i], sp.b[i]);
+			if (isfinite(sp.ts_a[i]) && isfinite(sp.ts_b[i]))
+				fprintf(r->gp, "ts%zu(x) = %.12g * x + %.12g\n", i,
+					sp.ts_a[i], sp.ts_b[i]);
+		}
 		fprintf(r->gp, "plot ");
 		for (size_t i = 0; i < sp.servers; i++) {
 			char *p = report_data_path(r, "size_fit", i);
@@ -532,6 +536,8 @@ static int plot_size_fit(struct report *r)
 				"noenhanced title ",
 				i + 1);
 			report_gp_string(r->gp, sp.names[i]);
+			if (!isfinite(sp.a[i]) || !isfinite(sp.b[i]))
+				continue; /* one size only: nothing to fit */
 			if (asprintf(&t, "a = %.3g us/byte, b = %.3g ms",
 				     sp.a[i] * 1e3, sp.b[i]) < 0)
 				t = NULL;
@@ -541,9 +547,11 @@ static int plot_size_fit(struct report *r)
 				i, i + 1);
 			report_gp_string(r->gp, t ? t : "");
 			free(t);
-			fprintf(r->gp,
-				", ts%zu(x) with lines lw 2 dt 2 lc %zu notitle",
-				i, i + 1);
+			if (isfinite(sp.ts_a[i]) && isfinite(sp.ts_b[i]))
+				fprintf(r->gp,
+					", ts%zu(x) with lines lw 2 dt 2 lc %zu "
+					"notitle",
+					i, i + 1);
 		}
 		fprintf(r->gp, "\n");
 		report_gp_end(r);

@@ -127,6 +127,14 @@ grep -q "^filter: client = 'gamma'$" "$WORK/gamma/summary.txt" || fail "the filt
 grep -q "No exchange matches the filter" "$WORK/empty/index.html" || fail "the empty report does not say so"
 ok "an empty selection gives a page that says so"
 
+# every response of one size: nothing to fit, the scatter is still drawn
+# (gnuplot once failed on the NaN fit)
+OBSERVE_CLIENT=delta "$OBSERVE" -q -o "$WORK/same.db" -- ab -q -n 20 "$URL/100b" >/dev/null
+"$MANAGER" report "$WORK/same.db" -o "$WORK/same" -q 2>"$WORK/same.err" ||
+  fail "a report of one response size: $(grep -v '^Warning: empty' "$WORK/same.err" | head -3)"
+[ -s "$WORK/same/size_fit.png" ] || fail "no size_fit.png for one response size"
+ok "one response size: the report is written, the size scatter without a fit"
+
 # not a database
 echo "not sqlite" > "$WORK/junk.db"
 set +e

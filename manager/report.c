@@ -1073,6 +1073,10 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "manager: %s: %s\n", r.tmp, strerror(errno));
 		goto out;
 	}
+	/* more than 8 clients: the 9th to 16th lines dashed, the next dotted
+	 * (gnuplot's 8 colours come round again) */
+	fprintf(r.gp, "do for [i=1:8] { set linetype i+8 dt 2; "
+		      "set linetype i+16 dt 3 }\n");
 	if (!have_pngcairo()) {
 		fprintf(stderr,
 			"manager: gnuplot with the pngcairo terminal is "

@@ -8,6 +8,8 @@
 #   tls12   the same with TLS 1.2 forced
 #   python  python's ssl module (OpenSSL), keep-alive, TLS 1.3
 #   wget    wget (GnuTLS: its change cipher spec and Finished go out alone)
+#   chromium headless Chromium over TLS 1.3 (BoringSSL), a page and its
+#           resources
 #   dns     getaddrinfo() of a name (localhost, through /etc/hosts) tied to
 #           the connects to its addresses: the name on each, the lookup's
 #           time on the first only; a numeric address is no lookup (but
@@ -177,6 +179,19 @@ PY
     "resolve_connect:localhost:1:200 resolve_connect:localhost:1:200 resolve_connect:localhost:1:200 resolve_connect:localhost:1:200 perl:localhost:1:200" \
     "gethostbyname, gethostbyname2, their _r forms (C) and perl's gethostbyname: name and time on the connection"
   expect_eq "$(q "$DB" "SELECT count(*) FROM connection WHERE dns_end_ns > t1_ns OR dns_start_ns > dns_end_ns")" 0 "each lookup ends before its connect begins"
+  ;;
+chromium)
+  # BoringSSL: the same record rules, no TLS library asked
+  command -v chromium >/dev/null 2>&1 || skip "chromium is not installed"
+  "$OBSERVE" -q -o "$DB" -- timeout 90 chromium --headless --no-sandbox --disable-gpu \
+    --disable-quic --no-first-run --disable-background-networking --disable-extensions \
+    --disable-component-update --disable-sync --ignore-certificate-errors \
+    --user-data-dir="$WORK/chromium" --dump-dom "$TLS_URL/index.html" \
+    >"$WORK/dom.html" 2>"$WORK/chromium.log" || true
+  grep -q "observe demo" "$WORK/dom.html" || fail "chromium did not load the page over TLS"
+  check_log "$TLS_PORT"
+  nginx_settle
+  check_tls "$(wc -l < "$NGINX_LOG")" 1.3
   ;;
 *) die "unknown case $case_" ;;
 esac

@@ -848,6 +848,7 @@ static int write_page(struct report *r, const char *summary,
 			{ "endings", "server state" },
 			{ "keepalive", "keep-alive" },
 			{ "size_fit", "size fit" },
+			{ "family", "IPv4/IPv6, TLS" },
 		};
 
 		fprintf(h, "<p class='toc'><a href='#stats'>statistics</a>");

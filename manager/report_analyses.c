@@ -8,6 +8,8 @@
  *              server's idle closes, the recommended timeout (seed 003)
  *   size_fit   Dr against T6 - T4 per server, log-log, with the least
  *              squares and Theil-Sen lines T = a Dr + b over it (seed 002)
+ *   family     the p50s of IPv4 and IPv6, TLS and plain side by side, when
+ *              two of these groups occur (seed 000)
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -516,11 +518,11 @@ static int plot_size_fit(struct report *r)
 		/* a fit exists when the sizes differ (else a, b are NaN) */
 		for (size_t i = 0; i < sp.servers; i++) {
 			if (isfinite(sp.a[i]) && isfinite(sp.b[i]))
-				fprintf(r->gp, "ls%zu(x) = %.12g * x + %.12g\n", i,
-					sp.a[i], sp.b[i]);
+				fprintf(r->gp, "ls%zu(x) = %.12g * x + %.12g\n",
+					i, sp.a[i], sp.b[i]);
 			if (isfinite(sp.ts_a[i]) && isfinite(sp.ts_b[i]))
-				fprintf(r->gp, "ts%zu(x) = %.12g * x + %.12g\n", i,
-					sp.ts_a[i], sp.ts_b[i]);
+				fprintf(r->gp, "ts%zu(x) = %.12g * x + %.12g\n",
+					i, sp.ts_a[i], sp.ts_b[i]);
 		}
 		fprintf(r->gp, "plot ");
 		for (size_t i = 0; i < sp.servers; i++) {
@@ -570,10 +572,12 @@ out:
 	return sp.failed ? -1 : rc;
 }
 
+static int plot_family(struct report *r);
+
 int report_plot_analyses(struct report *r)
 {
 	if (plot_endings(r) != 0 || plot_keepalive(r) != 0 ||
-	    plot_size_fit(r) != 0)
+	    plot_size_fit(r) != 0 || plot_family(r) != 0)
 		return -1;
 	return 0;
 }
@@ -611,4 +615,97 @@ bool report_figure_analysis(FILE *h, struct report *r, const char *view)
 			"the fixed cost of a request, 1/a the service "
 			"bandwidth.");
 	return false;
+}
+
+/* ---- family ----------------------------------------------------------------
+ */
+
+/* The p50s of the family view's groups (IPv4/IPv6 x plain/TLS) side by
+ * side, when there are two groups or more; read from the view's own CSV so
+ * that plot and table cannot disagree. */
+static int plot_family(struct report *r)
+{
+	static const char *const metrics[] = { "te_ms", "tls_ms", "tw_ms",
+					       "tr_ms", "tt_ms" };
+	enum { NM = 5, MAX_GROUPS = 4 };
+	char *text = NULL, *line, *save = NULL, *p;
+	size_t len = 0, ng = 0;
+	FILE *f = open_memstream(&text, &len);
+	int groups[MAX_GROUPS][2]; /* family, tls */
+	double p50[NM][MAX_GROUPS];
+
+	if (!f)
+		return -1;
+	if (manager_view(r->db, "family", r->where, 0, true, f) != 0) {
+		fclose(f);
+		free(text);
+		return -1;
+	}
+	fclose(f);
+	for (int m = 0; m < NM; m++)
+		for (int g = 0; g < MAX_GROUPS; g++)
+			p50[m][g] = NAN;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		int family, tls;
+		char metric[16];
+		size_t n, g;
+		double v50, v90, mean;
+
+		if (sscanf(line, "%d,%d,%15[^,],%zu,%lf,%lf,%lf", &family, &tls,
+			   metric, &n, &v50, &v90, &mean) != 7)
+			continue; /* the header */
+		for (g = 0; g < ng; g++)
+			if (groups[g][0] == family && groups[g][1] == tls)
+				break;
+		if (g == ng) {
+			if (ng == MAX_GROUPS)
+				continue;
+			groups[ng][0] = family;
+			groups[ng][1] = tls;
+			ng++;
+		}
+		for (int m = 0; m < NM; m++)
+			if (strcmp(metric, metrics[m]) == 0)
+				p50[m][g] = v50 > 0 ? v50 : NAN;
+	}
+	free(text);
+	if (ng < 2) {
+		report_note_skip(r, "IPv4/IPv6 and TLS/plain",
+				 "one group only: nothing to compare");
+		return 0;
+	}
+	p = report_data_path(r, "family", 0);
+	f = p ? fopen(p, "w") : NULL;
+	free(p);
+	if (!f)
+		return -1;
+	for (int m = 0; m < NM; m++) {
+		fprintf(f, "%d", m);
+		for (size_t g = 0; g < ng; g++)
+			fprintf(f, " %.9g", p50[m][g]);
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	for (int pass = 0; pass < 2; pass++) {
+		report_gp_begin(r, "family", pass);
+		fprintf(r->gp,
+			"set title 'p50 per address family and TLS (seed 000)'\n"
+			"set style data histogram\nset style histogram "
+			"clustered gap 1\nset style fill solid 0.8 border -1\n"
+			"set logscale y\nset ylabel 'p50, ms (log scale)'\n"
+			"set xlabel 'Te set-up, TLS handshake, Tw wait for the "
+			"first byte, Tr response, Tt connection'\nset xtics "
+			"('Te' 0, 'TLS' 1, 'Tw' 2, 'Tr' 3, 'Tt' 4)\nplot ");
+		for (size_t g = 0; g < ng; g++)
+			fprintf(r->gp,
+				"%s'%s/family-0.dat' using %zu title "
+				"'IPv%d %s'",
+				g ? ", " : "", r->tmp, g + 2, groups[g][0],
+				groups[g][1] ? "TLS" : "plain");
+		fprintf(r->gp, "\n");
+		report_gp_end(r);
+	}
+	r->plots++;
+	return 0;
 }

@@ -150,6 +150,9 @@ static struct obs_exch_body *exchange_begin(struct obs_conn *c)
 
 	if (c->xrec)
 		record_complete(c->xrec);
+	if (c->rx_first == OBS_RX_PROVISIONAL)
+		c->rx_first = OBS_RX_DONE; /* only the first answer */
+	c->x_after_handshake = false;
 	c->exch_seq++;
 	c->crec->u.conn.exchanges = c->exch_seq;
 	rec = obs_record_alloc();
@@ -235,8 +238,9 @@ static unsigned int tls_send(struct obs_conn *c, const struct obs_data *d,
 			}
 			if (info)
 				info->tls_version =
-					c->tls_seen & OBS_TLS_HANDSHAKE ? 0x0303
-									 : 0x0304;
+					c->tls_seen & OBS_TLS_HANDSHAKE
+						? 0x0303
+						: 0x0304;
 		}
 	}
 	if (appdata == 0)
@@ -252,6 +256,7 @@ static struct obs_exch_body *handshake_to_request(struct obs_conn *c)
 
 	x = exchange_begin(c);
 	c->x_handshake = false;
+	c->x_after_handshake = true;
 	x->t3 = hs.t3;
 	x->ds = hs.ds;
 	x->send_calls = hs.send_calls;
@@ -271,7 +276,8 @@ static void http_request(struct obs_conn *c, struct obs_exch_body *x,
 	struct obs_record *rec;
 
 	if (d && d->iov && d->iovcnt > 0 &&
-	    d->iov[0].iov_len >= (d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK)) {
+	    d->iov[0].iov_len >=
+		    (d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK)) {
 		/* all we look at is in the first buffer: no copy */
 		p = d->iov[0].iov_base;
 		n = d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK;
@@ -474,9 +480,51 @@ void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	obs_xm_send_done(c, counted, t_in, t_out, ret, err, d);
 }
 
+/* The largest application-data record taken for a TLS 1.3 session
+ * ticket (OpenSSL's are 250 bytes, BoringSSL's and Go's a little more). */
+#define OBS_TLS_TICKET_MAX 640
+
+/* What the server's TLS records that begin in a receive (ret bytes) say
+ * of the first answer (see enum obs_rx_first). */
+enum obs_rx_records {
+	OBS_RX_NONE,  /* no record begins here: the body of an earlier one */
+	OBS_RX_MAYBE, /* records that may be no answer: 1.3 tickets (small
+		       * application data), handshake, change cipher spec */
+	OBS_RX_ANSWER /* a record that is the answer (or not TLS any more) */
+};
+
+static enum obs_rx_records tls_rx_records(struct obs_conn *c,
+					  const struct obs_data *d, size_t ret)
+{
+	struct obs_tls_walk *w = &c->tls_rx;
+	unsigned int records = 0, appdata = 0, types = 0;
+	size_t left = ret;
+	bool tls13 = c->tls_versioned && !(c->tls_seen & OBS_TLS_HANDSHAKE);
+
+	if (!d || !d->iov)
+		return OBS_RX_ANSWER;
+	w->longest_appdata = 0;
+	for (int i = 0; i < d->iovcnt && left > 0; i++) {
+		size_t n = d->iov[i].iov_len < left ? d->iov[i].iov_len : left;
+		types |= obs_tls_feed(w, d->iov[i].iov_base, n, &records,
+				      &appdata);
+		left -= n;
+	}
+	if (w->lost || (types & OBS_TLS_ALERT))
+		return OBS_RX_ANSWER;
+	if (records == 0)
+		return OBS_RX_NONE;
+	if ((types & OBS_TLS_APPDATA) &&
+	    (!tls13 || w->longest_appdata > OBS_TLS_TICKET_MAX))
+		return OBS_RX_ANSWER;
+	return OBS_RX_MAYBE;
+}
+
 void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		 int err, bool peek, const struct obs_data *d)
 {
+	enum obs_rx_records rx = OBS_RX_ANSWER;
+
 	struct obs_exch_body *x;
 
 	obs_conn_lock(c);
@@ -486,10 +534,10 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		if (is_transient(err)) {
 			if (c->xphase == OBS_X_SENDING) {
 				if (!c->xrec->u.exch.t5)
-					c->xrec->u.exch.t5 =
-						after_t4(&c->xrec->u.exch, t_in);
-			} else if (c->xphase == OBS_X_NONE && !c->pending_recv &&
-				   c->phase == OBS_PH_UP) {
+					c->xrec->u.exch.t5 = after_t4(
+						&c->xrec->u.exch, t_in);
+			} else if (c->xphase == OBS_X_NONE &&
+				   !c->pending_recv && c->phase == OBS_PH_UP) {
 				c->pending_recv = t_in;
 			}
 		} else if (c->phase == OBS_PH_CONNECTING) {
@@ -512,12 +560,14 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	}
 	if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
+	if (c->proto == OBS_PROTO_TLS && c->rx_first != OBS_RX_DONE && !peek)
+		rx = tls_rx_records(c, d, (size_t)ret);
 	if (c->sends_inflight > 0 && c->xphase != OBS_X_SENDING &&
 	    !c->begun_for_send) {
 		/* Another thread's send is under way and bytes come back: they
 		 * answer it. Its exchange begins here; the send adds T4 and Ds
-		 * when it returns. A receive already waiting when the send began
-		 * starts the response at T3. */
+		 * when it returns. A receive already waiting when the send
+		 * began starts the response at T3. */
 		x = exchange_begin(c);
 		x->t3 = c->pending_send ? c->pending_send : t_in;
 		x->t5 = t_in > x->t3 ? t_in : x->t3;
@@ -525,7 +575,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		c->pending_recv = 0;
 		c->begun_for_send = true;
 	} else if (c->xphase == OBS_X_NONE) {
-		/* The server speaks first (a banner): an exchange with no send. */
+		/* The server speaks first (a banner): an exchange with no send.
+		 */
 		x = exchange_begin(c);
 		x->flags |= OBS_XF_SERVER_FIRST;
 		x->t5 = c->pending_recv ? c->pending_recv : t_in;
@@ -536,12 +587,27 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 			x->t5 = after_t4(x, t_in);
 	}
 	__atomic_store_n(&c->xphase, OBS_X_RECEIVING, __ATOMIC_RELAXED);
+	if (c->rx_first == OBS_RX_PROVISIONAL && x->tfb && rx != OBS_RX_NONE) {
+		/* a record begins: the ones before were no answer; this one
+		 * is, or may be (the last that may be counts) */
+		x->tfb = t_out;
+		if (rx == OBS_RX_ANSWER)
+			c->rx_first = OBS_RX_DONE;
+	}
 	if (!x->tfb) {
 		x->tfb = t_out;
+		/* only where the client's last handshake flight went out
+		 * with the request: the server answers that flight first */
+		if (c->proto == OBS_PROTO_TLS && !c->x_handshake &&
+		    c->rx_first == OBS_RX_WALK)
+			c->rx_first = rx == OBS_RX_MAYBE && c->x_after_handshake
+					      ? OBS_RX_PROVISIONAL
+					      : OBS_RX_DONE;
 		if (c->x_http) {
 			uint8_t head[16];
 			struct obs_data got = { d ? d->iov : NULL,
-						d ? d->iovcnt : 0, (size_t)ret };
+						d ? d->iovcnt : 0,
+						(size_t)ret };
 			size_t n = data_copy(&got, head, sizeof(head));
 			x->status = obs_http_status(head, n);
 		}

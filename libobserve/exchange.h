@@ -39,41 +39,58 @@ enum obs_proto {
 
 enum obs_phase {
 	OBS_PH_CONNECTING = 1, /* connect() said EINPROGRESS */
-	OBS_PH_UP = 2,         /* established */
+	OBS_PH_UP = 2,	       /* established */
 	OBS_PH_FAILED = 3,     /* connect failed */
 	OBS_PH_CLOSED = 4,
 };
 
 enum obs_xphase {
-	OBS_X_NONE = 0,      /* no exchange yet */
+	OBS_X_NONE = 0,	     /* no exchange yet */
 	OBS_X_SENDING = 1,   /* exchange k has sent, nothing received yet */
 	OBS_X_RECEIVING = 2, /* exchange k has received at least one byte */
 };
 
+/* A TLS connection's first request: is the first byte received the
+ * answer's? Session tickets after a 1.3 handshake (small application-data
+ * records the server sends when it reads the client's Finished, before it
+ * has read the request) and the end of a 1.2 False Start handshake are
+ * not: TFB moves to the next receive that brings bytes. */
+enum obs_rx_first {
+	OBS_RX_WALK,	    /* following the server's records */
+	OBS_RX_PROVISIONAL, /* TFB so far: records that may be no answer */
+	OBS_RX_DONE	    /* TFB is the answer's; stop looking */
+};
+
 struct obs_conn {
-	int lock;             /* spin lock, see obs_conn_lock() */
-	int refs;             /* fds that refer to this connection */
-	uint8_t phase;        /* enum obs_phase */
-	uint8_t xphase;       /* enum obs_xphase */
-	bool eof;             /* a receive returned 0 */
+	int lock;	      /* spin lock, see obs_conn_lock() */
+	int refs;	      /* fds that refer to this connection */
+	uint8_t phase;	      /* enum obs_phase */
+	uint8_t xphase;	      /* enum obs_xphase */
+	bool eof;	      /* a receive returned 0 */
 	uint32_t exch_seq;    /* number of the current exchange, 0 if none */
-	int64_t pending_send; /* entry of a failed send attempt before exchange */
+	int64_t pending_send; /* entry of a failed send attempt before exchange
+			       */
 	int64_t pending_recv; /* entry of a receive attempt not yet in T5 */
 	uint32_t sends_inflight; /* sends between obs_xm_send_begin and _done
 				  * that will start an exchange */
-	bool begun_for_send;  /* a receive began that exchange already */
+	bool begun_for_send;	 /* a receive began that exchange already */
 	struct obs_record *crec; /* connection record (never NULL once open) */
 	struct obs_record *xrec; /* current exchange record, or NULL */
 	struct obs_record *irec; /* info record (TLS, TCP_INFO), or NULL */
-	uint8_t proto;           /* enum obs_proto */
-	bool x_handshake;        /* TLS: the current exchange is no request
+	uint8_t proto;		 /* enum obs_proto */
+	bool x_handshake;	 /* TLS: the current exchange is no request
 				  * (yet): it lives in scratch */
-	bool x_http;             /* the current exchange is an HTTP request */
-	bool tls_versioned;      /* the TLS version was told */
-	uint8_t tls_seen;        /* OBS_TLS_* sent after the hello, before
+	bool x_http;		 /* the current exchange is an HTTP request */
+	bool tls_versioned;	 /* the TLS version was told */
+	uint8_t tls_seen;	 /* OBS_TLS_* sent after the hello, before
 				  * the first request */
 	struct obs_tls_walk tls;
-	struct obs_record scratch; /* the TLS handshake's exchanges */
+	struct obs_tls_walk tls_rx; /* the server's records, until the first
+				     * answer's first byte is sure */
+	uint8_t rx_first;	    /* enum obs_rx_first */
+	bool x_after_handshake;	    /* the current exchange began as the
+				     * handshake's last flight */
+	struct obs_record scratch;  /* the TLS handshake's exchanges */
 	struct obs_conn *next_free;
 };
 

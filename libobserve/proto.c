@@ -92,7 +92,8 @@ bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out)
 	}
 	{
 		const uint8_t *q = memchr(p + t, '?', te - t);
-		const uint8_t *f = memchr(p + t, '#', (q ? (size_t)(q - p) : te) - t);
+		const uint8_t *f =
+			memchr(p + t, '#', (q ? (size_t)(q - p) : te) - t);
 		pe = f ? (size_t)(f - p) : q ? (size_t)(q - p) : te;
 	}
 	if (pe == t) {
@@ -147,9 +148,12 @@ unsigned int obs_tls_feed(struct obs_tls_walk *w, const uint8_t *p, size_t n,
 		}
 		types |= 1u << (w->hdr[0] - 20);
 		(*records)++;
-		if (w->hdr[0] == 23)
-			(*appdata)++;
 		w->left = (uint32_t)w->hdr[3] << 8 | w->hdr[4];
+		if (w->hdr[0] == 23) {
+			(*appdata)++;
+			if (w->left > w->longest_appdata)
+				w->longest_appdata = (uint16_t)w->left;
+		}
 	}
 	return types;
 }

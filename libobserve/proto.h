@@ -16,9 +16,9 @@
 
 struct obs_http_req {
 	char method[12]; /* NUL-padded */
-	char host[40];   /* NUL-padded; full when cut */
-	char path[64];   /* NUL-padded; full when cut; no query, no fragment */
-	uint32_t flags;  /* OBS_HF_* of spool_format.h */
+	char host[40];	 /* NUL-padded; full when cut */
+	char path[64];	 /* NUL-padded; full when cut; no query, no fragment */
+	uint32_t flags;	 /* OBS_HF_* of spool_format.h */
 };
 
 /* An HTTP/1.x request line at the start of p[0..n)? Then fill *out and
@@ -29,16 +29,19 @@ bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out);
  * 0. */
 uint16_t obs_http_status(const uint8_t *p, size_t n);
 
-/* TLS record headers followed across the sends of a connection. */
+/* TLS record headers followed across the sends (or receives) of a
+ * connection. */
 struct obs_tls_walk {
-	uint32_t left;    /* body bytes of the current record still to come */
-	uint8_t have;     /* bytes of the next header seen so far (< 5) */
+	uint32_t left; /* body bytes of the current record still to come */
+	uint8_t have;  /* bytes of the next header seen so far (< 5) */
 	uint8_t hdr[5];
-	bool lost;        /* not a TLS record stream (any more): stop */
+	bool lost;		  /* not a TLS record stream (any more): stop */
+	uint16_t longest_appdata; /* the longest application-data record
+				   * whose header was fed (the caller resets) */
 };
 
-#define OBS_TLS_CCS (1u << 0)       /* 20 change_cipher_spec */
-#define OBS_TLS_ALERT (1u << 1)     /* 21 alert */
+#define OBS_TLS_CCS (1u << 0)	    /* 20 change_cipher_spec */
+#define OBS_TLS_ALERT (1u << 1)	    /* 21 alert */
 #define OBS_TLS_HANDSHAKE (1u << 2) /* 22 handshake */
 #define OBS_TLS_APPDATA (1u << 3)   /* 23 application_data */
 

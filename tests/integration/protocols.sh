@@ -10,6 +10,8 @@
 #   wget    wget (GnuTLS: its change cipher spec and Finished go out alone)
 #   chromium headless Chromium over TLS 1.3 (BoringSSL), a page and its
 #           resources
+#   tickets a server that sends TLS 1.3 session tickets before its answer:
+#           Tw is the answer's, as curl's clock says
 #   dns     getaddrinfo() of a name (localhost, through /etc/hosts) tied to
 #           the connects to its addresses: the name on each, the lookup's
 #           time on the first only; a numeric address is no lookup (but
@@ -193,6 +195,54 @@ chromium)
   check_log "$TLS_PORT"
   nginx_settle
   check_tls "$(wc -l < "$NGINX_LOG")" 1.3
+  ;;
+tickets)
+  # A server that sends TLS 1.3 session tickets (python's ssl, OpenSSL's
+  # default of two) as soon as it reads the client's Finished, and answers
+  # the request 50 ms later: the tickets are not the answer's first byte.
+  # Tw must be the 50 ms, as curl's own clock says, not the tickets' arrival.
+  TICKET_PORT=$(free_port)
+  "$PYTHON" - "$TICKET_PORT" "$WORK" <<'PY' &
+import socket, ssl, sys, threading, time
+port, work = int(sys.argv[1]), sys.argv[2]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(work + "/cert.pem", work + "/key.pem")
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port)); s.listen(8); s.settimeout(30)
+def serve(c):
+    try:
+        t = ctx.wrap_socket(c, server_side=True)
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            buf += t.recv(4096)
+        time.sleep(0.05)
+        t.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+        t.close()
+    except (OSError, ssl.SSLError):
+        c.close()  # the readiness probe: no TLS
+for _ in range(5):
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,)).start()
+PY
+  at_exit "kill $! 2>/dev/null"
+  wait_port "$TICKET_PORT"
+  for i in 1 2 3 4; do
+    "$OBSERVE" -q -o "$DB" -- curl -sf --tlsv1.3 --cacert "$WORK/cert.pem" -o /dev/null \
+      -w '%{time_pretransfer} %{time_starttransfer}\n' "https://127.0.0.1:$TICKET_PORT/x" >> "$WORK/curl.w"
+  done
+  "$PYTHON" - "$DB" "$WORK/curl.w" <<'PY' || fail "Tw after session tickets"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT tw_ms, trecv_ms, dr FROM exchange_metrics WHERE tls = 1 ORDER BY t3_ns").fetchall()
+curl = [float(b) * 1000 - float(a) * 1000 for a, b in (l.split() for l in open(sys.argv[2]))]
+assert len(rows) == len(curl) == 4, (rows, curl)
+for (tw, trecv, dr), c in zip(rows, curl):
+    print(f"Tw {tw:.3f} ms, curl {c:.3f} ms, Trecv {trecv:.3f} ms, Dr {dr}")
+    assert 50 <= tw <= c + 1.0 and abs(tw - c) <= 1.0, (tw, c)
+    assert trecv < 5, trecv          # the answer's bytes, not the 50 ms
+    assert dr > 500, dr              # the tickets' bytes still count in Dr
+print("ok: Tw is the answer's 50 ms in 4 runs, not the session tickets")
+PY
   ;;
 *) die "unknown case $case_" ;;
 esac

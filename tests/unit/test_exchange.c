@@ -84,8 +84,8 @@ static void open_nonblocking(int64_t t1)
 }
 
 /* A request/response on an open connection: send [t3,t4], wait, receive. */
-static void request(int64_t t3, int64_t t4, size_t ds, int64_t t5,
-		    int64_t tfb, int64_t t6, size_t dr)
+static void request(int64_t t3, int64_t t4, size_t ds, int64_t t5, int64_t tfb,
+		    int64_t t6, size_t dr)
 {
 	obs_xm_send(&conn, t3, t4, (ssize_t)ds, 0, NULL);
 	obs_xm_recv(&conn, t5, tfb, (ssize_t)(dr / 2), 0, false, NULL);
@@ -269,10 +269,11 @@ static void test_server_speaks_first(void **state)
 	(void)state;
 	open_blocking(1000, 1100);
 	obs_xm_recv(&conn, 1200, 1201, -1, EAGAIN, false, NULL);
-	obs_xm_recv(&conn, 1500, 1600, 11, 0, false, NULL); /* "220 hello\r\n" */
-	obs_xm_send(&conn, 2000, 2010, 6, 0, NULL);         /* "QUIT\r\n" */
-	obs_xm_recv(&conn, 2020, 2300, 9, 0, false, NULL);  /* "221 bye\r\n" */
-	obs_xm_recv(&conn, 2400, 2500, 0, 0, false, NULL);  /* EOF */
+	obs_xm_recv(&conn, 1500, 1600, 11, 0, false,
+		    NULL);				   /* "220 hello\r\n" */
+	obs_xm_send(&conn, 2000, 2010, 6, 0, NULL);	   /* "QUIT\r\n" */
+	obs_xm_recv(&conn, 2020, 2300, 9, 0, false, NULL); /* "221 bye\r\n" */
+	obs_xm_recv(&conn, 2400, 2500, 0, 0, false, NULL); /* EOF */
 	obs_xm_close(&conn, 2600);
 
 	banner = exchange(1);
@@ -300,7 +301,8 @@ static void test_eof(void **state)
 	open_blocking(1000, 1100);
 	request(2000, 2010, 70, 2020, 2500, 2600, 300);
 	obs_xm_recv(&conn, 2700, 2800, 0, 0, false, NULL);
-	obs_xm_recv(&conn, 2900, 2950, 0, 0, false, NULL); /* a second EOF read */
+	obs_xm_recv(&conn, 2900, 2950, 0, 0, false,
+		    NULL); /* a second EOF read */
 	obs_xm_close(&conn, 3000);
 	cb = connection();
 	assert_int_equal(cb->teof, 2800);
@@ -414,7 +416,8 @@ static void test_refused_learned_by_io(void **state)
 {
 	(void)state;
 	open_nonblocking(1000);
-	obs_xm_recv(&conn, 1200, 1210, -1, EAGAIN, false, NULL); /* still pending */
+	obs_xm_recv(&conn, 1200, 1210, -1, EAGAIN, false,
+		    NULL); /* still pending */
 	assert_int_equal(conn.phase, OBS_PH_CONNECTING);
 	obs_xm_recv(&conn, 1300, 1310, -1, ECONNREFUSED, false, NULL);
 	obs_xm_close(&conn, 1400);
@@ -454,7 +457,6 @@ static void test_spool_full_loses_records_only(void **state)
 	assert_int_equal(connection()->exchanges, 2);
 	assert_int_equal(connection()->t7, 4000);
 }
-
 
 /* ---- protocols: the bytes the calls moved -------------------------------- */
 
@@ -505,9 +507,11 @@ static const char response[] = "HTTP/1.1 404 Not Found\r\nServer: x\r\n\r\n";
 
 static void test_http_fields(void **state)
 {
-	static const char req1[] = "GET /a/b.html?token=SECRET HTTP/1.1\r\n"
-				   "User-Agent: t\r\nhost:  example.org:8080 \r\n\r\n";
-	static const char req2[] = "POST http://proxy.example/x/y#f HTTP/1.0\r\n\r\n";
+	static const char req1[] =
+		"GET /a/b.html?token=SECRET HTTP/1.1\r\n"
+		"User-Agent: t\r\nhost:  example.org:8080 \r\n\r\n";
+	static const char req2[] =
+		"POST http://proxy.example/x/y#f HTTP/1.0\r\n\r\n";
 	struct obs_exch_body *x;
 	struct obs_record *h;
 
@@ -528,7 +532,8 @@ static void test_http_fields(void **state)
 	assert_string_equal(h->u.http.path, "/a/b.html");
 	assert_string_equal(h->u.http.host, "example.org:8080");
 	for (int i = 0; i < n_records; i++)
-		assert_null(memmem(&records[i], sizeof(records[i]), "SECRET", 6));
+		assert_null(
+			memmem(&records[i], sizeof(records[i]), "SECRET", 6));
 	/* the second request's first send holds no whole request line */
 	x = exchange(2);
 	assert_string_equal(x->method, "");
@@ -634,12 +639,127 @@ static void test_tls13_curl(void **state)
 	assert_int_equal(count_kind(OBS_REC_HTTP), 0);
 }
 
+/* The start of test_tls13_curl: the handshake, then the client's
+ * Finished and its first request in one exchange (T3 3000, T4 3030). */
+static void tls13_first_request(void)
+{
+	static const uint8_t hello_t[] = { 22 }, fin_t[] = { 20, 23 },
+			     app_t[] = { 23 }, sh_t[] = { 22, 20, 23 };
+	static const uint16_t hello_l[] = { 512 }, fin_l[] = { 1, 69 },
+			      req_l[] = { 100 }, sh_l[] = { 122, 1, 2000 };
+	uint8_t buf[4096];
+	size_t n;
+
+	open_blocking(1000, 1100);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	send_bytes(2000, 2010, buf, n);
+	n = tls_records(buf, sh_t, sh_l, 3); /* the server's flight */
+	recv_bytes(2020, 2500, buf, n);
+	n = tls_records(buf, fin_t, fin_l, 2);
+	send_bytes(3000, 3010, buf, n);
+	n = tls_records(buf, app_t, req_l, 1);
+	send_bytes(3020, 3030, buf, n);
+}
+
+/* Session tickets that the server sends when it reads the client's
+ * Finished come before the answer: they are not its first byte. OpenSSL
+ * reads a record's header (5 bytes), then its body. */
+static void test_tls13_tickets_not_first_byte(void **state)
+{
+	static const uint8_t app_t[] = { 23, 23 };
+	static const uint16_t ticket_l[] = { 250, 250 }, resp_l[] = { 79 },
+			      big_l[] = { 16401 };
+	uint8_t buf[40000];
+	size_t n;
+
+	(void)state;
+	tls13_first_request();
+	n = tls_records(buf, app_t, ticket_l, 2);
+	recv_bytes(3040, 3100, buf, 5); /* ticket 1: header, body */
+	recv_bytes(3110, 3120, buf + 5, 250);
+	recv_bytes(3130, 3140, buf + 255, 5); /* ticket 2 */
+	recv_bytes(3150, 3160, buf + 260, 250);
+	n = tls_records(buf, app_t, resp_l, 1); /* 50 ms later: the answer */
+	recv_bytes(53000, 53100, buf, 5);
+	recv_bytes(53110, 53200, buf + 5, 79);
+	assert_int_equal(exchange(1)->tfb, 53100);
+	assert_int_equal(exchange(1)->t6, 53200);
+	assert_int_equal(exchange(1)->dr, 2 * 255 + 84);
+	/* the next request's answer is its answer, small or not */
+	n = tls_records(buf, app_t, ticket_l, 1);
+	send_bytes(60000, 60010, buf, n);
+	recv_bytes(60020, 60100, buf, n);
+	assert_int_equal(exchange(2)->tfb, 60100);
+
+	/* tickets and a large answer in reads of their own (read-ahead) */
+	reset(NULL);
+	tls13_first_request();
+	n = tls_records(buf, app_t, ticket_l, 2);
+	recv_bytes(3040, 3100, buf, n);
+	n = tls_records(buf, app_t, big_l, 1);
+	recv_bytes(9000, 9100, buf, 6000);
+	recv_bytes(9110, 9200, buf + 6000, n - 6000);
+	assert_int_equal(exchange(1)->tfb, 9100);
+	assert_int_equal(exchange(1)->t6, 9200);
+
+	/* tickets and a small answer in one read: that read is the first */
+	reset(NULL);
+	tls13_first_request();
+	{
+		static const uint8_t t3[] = { 23, 23, 23 };
+		static const uint16_t l3[] = { 250, 250, 79 };
+		n = tls_records(buf, t3, l3, 3);
+	}
+	recv_bytes(3040, 9100, buf, n);
+	assert_int_equal(exchange(1)->tfb, 9100);
+
+	/* no tickets (nginx's default), one small answer: its read */
+	reset(NULL);
+	tls13_first_request();
+	n = tls_records(buf, app_t, resp_l, 1);
+	recv_bytes(3040, 9100, buf, 5);
+	recv_bytes(9110, 9120, buf + 5, 79);
+	assert_int_equal(exchange(1)->tfb, 9100);
+	assert_int_equal(exchange(1)->t6, 9120);
+}
+
+/* TLS 1.2 False Start: the request goes with the client's Finished; the
+ * server's change cipher spec and Finished come before the answer. */
+static void test_tls12_false_start_first_byte(void **state)
+{
+	static const uint8_t hello_t[] = { 22 }, fin_t[] = { 22, 20, 22 },
+			     app_t[] = { 23 }, sfin_t[] = { 20, 22 };
+	static const uint16_t hello_l[] = { 300 }, fin_l[] = { 70, 1, 40 },
+			      req_l[] = { 100 }, sfin_l[] = { 1, 40 },
+			      resp_l[] = { 300 };
+	uint8_t buf[1024];
+	size_t n;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	send_bytes(2000, 2010, buf, n);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	recv_bytes(2020, 2500, buf, n);
+	n = tls_records(buf, fin_t, fin_l, 3);
+	send_bytes(3000, 3010, buf, n);
+	n = tls_records(buf, app_t, req_l, 1);
+	send_bytes(3020, 3030, buf, n);
+	n = tls_records(buf, sfin_t, sfin_l, 2);
+	recv_bytes(3040, 3300, buf, n);
+	n = tls_records(buf, app_t, resp_l, 1);
+	recv_bytes(3310, 7000, buf, n);
+	assert_int_equal(exchange(1)->t3, 3000);
+	assert_int_equal(exchange(1)->tfb, 7000);
+}
+
 /* TLS 1.3 as wget (GnuTLS) does it: the change cipher spec goes alone
  * after the ServerHello, the Finished alone, a session ticket is read,
  * then the request. */
 static void test_tls13_gnutls(void **state)
 {
-	static const uint8_t hello_t[] = { 22 }, ccs_t[] = { 20 }, app_t[] = { 23 };
+	static const uint8_t hello_t[] = { 22 }, ccs_t[] = { 20 },
+			     app_t[] = { 23 };
 	static const uint16_t hello_l[] = { 512 }, ccs_l[] = { 1 },
 			      fin_l[] = { 69 }, req_l[] = { 150 };
 	uint8_t buf[1024];
@@ -754,20 +874,24 @@ int main(void)
 		cmocka_unit_test_setup(test_tls13_curl, reset),
 		cmocka_unit_test_setup(test_tls13_gnutls, reset),
 		cmocka_unit_test_setup(test_tls12, reset),
+		cmocka_unit_test_setup(test_tls13_tickets_not_first_byte,
+				       reset),
+		cmocka_unit_test_setup(test_tls12_false_start_first_byte,
+				       reset),
 		cmocka_unit_test_setup(test_tcp_info, reset),
 		cmocka_unit_test_setup(test_einprogress_then_so_error, reset),
 		cmocka_unit_test_setup(test_einprogress_then_eisconn, reset),
 		cmocka_unit_test_setup(test_first_io_completes_connect, reset),
 		cmocka_unit_test_setup(test_eagain_before_data, reset),
-		cmocka_unit_test_setup(test_partial_writes_and_t5_after_last_send,
-				       reset),
+		cmocka_unit_test_setup(
+			test_partial_writes_and_t5_after_last_send, reset),
 		cmocka_unit_test_setup(test_three_keepalive_requests, reset),
 		cmocka_unit_test_setup(test_pending_send_attempt_is_t3, reset),
 		cmocka_unit_test_setup(test_server_speaks_first, reset),
 		cmocka_unit_test_setup(test_eof, reset),
 		cmocka_unit_test_setup(test_econnreset, reset),
-		cmocka_unit_test_setup(test_epipe_after_own_shutdown_is_no_reset,
-				       reset),
+		cmocka_unit_test_setup(
+			test_epipe_after_own_shutdown_is_no_reset, reset),
 		cmocka_unit_test_setup(
 			test_shared_connection_answer_before_send_returns,
 			reset),

@@ -26,8 +26,11 @@
 
 #define OBS_SPOOL_MAGIC "OBSSPOOL" /* 8 bytes, no terminating NUL stored */
 #define OBS_SPOOL_MAGIC_LEN 8
-#define OBS_SPOOL_VERSION 2u /* 2 adds the HTTP and info records; a
-				  * version 1 file reads as one without them */
+/* 2 adds the HTTP and info records; a version 1 file reads as one without
+ * them. 3 adds the connection's application protocol and the exchange's
+ * HTTP/2 stream (fields that were zero padding before: a version 2 file
+ * reads as one with neither known). */
+#define OBS_SPOOL_VERSION 3u
 #define OBS_SPOOL_HEADER_SIZE 4096u
 #define OBS_RECORD_SIZE 128u
 #define OBS_SPOOL_SUFFIX ".spool"
@@ -49,15 +52,16 @@ enum obs_record_kind {
 /* How T2 was learned (obs_conn_body.t2_how). */
 enum obs_t2_how {
 	OBS_T2_NONE = 0,
-	OBS_T2_CONNECT = 1,   /* blocking connect() returned 0 */
-	OBS_T2_SO_ERROR = 2,  /* getsockopt(SO_ERROR) gave 0 after EINPROGRESS */
+	OBS_T2_CONNECT = 1,  /* blocking connect() returned 0 */
+	OBS_T2_SO_ERROR = 2, /* getsockopt(SO_ERROR) gave 0 after EINPROGRESS */
 	OBS_T2_RECONNECT = 3, /* a repeated connect() returned 0 or EISCONN */
 	OBS_T2_FIRST_IO = 4,  /* the first successful send/receive */
 };
 
 /* How a connection ended (obs_conn_body.end_class). */
 enum obs_end_class {
-	OBS_END_NONE = 0, /* still open (the reader turns it into unterminated) */
+	/* still open (the reader turns it into unterminated) */
+	OBS_END_NONE = 0,
 	OBS_END_SERVER_CLOSE = 1,
 	OBS_END_CLIENT_CLOSE = 2,
 	OBS_END_RESET = 3,
@@ -65,118 +69,144 @@ enum obs_end_class {
 	OBS_END_REFUSED = 5,
 	OBS_END_CONNECT_ERROR = 6,
 	OBS_END_UNTERMINATED = 7,
+	/* closed where the layer could not see (its fd number came back from
+	 * the kernel, or a call showed it is no longer the socket): no T7 */
+	OBS_END_LOST = 8,
+	/* still open when the process left (exit, _exit, exec): T7 then */
+	OBS_END_EXIT = 9,
 };
 
 /* Connection flags (obs_conn_body.flags). */
 #define OBS_CF_NONBLOCKING 0x1u /* connect() returned EINPROGRESS */
-#define OBS_CF_SHUTDOWN_WR 0x2u /* the program called shutdown(SHUT_WR/RDWR) */
-#define OBS_CF_INHERITED 0x4u   /* reserved: connection inherited across fork */
-#define OBS_CF_TLS 0x8u         /* the first bytes sent were a TLS record */
+#define OBS_CF_SHUTDOWN_WR 0x2u /* the program called shutdown(WR or RDWR) */
+#define OBS_CF_INHERITED 0x4u	/* reserved: connection inherited across fork */
+#define OBS_CF_TLS 0x8u		/* the first bytes sent were a TLS record */
+/* a hooked TLS library showed the connection's plaintext (labels) */
+#define OBS_CF_TLS_PLAIN 0x10u
 
 /* Exchange flags (obs_exch_body.flags). */
-#define OBS_XF_PEEKED 0x1u      /* a MSG_PEEK receive delivered bytes */
+#define OBS_XF_PEEKED 0x1u	 /* a MSG_PEEK receive delivered bytes */
 #define OBS_XF_SERVER_FIRST 0x2u /* the exchange began with a receive */
-#define OBS_XF_TLS_ALERT 0x4u   /* TLS: the last, unanswered short send
-				 * before close: the closing alert, not a
-				 * request (the reader drops the record) */
+/* TLS: the last, unanswered short send before close: the closing alert,
+ * not a request (the reader drops the record) */
+#define OBS_XF_TLS_ALERT 0x4u
+#define OBS_XF_H2 0x8u	   /* an HTTP/2 stream (obs_exch_body.stream) */
+#define OBS_XF_RESET 0x10u /* the stream was reset (stream_error) */
+
+/* The application protocol of a connection (obs_conn_body.app_proto):
+ * from TLS's ALPN where a TLS library is hooked, else from the first
+ * bytes sent. */
+enum obs_app_proto {
+	OBS_AP_NONE = 0,  /* not known */
+	OBS_AP_HTTP1 = 1, /* http/1.1 (HTTP/1.x requests) */
+	OBS_AP_H2 = 2,	  /* h2: HTTP/2 over TLS */
+	OBS_AP_H2C = 3,	  /* h2c: HTTP/2 over TCP (prior knowledge, Upgrade) */
+	OBS_AP_OTHER = 4, /* another ALPN protocol */
+};
 
 struct obs_spool_header {
 	char magic[OBS_SPOOL_MAGIC_LEN]; /*   0 */
-	uint32_t version;                /*   8 */
-	uint32_t header_size;            /*  12 */
-	uint32_t record_size;            /*  16 */
-	uint32_t flags;                  /*  20 OBS_SPOOL_* */
-	int32_t pid;                     /*  24 */
-	int32_t ppid;                    /*  28 */
-	int64_t realtime_ns;             /*  32 the clock pair, read together */
-	int64_t monotonic_ns;            /*  40 */
-	int64_t start_ns;                /*  48 process (layer) start, epoch ns */
-	int64_t end_mono_ns;             /*  56 monotonic time of exit, or 0 */
-	uint64_t records_reserved;       /*  64 slots handed out (a hint) */
-	uint64_t records_dropped;        /*  72 records lost: spool full */
-	uint32_t argv_len;               /*  80 bytes used in argv[] */
-	uint32_t reserved0;              /*  84 */
-	char client[64];                 /*  88 NUL-terminated */
-	char host[64];                   /* 152 NUL-terminated */
-	char program[256];               /* 216 NUL-terminated, full path */
+	uint32_t version;		 /*   8 */
+	uint32_t header_size;		 /*  12 */
+	uint32_t record_size;		 /*  16 */
+	uint32_t flags;			 /*  20 OBS_SPOOL_* */
+	int32_t pid;			 /*  24 */
+	int32_t ppid;			 /*  28 */
+	int64_t realtime_ns;		 /*  32 the clock pair, read together */
+	int64_t monotonic_ns;		 /*  40 */
+	int64_t start_ns;	   /*  48 process (layer) start, epoch ns */
+	int64_t end_mono_ns;	   /*  56 monotonic time of exit, or 0 */
+	uint64_t records_reserved; /*  64 slots handed out (a hint) */
+	uint64_t records_dropped;  /*  72 records lost: spool full */
+	uint32_t argv_len;	   /*  80 bytes used in argv[] */
+	uint32_t reserved0;	   /*  84 */
+	char client[64];	   /*  88 NUL-terminated */
+	char host[64];		   /* 152 NUL-terminated */
+	char program[256];	   /* 216 NUL-terminated, full path */
 	char argv[OBS_SPOOL_HEADER_SIZE - 472]; /* 472 NUL-separated */
 };
 
 struct obs_conn_body {
-	int64_t t1;             /*  16 */
-	int64_t t2;             /*  24 also the time a failed connect was learned */
-	int64_t teof;           /*  32 */
-	int64_t t7;             /*  40 */
-	int64_t tshut;          /*  48 shutdown() return */
-	uint8_t peer_addr[16];  /*  56 IPv4 in the first 4 bytes */
+	int64_t t1;    /*  16 */
+	int64_t t2;    /*  24 also the time a failed connect was learned */
+	int64_t teof;  /*  32 */
+	int64_t t7;    /*  40 */
+	int64_t tshut; /*  48 shutdown() return */
+	uint8_t peer_addr[16];	/*  56 IPv4 in the first 4 bytes */
 	uint8_t local_addr[16]; /*  72 */
-	uint16_t family;        /*  88 AF_INET or AF_INET6 */
-	uint16_t peer_port;     /*  90 host order */
-	uint16_t local_port;    /*  92 host order */
-	uint8_t t2_how;         /*  94 enum obs_t2_how */
-	uint8_t end_class;      /*  95 enum obs_end_class */
-	int32_t connect_errno;  /*  96 0 unless the connect failed */
-	int32_t end_errno;      /* 100 the errno that ended it, or 0 */
-	int32_t fd;             /* 104 fd at connect() */
-	uint32_t exchanges;     /* 108 exchanges started so far */
-	uint32_t flags;         /* 112 OBS_CF_* */
-	uint8_t pad[12];        /* 116 */
+	uint16_t family;	/*  88 AF_INET or AF_INET6 */
+	uint16_t peer_port;	/*  90 host order */
+	uint16_t local_port;	/*  92 host order */
+	uint8_t t2_how;		/*  94 enum obs_t2_how */
+	uint8_t end_class;	/*  95 enum obs_end_class */
+	int32_t connect_errno;	/*  96 0 unless the connect failed */
+	int32_t end_errno;	/* 100 the errno that ended it, or 0 */
+	int32_t fd;		/* 104 fd at connect() */
+	uint32_t exchanges;	/* 108 exchanges started so far */
+	uint32_t flags;		/* 112 OBS_CF_* */
+	uint8_t app_proto;	/* 116 enum obs_app_proto (version 3) */
+	uint8_t pad[11];	/* 117 */
 };
 
 struct obs_exch_body {
-	uint32_t seq;        /*  16 from 1 within the connection */
-	uint32_t flags;      /*  20 OBS_XF_* */
-	int64_t t3;          /*  24 */
-	int64_t t4;          /*  32 */
-	int64_t t5;          /*  40 */
-	int64_t tfb;         /*  48 */
-	int64_t t6;          /*  56 */
-	uint64_t ds;         /*  64 */
-	uint64_t dr;         /*  72 */
+	uint32_t seq;	     /*  16 from 1 within the connection */
+	uint32_t flags;	     /*  20 OBS_XF_* */
+	int64_t t3;	     /*  24 */
+	int64_t t4;	     /*  32 */
+	int64_t t5;	     /*  40 */
+	int64_t tfb;	     /*  48 */
+	int64_t t6;	     /*  56 */
+	uint64_t ds;	     /*  64 */
+	uint64_t dr;	     /*  72 */
 	uint32_t send_calls; /*  80 successful send-family calls */
 	uint32_t recv_calls; /*  84 receive-family calls that delivered bytes */
 	char method[12];     /*  88 HTTP/1.x request method, NUL-padded */
 	uint16_t status;     /* 100 HTTP/1.x response status, 0 if none */
-	uint8_t tls_records; /* 102 TLS: records begun in this exchange's sends */
-	uint8_t pad[25];     /* 103 */
+	uint8_t tls_records; /* 102 TLS: records begun in this exchange's sends
+			      */
+	uint8_t pad0;	     /* 103 */
+	uint32_t stream;     /* 104 HTTP/2 stream id (OBS_XF_H2), version 3 */
+	uint32_t stream_error; /* 108 RST_STREAM's error code (OBS_XF_RESET) */
+	uint8_t pad[16];       /* 112 */
 };
 
-/* Host and path of an HTTP/1.x request (never the query string). */
+/* Host and path of an HTTP request (HTTP/1.x, or an HTTP/2 stream's
+ * :authority and :path), never the query string. */
 #define OBS_HF_HOST_CUT 0x1u /* host longer than the field: cut */
 #define OBS_HF_PATH_CUT 0x2u /* path longer than the field: cut */
 struct obs_http_body {
-	uint32_t seq;    /*  16 the exchange's number */
-	uint32_t flags;  /*  20 OBS_HF_* */
-	char host[40];   /*  24 NUL-padded (no terminator when full) */
-	char path[64];   /*  64 NUL-padded (no terminator when full) */
+	uint32_t seq;	/*  16 the exchange's number */
+	uint32_t flags; /*  20 OBS_HF_* */
+	char host[40];	/*  24 NUL-padded (no terminator when full) */
+	char path[64];	/*  64 NUL-padded (no terminator when full) */
 };
 
 /* More about a connection, written when first known. */
-#define OBS_IF_TLS 0x1u     /* tls_* are set */
+#define OBS_IF_TLS 0x1u	    /* tls_* are set */
 #define OBS_IF_TCPINFO 0x2u /* the tcp_* fields are set (at close) */
-#define OBS_IF_DNS 0x4u     /* dns_start/dns_end: the lookup this connect
-			     * was the first to use */
+/* dns_start/dns_end: the lookup this connect was the first to use */
+#define OBS_IF_DNS 0x4u
 struct obs_info_body {
-	int64_t tls_start;     /*  16 entry of the first handshake send */
-	int64_t tls_end;       /*  24 return of the last handshake receive */
-	uint32_t flags;        /*  32 OBS_IF_* */
-	uint16_t tls_version;  /*  36 from the record header: 0x0301.. */
-	uint16_t pad0;         /*  38 */
-	uint32_t rtt_us;       /*  40 TCP_INFO tcpi_rtt */
-	uint32_t rttvar_us;    /*  44 tcpi_rttvar */
-	uint32_t min_rtt_us;   /*  48 tcpi_min_rtt */
-	uint32_t retrans;      /*  52 tcpi_total_retrans */
-	uint32_t snd_cwnd;     /*  56 tcpi_snd_cwnd (segments) */
-	uint32_t pmtu;         /*  60 tcpi_pmtu */
+	int64_t tls_start;	/*  16 entry of the first handshake send */
+	int64_t tls_end;	/*  24 return of the last handshake receive */
+	uint32_t flags;		/*  32 OBS_IF_* */
+	uint16_t tls_version;	/*  36 from the record header: 0x0301.. */
+	uint16_t pad0;		/*  38 */
+	uint32_t rtt_us;	/*  40 TCP_INFO tcpi_rtt */
+	uint32_t rttvar_us;	/*  44 tcpi_rttvar */
+	uint32_t min_rtt_us;	/*  48 tcpi_min_rtt */
+	uint32_t retrans;	/*  52 tcpi_total_retrans */
+	uint32_t snd_cwnd;	/*  56 tcpi_snd_cwnd (segments) */
+	uint32_t pmtu;		/*  60 tcpi_pmtu */
 	uint64_t delivery_rate; /* 64 tcpi_delivery_rate (bytes/s) */
-	int64_t dns_start;     /*  72 getaddrinfo() entry */
-	int64_t dns_end;       /*  80 getaddrinfo() return */
-	char dns_name[40];     /*  88 the name looked up (NUL-padded, cut) */
+	int64_t dns_start;	/*  72 getaddrinfo() entry */
+	int64_t dns_end;	/*  80 getaddrinfo() return */
+	char dns_name[40];	/*  88 the name looked up (NUL-padded, cut) */
 };
 
 struct obs_record {
-	uint32_t kind;     /* 0 enum obs_record_kind; published last */
-	uint32_t state;    /* 4 OBS_RS_* */
+	uint32_t kind;	   /* 0 enum obs_record_kind; published last */
+	uint32_t state;	   /* 4 OBS_RS_* */
 	uint64_t conn_seq; /* 8 connection number within the process, from 1 */
 	union {
 		struct obs_conn_body conn;

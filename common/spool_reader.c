@@ -1,71 +1,107 @@
 /* spool_reader.c - read a spool file written by libobserve.so
- * (format: spool_format.h). */
+ * (format: spool_format.h) with pread, never a mapping (see
+ * spool_reader.h). */
 #define _GNU_SOURCE
 #include "spool_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "files.h"
+
+#define READ_CHUNK (512 * OBS_RECORD_SIZE) /* records read at a time */
+
+/* pread until len bytes or the end of the file: the bytes read, or -1. */
+static ssize_t read_at(int fd, void *buf, size_t len, size_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, (char *)buf + got, len - got,
+				  (off_t)(off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
 
 int obs_spool_open(struct obs_spool *sp, const char *path, char *err,
 		   size_t errlen)
 {
 	struct stat st;
-	const struct obs_spool_header *h;
-	void *map;
-	int fd;
+	struct obs_spool_header *h;
+	size_t want;
+	ssize_t got;
 
 	memset(sp, 0, sizeof(*sp));
 	sp->path = path;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
+	sp->fd = -1;
+	/* O_NONBLOCK: a FIFO (or a device) named like a spool must not
+	 * block the open; it is refused below */
+	sp->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (sp->fd < 0) {
 		snprintf(err, errlen, "cannot open: %s", strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) != 0) {
+	if (fstat(sp->fd, &st) != 0) {
 		snprintf(err, errlen, "cannot stat: %s", strerror(errno));
-		close(fd);
-		return -1;
+		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "not a regular file");
-		close(fd);
-		return -1;
+		snprintf(err, errlen, "not a regular file (%s)",
+			 files_kind(st.st_mode));
+		goto fail;
 	}
 	if (st.st_size == 0) {
 		snprintf(err, errlen, "empty file");
-		close(fd);
-		return -1;
+		goto fail;
 	}
 	if ((size_t)st.st_size < OBS_SPOOL_MAGIC_LEN + 12) {
-		snprintf(err, errlen,
-			 "not a spool file (%lld bytes, too short for a header)",
-			 (long long)st.st_size);
-		close(fd);
-		return -1;
+		snprintf(
+			err, errlen,
+			"not a spool file (%lld bytes, too short for a header)",
+			(long long)st.st_size);
+		goto fail;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED) {
-		snprintf(err, errlen, "cannot map: %s", strerror(errno));
-		return -1;
-	}
-	sp->map = map;
 	sp->size = (size_t)st.st_size;
-	h = map;
+	sp->header = h = calloc(1, sizeof(*h));
+	sp->buf = malloc(READ_CHUNK);
+	if (!h || !sp->buf) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	want = sp->size < sizeof(*h) ? sp->size : sizeof(*h);
+	got = read_at(sp->fd, h, want, 0);
+	if (got < 0) {
+		snprintf(err, errlen, "cannot read: %s", strerror(errno));
+		goto fail;
+	}
+	if ((size_t)got < want) {
+		snprintf(err, errlen,
+			 "the file shrank to %zd bytes while it was read", got);
+		goto fail;
+	}
 	if (memcmp(h->magic, OBS_SPOOL_MAGIC, OBS_SPOOL_MAGIC_LEN) != 0) {
 		snprintf(err, errlen, "not a spool file (bad magic)");
 		goto fail;
 	}
 	if (h->version > OBS_SPOOL_VERSION) {
-		snprintf(err, errlen,
-			 "written by a newer observe (spool format version %u); "
-			 "this slicer reads version %u",
-			 h->version, OBS_SPOOL_VERSION);
+		snprintf(
+			err, errlen,
+			"written by a newer observe (spool format version %u); "
+			"this slicer reads version %u",
+			h->version, OBS_SPOOL_VERSION);
 		goto fail;
 	}
 	if (h->version < 1) { /* 1 is 2 without the HTTP and info records */
@@ -98,14 +134,14 @@ int obs_spool_open(struct obs_spool *sp, const char *path, char *err,
 	}
 	sp->hdr = h;
 	sp->next = OBS_SPOOL_HEADER_SIZE;
-	sp->end = OBS_SPOOL_HEADER_SIZE +
-		  (sp->size - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE *
-			  OBS_RECORD_SIZE;
+	sp->buf_off = sp->next;
+	sp->end = OBS_SPOOL_HEADER_SIZE + (sp->size - OBS_SPOOL_HEADER_SIZE) /
+						  OBS_RECORD_SIZE *
+						  OBS_RECORD_SIZE;
 	sp->truncated = sp->end != sp->size;
 	return 0;
 fail:
-	munmap(map, sp->size);
-	sp->map = NULL;
+	obs_spool_close(sp);
 	return -1;
 }
 
@@ -140,11 +176,11 @@ static const char *record_problem(const struct obs_spool *sp,
 		const struct obs_conn_body *c = &r->u.conn;
 		if (c->family != 2 && c->family != 10)
 			return "unknown address family";
-		if (c->end_class > OBS_END_UNTERMINATED ||
-		    c->t2_how > OBS_T2_FIRST_IO)
+		if (c->end_class > OBS_END_EXIT || c->t2_how > OBS_T2_FIRST_IO)
 			return "unknown connection class";
-		if (!time_ok(h, c->t1) || !time_ok(h, c->t2) || !time_ok(h, c->teof) ||
-		    !time_ok(h, c->t7) || !time_ok(h, c->tshut))
+		if (!time_ok(h, c->t1) || !time_ok(h, c->t2) ||
+		    !time_ok(h, c->teof) || !time_ok(h, c->t7) ||
+		    !time_ok(h, c->tshut))
 			return "time out of range";
 	} else if (r->kind == OBS_REC_HTTP) {
 		if (r->u.http.seq == 0)
@@ -162,24 +198,55 @@ static const char *record_problem(const struct obs_spool *sp,
 		const struct obs_exch_body *x = &r->u.exch;
 		if (x->seq == 0)
 			return "exchange number 0";
-		if (!time_ok(h, x->t3) || !time_ok(h, x->t4) || !time_ok(h, x->t5) ||
-		    !time_ok(h, x->tfb) || !time_ok(h, x->t6))
+		if (!time_ok(h, x->t3) || !time_ok(h, x->t4) ||
+		    !time_ok(h, x->t5) || !time_ok(h, x->tfb) ||
+		    !time_ok(h, x->t6))
 			return "time out of range";
 	}
 	return NULL;
 }
 
-const struct obs_record *
-obs_spool_next(struct obs_spool *sp, size_t *offset,
-	       void (*report)(void *ctx, size_t offset, const char *why),
-	       void *ctx)
+/* Read the records from sp->next on into the buffer; false at the end
+ * (the file shrank, or a read error: said in sp). */
+static bool refill(struct obs_spool *sp)
+{
+	size_t want = sp->end - sp->next;
+	ssize_t got;
+
+	if (want > READ_CHUNK)
+		want = READ_CHUNK;
+	got = read_at(sp->fd, sp->buf, want, sp->next);
+	if (got < 0) {
+		sp->read_errno = errno;
+		sp->end = sp->next;
+		return false;
+	}
+	if ((size_t)got < want) {
+		/* cut short since open: what is whole before the cut is read */
+		sp->shrank = 1;
+		sp->shrank_to = sp->next + (size_t)got;
+		sp->end = sp->next +
+			  (size_t)got / OBS_RECORD_SIZE * OBS_RECORD_SIZE;
+		sp->truncated = 0;
+	}
+	sp->buf_off = sp->next;
+	sp->buf_len = (size_t)got / OBS_RECORD_SIZE * OBS_RECORD_SIZE;
+	return sp->buf_len > 0;
+}
+
+const struct obs_record *obs_spool_next(struct obs_spool *sp, size_t *offset,
+					void (*report)(void *ctx, size_t offset,
+						       const char *why),
+					void *ctx)
 {
 	while (sp->next < sp->end) {
 		size_t off = sp->next;
-		const struct obs_record *r =
-			(const struct obs_record *)(sp->map + off);
+		const struct obs_record *r;
 		const char *why;
 
+		if (off >= sp->buf_off + sp->buf_len && !refill(sp))
+			break;
+		r = (const struct obs_record *)(sp->buf + (off - sp->buf_off));
 		sp->next += OBS_RECORD_SIZE;
 		if (r->kind == OBS_REC_EMPTY)
 			continue;
@@ -198,8 +265,12 @@ obs_spool_next(struct obs_spool *sp, size_t *offset,
 
 void obs_spool_close(struct obs_spool *sp)
 {
-	if (sp->map)
-		munmap((void *)sp->map, sp->size);
-	sp->map = NULL;
+	if (sp->fd >= 0)
+		close(sp->fd);
+	sp->fd = -1;
+	free(sp->header);
+	free(sp->buf);
+	sp->header = NULL;
+	sp->buf = NULL;
 	sp->hdr = NULL;
 }

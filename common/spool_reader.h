@@ -1,10 +1,16 @@
 /* spool_reader.h - read a spool file written by libobserve.so.
  *
- * The reader maps the file read-only as it is at open time (the writer may
- * still be appending), checks the header, and hands out the published
- * records one by one. Damage is reported through a callback, one line each,
- * naming the file, the byte offset and the reason; reading goes on past a
- * damaged record, so every good record is still delivered.
+ * The reader takes the file as it is at open time (the writer may still be
+ * appending), checks the header, and hands out the published records one
+ * by one. Damage is reported through a callback, one line each, naming the
+ * file, the byte offset and the reason; reading goes on past a damaged
+ * record, so every good record is still delivered.
+ *
+ * Only a regular file is read (a FIFO is opened without blocking, and
+ * refused), and it is read with pread(), never mapped: a file cut short
+ * while it is read (its writer's file system full, a truncate) ends the
+ * reading where it now ends (`shrank`), where a mapping would have killed
+ * the reader with SIGBUS.
  */
 #ifndef OBSERVE_SPOOL_READER_H
 #define OBSERVE_SPOOL_READER_H
@@ -16,13 +22,20 @@
 
 struct obs_spool {
 	const char *path;
-	const unsigned char *map; /* whole file, read-only */
-	size_t size;
+	int fd;
+	size_t size; /* at open */
 	const struct obs_spool_header *hdr;
-	size_t next;    /* offset of the next record to look at */
-	size_t end;     /* offset past the last whole record */
-	uint64_t bad;   /* records skipped as damaged */
-	int truncated;  /* the file ends inside a record */
+	size_t next;   /* offset of the next record to look at */
+	size_t end;    /* offset past the last whole record */
+	uint64_t bad;  /* records skipped as damaged */
+	int truncated; /* the file ends inside a record */
+	/* the file got shorter while it was read: its size then (reading
+	 * stopped at the last whole record before it), or a read error */
+	int shrank, read_errno;
+	size_t shrank_to;
+	struct obs_spool_header *header; /* a copy of the file's header */
+	unsigned char *buf; /* records [buf_off, buf_off+buf_len) */
+	size_t buf_off, buf_len;
 };
 
 /* Open and check the spool at path. On error returns -1 and writes the
@@ -31,11 +44,12 @@ int obs_spool_open(struct obs_spool *sp, const char *path, char *err,
 		   size_t errlen);
 
 /* The next published, sane record, or NULL at the end. *offset gets its
- * byte offset. Damaged records are skipped after report(ctx, offset, why). */
-const struct obs_record *
-obs_spool_next(struct obs_spool *sp, size_t *offset,
-	       void (*report)(void *ctx, size_t offset, const char *why),
-	       void *ctx);
+ * byte offset. Damaged records are skipped after report(ctx, offset, why).
+ * The record lives until the next call. */
+const struct obs_record *obs_spool_next(struct obs_spool *sp, size_t *offset,
+					void (*report)(void *ctx, size_t offset,
+						       const char *why),
+					void *ctx);
 
 void obs_spool_close(struct obs_spool *sp);
 

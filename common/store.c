@@ -1,4 +1,5 @@
-/* store.c - the client database: schema, and idempotent ingest of spools
+/* store.c - the client database on SQLite: open (schema.c checks the
+ * schema), idempotent ingest of spools, the filter applied while ingesting
  * (see store.h and docs/schema.md). */
 #define _GNU_SOURCE
 #include "store.h"
@@ -17,226 +18,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "spool_reader.h"
-
-/* Added in schema version 2 (a version 1 database gets them by ALTER). */
-#define CONN_V2_COLUMNS                                                  \
-	"  tls INTEGER NOT NULL DEFAULT 0,\n"                              \
-	"  tls_version TEXT,\n"                                            \
-	"  tls_start_ns INTEGER,\n"                                        \
-	"  tls_end_ns INTEGER,\n"                                          \
-	"  rtt_us INTEGER,\n"                                              \
-	"  rttvar_us INTEGER,\n"                                           \
-	"  min_rtt_us INTEGER,\n"                                          \
-	"  retrans INTEGER,\n"                                             \
-	"  snd_cwnd INTEGER,\n"                                            \
-	"  pmtu INTEGER,\n"                                                \
-	"  delivery_rate INTEGER,\n"                                        \
-	"  dns_name TEXT,\n"                                               \
-	"  dns_start_ns INTEGER,\n"                                        \
-	"  dns_end_ns INTEGER,\n"
-
-static const char schema_sql[] =
-	"CREATE TABLE IF NOT EXISTS client(\n"
-	"  id INTEGER PRIMARY KEY,\n"
-	"  name TEXT NOT NULL UNIQUE,\n"
-	"  host TEXT);\n"
-	"CREATE TABLE IF NOT EXISTS process(\n"
-	"  id INTEGER PRIMARY KEY,\n"
-	"  client_id INTEGER NOT NULL REFERENCES client(id),\n"
-	"  pid INTEGER NOT NULL,\n"
-	"  ppid INTEGER,\n"
-	"  start_ns INTEGER NOT NULL,\n"
-	"  end_ns INTEGER,\n"
-	"  ended INTEGER NOT NULL DEFAULT 0,\n"
-	"  host TEXT,\n"
-	"  program TEXT,\n"
-	"  argv TEXT,\n"
-	"  spool TEXT,\n"
-	"  dropped INTEGER NOT NULL DEFAULT 0,\n"
-	"  UNIQUE(client_id, pid, start_ns));\n"
-	"CREATE TABLE IF NOT EXISTS connection(\n"
-	"  id INTEGER PRIMARY KEY,\n"
-	"  process_id INTEGER NOT NULL REFERENCES process(id),\n"
-	"  seq INTEGER NOT NULL,\n"
-	"  fd INTEGER,\n"
-	"  family INTEGER,\n"
-	"  peer_addr TEXT,\n"
-	"  peer_port INTEGER,\n"
-	"  local_addr TEXT,\n"
-	"  local_port INTEGER,\n"
-	"  t1_ns INTEGER,\n"
-	"  t2_ns INTEGER,\n"
-	"  t2_how TEXT,\n"
-	"  connect_error TEXT,\n"
-	"  teof_ns INTEGER,\n"
-	"  tshut_ns INTEGER,\n"
-	"  t7_ns INTEGER,\n"
-	"  end_class TEXT,\n"
-	"  end_error TEXT,\n"
-	"  nonblocking INTEGER,\n"
-	"  complete INTEGER NOT NULL DEFAULT 0,\n"
-	CONN_V2_COLUMNS
-	"  UNIQUE(process_id, seq));\n"
-	"CREATE TABLE IF NOT EXISTS exchange(\n"
-	"  id INTEGER PRIMARY KEY,\n"
-	"  connection_id INTEGER NOT NULL REFERENCES connection(id),\n"
-	"  seq INTEGER NOT NULL,\n"
-	"  t3_ns INTEGER,\n"
-	"  t4_ns INTEGER,\n"
-	"  t5_ns INTEGER,\n"
-	"  tfb_ns INTEGER,\n"
-	"  t6_ns INTEGER,\n"
-	"  ds INTEGER NOT NULL DEFAULT 0,\n"
-	"  dr INTEGER NOT NULL DEFAULT 0,\n"
-	"  send_calls INTEGER,\n"
-	"  recv_calls INTEGER,\n"
-	"  server_first INTEGER NOT NULL DEFAULT 0,\n"
-	"  peeked INTEGER NOT NULL DEFAULT 0,\n"
-	"  complete INTEGER NOT NULL DEFAULT 0,\n"
-	"  method TEXT,\n"
-	"  path TEXT,\n"
-	"  status INTEGER,\n"
-	"  host TEXT,\n"
-	"  UNIQUE(connection_id, seq));\n"
-	"CREATE INDEX IF NOT EXISTS connection_t1 ON connection(t1_ns);\n"
-	"CREATE INDEX IF NOT EXISTS connection_peer ON connection(peer_addr, "
-	"peer_port);\n"
-	"CREATE INDEX IF NOT EXISTS exchange_t3 ON exchange(t3_ns);\n"
-	"CREATE VIEW IF NOT EXISTS connection_metrics AS\n"
-	"SELECT c.id AS connection_id, cl.name AS client, p.program, p.pid,\n"
-	"  c.peer_addr, c.peer_port, c.local_addr, c.local_port,\n"
-	"  c.t1_ns, c.t2_ns, c.teof_ns, c.t7_ns,\n"
-	"  CASE WHEN c.connect_error IS NULL THEN (c.t2_ns - c.t1_ns) / 1e6 END\n"
-	"    AS te_ms,\n"
-	"  (c.t7_ns - c.t1_ns) / 1e6 AS tt_ms,\n"
-	"  CASE WHEN c.t7_ns > c.t1_ns THEN\n"
-	"    ((SELECT total(ds) + total(dr) FROM exchange e\n"
-	"      WHERE e.connection_id = c.id)) * 1e9 / (c.t7_ns - c.t1_ns) END\n"
-	"    AS ra,\n"
-	"  c.end_class, c.connect_error,\n"
-	"  c.tls, c.tls_version,\n"
-	"  CASE WHEN c.tls_end_ns >= c.tls_start_ns THEN\n"
-	"    (c.tls_end_ns - c.tls_start_ns) / 1e6 END AS tls_ms,\n"
-	"  c.rtt_us / 1e3 AS rtt_ms, c.min_rtt_us / 1e3 AS min_rtt_ms,\n"
-	"  c.retrans, c.delivery_rate,\n"
-	"  c.dns_name, (c.dns_end_ns - c.dns_start_ns) / 1e6 AS dns_ms,\n"
-	"  (SELECT count(*) FROM exchange e WHERE e.connection_id = c.id)\n"
-	"    AS exchanges,\n"
-	"  (SELECT coalesce(sum(ds), 0) FROM exchange e\n"
-	"    WHERE e.connection_id = c.id) AS bytes_sent,\n"
-	"  (SELECT coalesce(sum(dr), 0) FROM exchange e\n"
-	"    WHERE e.connection_id = c.id) AS bytes_received\n"
-	"FROM connection c JOIN process p ON p.id = c.process_id\n"
-	"  JOIN client cl ON cl.id = p.client_id;\n"
-	"CREATE VIEW IF NOT EXISTS exchange_metrics AS\n"
-	"SELECT e.connection_id, e.seq, cl.name AS client, p.program, p.pid,\n"
-	"  c.peer_addr, c.peer_port, c.local_port,\n"
-	"  c.t1_ns, c.t2_ns, e.t3_ns, e.t4_ns, e.t5_ns, e.tfb_ns, e.t6_ns,\n"
-	"  c.teof_ns, c.t7_ns, e.ds, e.dr,\n"
-	"  CASE WHEN c.connect_error IS NULL THEN (c.t2_ns - c.t1_ns) / 1e6 END\n"
-	"    AS te_ms,\n"
-	"  (e.t4_ns - e.t3_ns) / 1e6 AS ts_ms,\n"
-	"  (e.tfb_ns - e.t4_ns) / 1e6 AS tw_ms,\n"
-	"  (e.t6_ns - e.t5_ns) / 1e6 AS tr_ms,\n"
-	"  (e.t6_ns - e.tfb_ns) / 1e6 AS trecv_ms,\n"
-	"  (n.t3_ns - e.t6_ns) / 1e6 AS tgap_ms,\n"
-	"  (c.t7_ns - c.t1_ns) / 1e6 AS tt_ms,\n"
-	"  CASE WHEN e.t4_ns > e.t3_ns THEN e.ds * 1e9 / (e.t4_ns - e.t3_ns) END\n"
-	"    AS rs,\n"
-	"  CASE WHEN e.t6_ns > e.t5_ns THEN e.dr * 1e9 / (e.t6_ns - e.t5_ns) END\n"
-	"    AS rr,\n"
-	"  e.method, e.path, e.status, e.host, c.end_class, e.complete,\n"
-	"  c.tls,\n"
-	"  CASE WHEN c.tls_end_ns >= c.tls_start_ns THEN\n"
-	"    (c.tls_end_ns - c.tls_start_ns) / 1e6 END AS tls_ms,\n"
-	"  c.dns_name, (c.dns_end_ns - c.dns_start_ns) / 1e6 AS dns_ms\n"
-	"FROM exchange e JOIN connection c ON c.id = e.connection_id\n"
-	"  JOIN process p ON p.id = c.process_id\n"
-	"  JOIN client cl ON cl.id = p.client_id\n"
-	"  LEFT JOIN exchange n ON n.connection_id = e.connection_id\n"
-	"    AND n.seq = e.seq + 1;\n";
-
-enum {
-	ST_CLIENT_INS,
-	ST_CLIENT_GET,
-	ST_PROCESS_UPSERT,
-	ST_CONN_INS,
-	ST_CONN_GET,
-	ST_CONN_UPD,
-	ST_EXCH_INS,
-	ST_EXCH_UPD,
-	ST_EXCH_DEL,
-	ST_HTTP_UPD,
-	ST_INFO_UPD,
-	ST_COUNT
-};
-
-#define CONN_COLS                                                        \
-	"fd, family, peer_addr, peer_port, local_addr, local_port, t1_ns, " \
-	"t2_ns, t2_how, connect_error, teof_ns, tshut_ns, t7_ns, "          \
-	"end_class, end_error, nonblocking, complete"
-#define EXCH_COLS                                                          \
-	"t3_ns, t4_ns, t5_ns, tfb_ns, t6_ns, ds, dr, send_calls, recv_calls, " \
-	"server_first, peeked, complete, method, status"
-
-static const char *const statements[ST_COUNT] = {
-	[ST_CLIENT_INS] = "INSERT INTO client(name, host) VALUES(?1, ?2) "
-			  "ON CONFLICT(name) DO NOTHING",
-	[ST_CLIENT_GET] = "SELECT id FROM client WHERE name = ?1",
-	[ST_PROCESS_UPSERT] =
-		"INSERT INTO process(client_id, pid, ppid, start_ns, end_ns, "
-		"ended, host, program, argv, spool, dropped) "
-		"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
-		"ON CONFLICT(client_id, pid, start_ns) DO UPDATE SET "
-		"end_ns = excluded.end_ns, ended = excluded.ended, "
-		"dropped = excluded.dropped RETURNING id",
-	[ST_CONN_INS] = "INSERT INTO connection(process_id, seq, " CONN_COLS
-			") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-			"?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
-			"ON CONFLICT(process_id, seq) DO NOTHING",
-	[ST_CONN_GET] = "SELECT id FROM connection WHERE process_id = ?1 AND "
-			"seq = ?2",
-	[ST_CONN_UPD] = "UPDATE connection SET (" CONN_COLS
-			") = (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-			"?14, ?15, ?16, ?17, ?18, ?19) "
-			"WHERE process_id = ?1 AND seq = ?2 AND complete = 0",
-	[ST_EXCH_INS] = "INSERT INTO exchange(connection_id, seq, " EXCH_COLS
-			") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-			"?12, ?13, ?14, ?15, ?16) ON CONFLICT(connection_id, seq) "
-			"DO NOTHING",
-	[ST_EXCH_UPD] = "UPDATE exchange SET (" EXCH_COLS
-			") = (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-			"?14, ?15, ?16) WHERE connection_id = ?1 AND seq = ?2 AND "
-			"complete = 0",
-	[ST_EXCH_DEL] = "DELETE FROM exchange WHERE connection_id = ?1 AND "
-			"seq = ?2",
-	[ST_HTTP_UPD] = "UPDATE exchange SET host = ?3, path = ?4 WHERE "
-			"connection_id = ?1 AND seq = ?2",
-	[ST_INFO_UPD] = "UPDATE connection SET tls = ?2, tls_version = ?3, "
-			"tls_start_ns = ?4, tls_end_ns = ?5, rtt_us = ?6, "
-			"rttvar_us = ?7, min_rtt_us = ?8, retrans = ?9, "
-			"snd_cwnd = ?10, pmtu = ?11, delivery_rate = ?12, "
-			"dns_name = ?13, dns_start_ns = ?14, dns_end_ns = ?15 "
-			"WHERE id = ?1",
-};
+#include "text.h"
 
 struct obs_store {
 	sqlite3 *db;
 	char *path;
-	sqlite3_stmt *st[ST_COUNT];
+	sqlite3_stmt *st[OBS_SQL_INGEST_COUNT];
 	char host[65];
-	sqlite3_stmt *filter_exch; /* deletes the new rows the filter drops */
-	sqlite3_stmt *filter_conn;
-	sqlite3_stmt *filter_proc;
-	FILE *progress;            /* a terminal, or NULL */
+	/* delete the new rows the filter drops (enum obs_filter_sql) */
+	sqlite3_stmt *filter[OBS_SQL_FILTER_COUNT];
+	FILE *progress; /* a terminal, or NULL */
 };
 
 static const char *const t2_how_names[] = { NULL, "connect", "so_error",
 					    "reconnect", "first_io" };
+static const char *const app_proto_names[] = { NULL, "http/1.1", "h2", "h2c",
+					       "other" };
 static const char *const end_class_names[] = {
-	NULL,	   "server_close",  "client_close", "reset",
-	"timeout", "refused", "connect_error", "unterminated",
+	NULL,	   "server_close",  "client_close", "reset", "timeout",
+	"refused", "connect_error", "unterminated", "lost",  "exit",
 };
 
 /* cidr_match(addr, 'net/len'): whether addr is in the network. */
@@ -279,8 +81,8 @@ static void cidr_match(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 int obs_store_register_functions(sqlite3 *db)
 {
 	return sqlite3_create_function(db, "cidr_match", 2,
-				       SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-				       NULL, cidr_match, NULL, NULL) == SQLITE_OK
+				       SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				       cidr_match, NULL, NULL) == SQLITE_OK
 		       ? 0
 		       : -1;
 }
@@ -299,136 +101,20 @@ void obs_store_close(obs_store *store)
 {
 	if (!store)
 		return;
-	for (int i = 0; i < ST_COUNT; i++)
+	for (int i = 0; i < OBS_SQL_INGEST_COUNT; i++)
 		sqlite3_finalize(store->st[i]);
-	sqlite3_finalize(store->filter_exch);
-	sqlite3_finalize(store->filter_conn);
-	sqlite3_finalize(store->filter_proc);
+	for (int i = 0; i < OBS_SQL_FILTER_COUNT; i++)
+		sqlite3_finalize(store->filter[i]);
 	sqlite3_close(store->db);
 	free(store->path);
 	free(store);
-}
-
-/* Version 1 to 2: the connection's TLS and TCP_INFO columns, and views
- * that show them. One transaction: all or nothing. */
-static int store_upgrade_v1(obs_store *s, char *err, size_t errlen)
-{
-	static const char *const columns[] = {
-		"tls INTEGER NOT NULL DEFAULT 0", "tls_version TEXT",
-		"tls_start_ns INTEGER", "tls_end_ns INTEGER", "rtt_us INTEGER",
-		"rttvar_us INTEGER", "min_rtt_us INTEGER", "retrans INTEGER",
-		"snd_cwnd INTEGER", "pmtu INTEGER", "delivery_rate INTEGER",
-		"dns_name TEXT", "dns_start_ns INTEGER", "dns_end_ns INTEGER",
-	};
-	char sql[128], *msg = NULL;
-	int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
-
-	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(columns) / sizeof(*columns);
-	     i++) {
-		snprintf(sql, sizeof(sql), "ALTER TABLE connection ADD COLUMN %s",
-			 columns[i]);
-		rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
-	}
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db,
-				  "DROP VIEW IF EXISTS connection_metrics;"
-				  "DROP VIEW IF EXISTS exchange_metrics;",
-				  NULL, NULL, &msg);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, schema_sql, NULL, NULL, &msg);
-	if (rc == SQLITE_OK) {
-		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
-			 OBS_SCHEMA_VERSION);
-		rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
-	}
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, &msg);
-	if (rc != SQLITE_OK) {
-		snprintf(err, errlen,
-			 "%s: cannot upgrade from schema version 1: %s",
-			 s->path, msg ? msg : sqlite3_errmsg(s->db));
-		sqlite3_free(msg);
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return 0;
-}
-
-/* Check (or create) the schema. 0 ok, -1 with err set. */
-static int store_schema(obs_store *s, char *err, size_t errlen)
-{
-	sqlite3_stmt *st = NULL;
-	int version = -1, rc;
-	char *msg = NULL;
-
-	rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
-	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (version < 0) {
-		snprintf(err, errlen, "%s: not an observe database (%s)",
-			 s->path, sqlite3_errmsg(s->db));
-		return -1;
-	}
-	if (version > OBS_SCHEMA_VERSION) {
-		snprintf(err, errlen,
-			 "%s: schema version %d is newer than this program's "
-			 "(%d)",
-			 s->path, version, OBS_SCHEMA_VERSION);
-		return -1;
-	}
-	if (version == OBS_SCHEMA_VERSION)
-		return 0;
-	if (version == 1)
-		return store_upgrade_v1(s, err, errlen);
-	if (version == 0) {
-		/* A database with tables of its own is not ours to change. */
-		int tables = 0;
-		rc = sqlite3_prepare_v2(s->db,
-					"SELECT count(*) FROM sqlite_master",
-					-1, &st, NULL);
-		if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-			tables = sqlite3_column_int(st, 0);
-		sqlite3_finalize(st);
-		if (rc != SQLITE_OK) {
-			snprintf(err, errlen, "%s: not an observe database (%s)",
-				 s->path, sqlite3_errmsg(s->db));
-			return -1;
-		}
-		if (tables > 0) {
-			snprintf(err, errlen,
-				 "%s: not an observe database (it has other "
-				 "tables and no schema version)",
-				 s->path);
-			return -1;
-		}
-	}
-	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, schema_sql, NULL, NULL, &msg);
-	if (rc == SQLITE_OK) {
-		char pragma[64];
-		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d",
-			 OBS_SCHEMA_VERSION);
-		rc = sqlite3_exec(s->db, pragma, NULL, NULL, &msg);
-	}
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, &msg);
-	if (rc != SQLITE_OK) {
-		snprintf(err, errlen, "%s: cannot create the schema: %s",
-			 s->path, msg ? msg : sqlite3_errmsg(s->db));
-		sqlite3_free(msg);
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return 0;
 }
 
 obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 {
 	obs_store *s = calloc(1, sizeof(*s));
 	struct utsname uts;
-	char *msg = NULL;
+	char *msg = NULL, msg_buf[128];
 	int rc;
 
 	if (!s || !(s->path = strdup(path))) {
@@ -438,6 +124,11 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 	}
 	if (uname(&uts) == 0)
 		snprintf(s->host, sizeof(s->host), "%s", uts.nodename);
+	/* a new database is made 0600; a FIFO would block the open */
+	if (files_prepare_db(path, msg_buf, sizeof(msg_buf)) != 0) {
+		snprintf(err, errlen, "%s: %s", path, msg_buf);
+		goto fail;
+	}
 	/* URI file names on: the manager attaches sources read-only */
 	rc = sqlite3_open_v2(path, &s->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -460,10 +151,10 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 		sqlite3_free(msg);
 		goto fail;
 	}
-	if (store_schema(s, err, errlen) != 0)
+	if (obs_schema_ensure(s->db, path, err, errlen) != 0)
 		goto fail;
-	for (int i = 0; i < ST_COUNT; i++) {
-		if (sqlite3_prepare_v3(s->db, statements[i], -1,
+	for (int i = 0; i < OBS_SQL_INGEST_COUNT; i++) {
+		if (sqlite3_prepare_v3(s->db, obs_schema_ingest_sql(i), -1,
 				       SQLITE_PREPARE_PERSISTENT, &s->st[i],
 				       NULL) != SQLITE_OK) {
 			snprintf(err, errlen, "%s: %s", path,
@@ -518,57 +209,24 @@ int obs_store_check_expr(sqlite3 *db, const char *expr, char *err,
 int obs_store_set_filter(obs_store *s, const char *expr, char *err,
 			 size_t errlen)
 {
-	char *sql;
-	int rc;
+	int rc = SQLITE_OK;
 
 	if (obs_store_check_expr(s->db, expr, err, errlen) != 0)
 		return -1;
-	/* ?1: the largest exchange id before this file, ?2: the process */
-	sql = sqlite3_mprintf(
-		"DELETE FROM exchange AS x WHERE x.id > ?1 AND x.connection_id "
-		"IN (SELECT id FROM connection WHERE process_id = ?2) AND NOT "
-		"EXISTS (SELECT 1 FROM exchange_metrics WHERE connection_id = "
-		"x.connection_id AND seq = x.seq AND (%s))",
-		expr);
-	rc = sql ? sqlite3_prepare_v2(s->db, sql, -1, &s->filter_exch, NULL)
-		 : SQLITE_NOMEM;
-	sqlite3_free(sql);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(
-			s->db,
-			"DELETE FROM connection WHERE id > ?1 AND process_id = ?2 "
-			"AND NOT EXISTS (SELECT 1 FROM exchange e "
-			"WHERE e.connection_id = connection.id)",
-			-1, &s->filter_conn, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(
-			s->db,
-			"DELETE FROM process WHERE id = ?2 AND id > ?1 AND NOT "
-			"EXISTS (SELECT 1 FROM connection c "
-			"WHERE c.process_id = process.id)",
-			-1, &s->filter_proc, NULL);
+	for (int i = 0; rc == SQLITE_OK && i < OBS_SQL_FILTER_COUNT; i++) {
+		char *sql = obs_schema_filter_sql(i, expr);
+
+		rc = sql ? sqlite3_prepare_v2(s->db, sql, -1, &s->filter[i],
+					      NULL)
+			 : SQLITE_NOMEM;
+		sqlite3_free(sql);
+	}
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "invalid filter expression: %s: %s",
 			 sqlite3_errmsg(s->db), expr);
 		return -1;
 	}
 	return 0;
-}
-
-static int64_t max_id(obs_store *s, const char *table)
-{
-	char sql[64];
-	sqlite3_stmt *st;
-	int64_t id = 0;
-
-	snprintf(sql, sizeof(sql), "SELECT coalesce(max(id), 0) FROM %s",
-		 table);
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return id;
 }
 
 static int run_filter(obs_store *s, sqlite3_stmt *st, int64_t before,
@@ -594,7 +252,7 @@ struct ingest {
 	struct obs_spool sp;
 	struct obs_ingest_stats *stats;
 	FILE *msgs;
-	bool over;         /* the process is gone: open records are final */
+	bool over; /* the process is gone: open records are final */
 	int64_t process_id;
 	int64_t *conn_ids; /* connection row id by conn_seq */
 	size_t n_conn_ids;
@@ -604,17 +262,25 @@ struct ingest {
 static void say(FILE *msgs, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* One line: the file and the message, control characters escaped (a
+ * file's name is anyone's: text.h). */
 static void say(FILE *msgs, const char *path, const char *fmt, ...)
 {
 	va_list ap;
+	char *text = NULL;
+	int n;
 
 	if (!msgs)
 		return;
-	fprintf(msgs, "%s: %s: ", program_invocation_short_name, path);
 	va_start(ap, fmt);
-	vfprintf(msgs, fmt, ap);
+	n = vasprintf(&text, fmt, ap);
 	va_end(ap);
+	fprintf(msgs, "%s: ", program_invocation_short_name);
+	text_tty_put(msgs, path);
+	fputs(": ", msgs);
+	text_tty_put(msgs, n >= 0 ? text : "out of memory");
 	fputc('\n', msgs);
+	free(n >= 0 ? text : NULL);
 }
 
 static void report_record(void *ctx, size_t offset, const char *why)
@@ -720,12 +386,12 @@ static int upsert_process(struct ingest *in)
 	if (!client[0])
 		snprintf(client, sizeof(client), "%s", host[0] ? host : "?");
 
-	st = s->st[ST_CLIENT_INS];
+	st = s->st[OBS_SQL_CLIENT_INS];
 	sqlite3_bind_text(st, 1, client, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
 	if (step_done(s, st) != 0)
 		return -1;
-	st = s->st[ST_CLIENT_GET];
+	st = s->st[OBS_SQL_CLIENT_GET];
 	sqlite3_bind_text(st, 1, client, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		client_id = sqlite3_column_int64(st, 0);
@@ -733,7 +399,7 @@ static int upsert_process(struct ingest *in)
 	if (client_id < 0)
 		return -1;
 
-	st = s->st[ST_PROCESS_UPSERT];
+	st = s->st[OBS_SQL_PROCESS_UPSERT];
 	sqlite3_bind_int64(st, 1, client_id);
 	sqlite3_bind_int(st, 2, h->pid);
 	sqlite3_bind_int(st, 3, h->ppid);
@@ -806,9 +472,9 @@ static void bind_conn(sqlite3_stmt *st, struct ingest *in,
 	bind_time(st, 9, &in->sp, c->t1);
 	bind_time(st, 10, &in->sp, c->t2);
 	bind_text_or_null(st, 11, t2_how_names[c->t2_how]);
-	bind_text_or_null(st, 12, c->connect_errno
-					  ? strerrorname_np(c->connect_errno)
-					  : NULL);
+	bind_text_or_null(st, 12,
+			  c->connect_errno ? strerrorname_np(c->connect_errno)
+					   : NULL);
 	bind_time(st, 13, &in->sp, c->teof);
 	bind_time(st, 14, &in->sp, c->tshut);
 	bind_time(st, 15, &in->sp, c->t7);
@@ -817,12 +483,19 @@ static void bind_conn(sqlite3_stmt *st, struct ingest *in,
 			  c->end_errno ? strerrorname_np(c->end_errno) : NULL);
 	sqlite3_bind_int(st, 18, !!(c->flags & OBS_CF_NONBLOCKING));
 	sqlite3_bind_int(st, 19, complete);
+	bind_text_or_null(
+		st, 20,
+		in->sp.hdr->version >= 3 &&
+				c->app_proto < sizeof(app_proto_names) /
+						       sizeof(*app_proto_names)
+			? app_proto_names[c->app_proto]
+			: NULL);
 }
 
 static int ingest_conn(struct ingest *in, const struct obs_record *r)
 {
 	obs_store *s = in->store;
-	sqlite3_stmt *st = s->st[ST_CONN_INS];
+	sqlite3_stmt *st = s->st[OBS_SQL_CONN_INS];
 	char peer[INET6_ADDRSTRLEN], local[INET6_ADDRSTRLEN];
 	int64_t id = -1;
 
@@ -834,7 +507,7 @@ static int ingest_conn(struct ingest *in, const struct obs_record *r)
 		return remember_conn(in, r->conn_seq,
 				     sqlite3_last_insert_rowid(s->db));
 	}
-	st = s->st[ST_CONN_GET];
+	st = s->st[OBS_SQL_CONN_GET];
 	sqlite3_bind_int64(st, 1, in->process_id);
 	sqlite3_bind_int64(st, 2, (int64_t)r->conn_seq);
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -842,7 +515,7 @@ static int ingest_conn(struct ingest *in, const struct obs_record *r)
 	sqlite3_reset(st);
 	if (id < 0)
 		return -1;
-	st = s->st[ST_CONN_UPD];
+	st = s->st[OBS_SQL_CONN_UPD];
 	bind_conn(st, in, r, peer, local, sizeof(peer));
 	if (step_done(s, st) != 0)
 		return -1;
@@ -881,16 +554,23 @@ static void bind_exch(sqlite3_stmt *st, struct ingest *in, int64_t conn_id,
 		sqlite3_bind_int(st, 16, x->status);
 	else
 		sqlite3_bind_null(st, 16);
+	if (in->sp.hdr->version >= 3 && (x->flags & OBS_XF_H2))
+		sqlite3_bind_int64(st, 17, x->stream);
+	else
+		sqlite3_bind_null(st, 17);
+	if (in->sp.hdr->version >= 3 && (x->flags & OBS_XF_RESET))
+		sqlite3_bind_int64(st, 18, x->stream_error);
+	else
+		sqlite3_bind_null(st, 18);
 }
 
 static int ingest_exch(struct ingest *in, const struct obs_record *r,
 		       size_t offset)
 {
 	obs_store *s = in->store;
-	sqlite3_stmt *st = s->st[ST_EXCH_INS];
-	int64_t conn_id = r->conn_seq < in->n_conn_ids
-				  ? in->conn_ids[r->conn_seq]
-				  : 0;
+	sqlite3_stmt *st = s->st[OBS_SQL_EXCH_INS];
+	int64_t conn_id =
+		r->conn_seq < in->n_conn_ids ? in->conn_ids[r->conn_seq] : 0;
 
 	if (conn_id <= 0) {
 		report_record(in, offset,
@@ -900,7 +580,7 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 	if (r->u.exch.flags & OBS_XF_TLS_ALERT) {
 		/* TLS's closing alert, not a request: seen in flight last time,
 		 * it may be in the table; it goes */
-		st = s->st[ST_EXCH_DEL];
+		st = s->st[OBS_SQL_EXCH_DEL];
 		sqlite3_bind_int64(st, 1, conn_id);
 		sqlite3_bind_int64(st, 2, r->u.exch.seq);
 		return step_done(s, st);
@@ -912,7 +592,7 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 		in->stats->exchanges_new++;
 		return 0;
 	}
-	st = s->st[ST_EXCH_UPD];
+	st = s->st[OBS_SQL_EXCH_UPD];
 	bind_exch(st, in, conn_id, r);
 	if (step_done(s, st) != 0)
 		return -1;
@@ -924,8 +604,8 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 static int64_t conn_id_of(struct ingest *in, const struct obs_record *r,
 			  size_t offset)
 {
-	int64_t id = r->conn_seq < in->n_conn_ids ? in->conn_ids[r->conn_seq]
-						  : 0;
+	int64_t id =
+		r->conn_seq < in->n_conn_ids ? in->conn_ids[r->conn_seq] : 0;
 
 	if (id <= 0)
 		report_record(in, offset, "a record of a connection with none");
@@ -946,7 +626,7 @@ static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
 static int ingest_http(struct ingest *in, const struct obs_record *r,
 		       size_t offset)
 {
-	sqlite3_stmt *st = in->store->st[ST_HTTP_UPD];
+	sqlite3_stmt *st = in->store->st[OBS_SQL_HTTP_UPD];
 	int64_t conn_id = conn_id_of(in, r, offset);
 
 	if (conn_id <= 0)
@@ -958,8 +638,7 @@ static int ingest_http(struct ingest *in, const struct obs_record *r,
 	return step_done(in->store, st);
 }
 
-static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known,
-			     uint64_t v)
+static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known, uint64_t v)
 {
 	if (known)
 		sqlite3_bind_int64(st, col, (int64_t)v);
@@ -970,7 +649,7 @@ static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known,
 static int ingest_info(struct ingest *in, const struct obs_record *r,
 		       size_t offset)
 {
-	sqlite3_stmt *st = in->store->st[ST_INFO_UPD];
+	sqlite3_stmt *st = in->store->st[OBS_SQL_INFO_UPD];
 	const struct obs_info_body *f = &r->u.info;
 	int64_t conn_id = conn_id_of(in, r, offset);
 	bool tls = f->flags & OBS_IF_TLS, tcp = f->flags & OBS_IF_TCPINFO;
@@ -981,10 +660,18 @@ static int ingest_info(struct ingest *in, const struct obs_record *r,
 	sqlite3_bind_int64(st, 1, conn_id);
 	sqlite3_bind_int(st, 2, tls);
 	switch (f->tls_version) {
-	case 0x0301: snprintf(version, sizeof(version), "1.0"); break;
-	case 0x0302: snprintf(version, sizeof(version), "1.1"); break;
-	case 0x0303: snprintf(version, sizeof(version), "1.2"); break;
-	case 0x0304: snprintf(version, sizeof(version), "1.3"); break;
+	case 0x0301:
+		snprintf(version, sizeof(version), "1.0");
+		break;
+	case 0x0302:
+		snprintf(version, sizeof(version), "1.1");
+		break;
+	case 0x0303:
+		snprintf(version, sizeof(version), "1.2");
+		break;
+	case 0x0304:
+		snprintf(version, sizeof(version), "1.3");
+		break;
 	default:
 		snprintf(version, sizeof(version), "0x%04x", f->tls_version);
 	}
@@ -1003,8 +690,7 @@ static int ingest_info(struct ingest *in, const struct obs_record *r,
 	bind_u32_or_null(st, 12, tcp && f->delivery_rate <= INT64_MAX,
 			 f->delivery_rate);
 	bind_field(st, 13, f->dns_name, sizeof(f->dns_name));
-	bind_time(st, 14, &in->sp,
-		  f->flags & OBS_IF_DNS ? f->dns_start : 0);
+	bind_time(st, 14, &in->sp, f->flags & OBS_IF_DNS ? f->dns_start : 0);
 	bind_time(st, 15, &in->sp, f->flags & OBS_IF_DNS ? f->dns_end : 0);
 	return step_done(in->store, st);
 }
@@ -1021,13 +707,13 @@ static double now_s(void)
 static void progress_show(obs_store *s, const struct ingest *in, bool *shown,
 			  double t_start)
 {
-	double frac = in->sp.end > OBS_SPOOL_HEADER_SIZE
-			      ? (double)(in->sp.next - OBS_SPOOL_HEADER_SIZE) /
-					(double)(in->sp.end -
-						 OBS_SPOOL_HEADER_SIZE)
-			      : 1.0;
+	double frac =
+		in->sp.end > OBS_SPOOL_HEADER_SIZE
+			? (double)(in->sp.next - OBS_SPOOL_HEADER_SIZE) /
+				  (double)(in->sp.end - OBS_SPOOL_HEADER_SIZE)
+			: 1.0;
 	const char *name = strrchr(in->sp.path, '/');
-	char bar[31];
+	char bar[31], safe[64];
 	int filled = (int)(frac * 30);
 
 	if (!*shown && now_s() - t_start < 1.0)
@@ -1036,7 +722,8 @@ static void progress_show(obs_store *s, const struct ingest *in, bool *shown,
 		bar[i] = i < filled ? '#' : '.';
 	bar[30] = '\0';
 	fprintf(s->progress, "\r%s: %.40s [%s] %3.0f%%",
-		program_invocation_short_name, name ? name + 1 : in->sp.path,
+		program_invocation_short_name,
+		text_tty(name ? name + 1 : in->sp.path, safe, sizeof(safe)),
 		bar, frac * 100);
 	fflush(s->progress);
 	*shown = true;
@@ -1069,10 +756,10 @@ static int ingest_file(obs_store *s, const char *path,
 	if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
 	    SQLITE_OK)
 		goto dberr;
-	if (s->filter_exch) {
-		max_exch = max_id(s, "exchange");
-		max_conn = max_id(s, "connection");
-		max_proc = max_id(s, "process");
+	if (s->filter[OBS_SQL_FILTER_EXCH]) {
+		max_exch = obs_schema_max_id(s->db, "exchange");
+		max_conn = obs_schema_max_id(s->db, "connection");
+		max_proc = obs_schema_max_id(s->db, "process");
 		if (max_exch < 0 || max_conn < 0 || max_proc < 0)
 			goto dberr_rollback;
 	}
@@ -1095,15 +782,15 @@ static int ingest_file(obs_store *s, const char *path,
 			goto dberr_rollback;
 		}
 	}
-	if (s->filter_exch) {
+	if (s->filter[OBS_SQL_FILTER_EXCH]) {
 		uint64_t dropped = 0, dropped_conn = 0;
 
-		if (run_filter(s, s->filter_exch, max_exch, in.process_id,
-			       &dropped) != 0 ||
-		    run_filter(s, s->filter_conn, max_conn, in.process_id,
-			       &dropped_conn) != 0 ||
-		    run_filter(s, s->filter_proc, max_proc, in.process_id,
-			       NULL) != 0)
+		if (run_filter(s, s->filter[OBS_SQL_FILTER_EXCH], max_exch,
+			       in.process_id, &dropped) != 0 ||
+		    run_filter(s, s->filter[OBS_SQL_FILTER_CONN], max_conn,
+			       in.process_id, &dropped_conn) != 0 ||
+		    run_filter(s, s->filter[OBS_SQL_FILTER_PROC], max_proc,
+			       in.process_id, NULL) != 0)
 			goto dberr_rollback;
 		stats->exchanges_filtered += dropped;
 		stats->exchanges_new -= dropped;
@@ -1118,10 +805,25 @@ static int ingest_file(obs_store *s, const char *path,
 		    in.sp.end);
 		in.skipped = true;
 	}
-	if (in.sp.hdr->records_dropped)
+	if (in.sp.shrank) {
+		say(msgs, path,
+		    "the file shrank to %zu bytes while it was read: the "
+		    "records before offset %zu are kept",
+		    in.sp.shrank_to, in.sp.end);
+		in.skipped = true;
+	}
+	if (in.sp.read_errno) {
+		say(msgs, path, "cannot read at offset %zu: %s", in.sp.end,
+		    strerror(in.sp.read_errno));
+		in.skipped = true;
+	}
+	if (in.sp.hdr->records_dropped) {
 		say(msgs, path,
 		    "the writer lost %" PRIu64 " records (spool full)",
 		    in.sp.hdr->records_dropped);
+		stats->records_dropped += in.sp.hdr->records_dropped;
+		stats->processes_dropped++;
+	}
 	if (process_ids && n_process_ids && *n_process_ids < max_process_ids)
 		process_ids[(*n_process_ids)++] = in.process_id;
 	rc = in.skipped ? 1 : 0;

@@ -1,7 +1,8 @@
-/* store.h - the client database: schema, and ingest of spool files into it.
+/* store.h - the client database (SQLite): open it with its schema checked,
+ * ingest spool files into it, filter what is ingested.
  *
- * Shared by slicer, observe and (later) manager. The schema is documented in
- * docs/schema.md and versioned in PRAGMA user_version (OBS_SCHEMA_VERSION).
+ * Shared by slicer, observe and manager. The schema (schema.h) is documented
+ * in docs/schema.md and versioned in PRAGMA user_version (OBS_SCHEMA_VERSION).
  * Ingest is idempotent: the identity of a process is (client, pid, start_ns),
  * of a connection (process, seq), of an exchange (connection, seq); slicing a
  * spool again adds nothing, and a spool that grew adds only what is new (a
@@ -14,19 +15,22 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
-#define OBS_SCHEMA_VERSION 2
+#include "schema.h"
 
 typedef struct obs_store obs_store;
 
 struct obs_ingest_stats {
-	uint64_t files;            /* spool files read */
-	uint64_t files_bad;        /* files refused or read only in part */
-	uint64_t records;          /* published records seen */
-	uint64_t records_bad;      /* records skipped as damaged */
-	uint64_t connections_new;  /* connection rows inserted */
-	uint64_t exchanges_new;    /* exchange rows inserted */
-	uint64_t rows_updated;     /* in-flight rows brought up to date */
+	uint64_t files;		     /* spool files read */
+	uint64_t files_bad;	     /* files refused or read only in part */
+	uint64_t records;	     /* published records seen */
+	uint64_t records_bad;	     /* records skipped as damaged */
+	uint64_t connections_new;    /* connection rows inserted */
+	uint64_t exchanges_new;	     /* exchange rows inserted */
+	uint64_t rows_updated;	     /* in-flight rows brought up to date */
 	uint64_t exchanges_filtered; /* new exchanges the filter left out */
+	/* records the layer could not write (spool full: the header's
+	 * records_dropped) in the files read, and the files that lost any */
+	uint64_t records_dropped, processes_dropped;
 };
 
 /* Open (creating if needed) the database at path, set WAL and a busy

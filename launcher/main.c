@@ -1,8 +1,10 @@
 /* main.c - observe: run a command under the observation layer, slice its
  * spool into a database and print what it did on the network.
  *
- *   observe [-o DB] [-d SPOOLDIR] [-q] -- COMMAND [ARG...]
+ *   observe [-o DB] [-d SPOOLDIR] [-q] [--live] -- COMMAND [ARG...]
  *
+ * With --live, and stderr a terminal, a table of what the command does is
+ * redrawn about once a second while it runs (live.c).
  * The layer is appended to any LD_PRELOAD already set. COMMAND's exit status
  * (or the signal that killed it) becomes observe's own.
  */
@@ -19,12 +21,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "live.h"
 #include "store.h"
+#include "text.h"
 
 #ifndef OBSERVE_LIBDIR_BUILD
 #define OBSERVE_LIBDIR_BUILD ""
@@ -42,7 +49,8 @@ static volatile sig_atomic_t child_pid;
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: observe [-o DB] [-d SPOOLDIR] [-q] -- COMMAND [ARG...]\n"
+		"usage: observe [-o DB] [-d SPOOLDIR] [-q] [--live] -- COMMAND "
+		"[ARG...]\n"
 		"\n"
 		"Runs COMMAND with libobserve.so preloaded, then slices what it\n"
 		"recorded into DB and prints one line per request/response\n"
@@ -54,6 +62,11 @@ static void usage(FILE *out)
 		"                      temporary directory, removed when sliced)\n"
 		"  -c, --client NAME   client name recorded (default: host name)\n"
 		"  -q, --quiet         print no table\n"
+		"  -l, --live          while COMMAND runs, a table per server\n"
+		"                      redrawn each second on stderr, when it is\n"
+		"                      a terminal: exchanges, rate, p50/p99 of\n"
+		"                      Tw and Tr over the last 5 s, errors, how\n"
+		"                      connections ended\n"
 		"  -h, --help          this text\n"
 		"\n"
 		"Environment: OBSERVE_LIB (path of libobserve.so), OBSERVE_LOG.\n"
@@ -140,7 +153,8 @@ static bool resolve_command(const char *cmd, char *out, size_t size)
  * (the loader drops LD_PRELOAD), Go (raw system calls). */
 static void warn_if_unobservable(const char *cmd)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], safe[PATH_MAX];
+	const char *shown;
 	struct stat st;
 	Elf64_Ehdr eh;
 	bool has_interp = false, is_go = false;
@@ -148,11 +162,12 @@ static void warn_if_unobservable(const char *cmd)
 
 	if (!resolve_command(cmd, path, sizeof(path)) || stat(path, &st) != 0)
 		return;
+	shown = text_tty(path, safe, sizeof(safe));
 	if (st.st_mode & (S_ISUID | S_ISGID))
 		fprintf(stderr,
 			"%s: warning: %s is setuid/setgid: the loader ignores "
 			"LD_PRELOAD, nothing will be recorded\n",
-			prog, path);
+			prog, shown);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -182,11 +197,13 @@ static void warn_if_unobservable(const char *cmd)
 				char name[32] = "";
 				if (pread(fd, &sh, sizeof(sh),
 					  (off_t)(eh.e_shoff +
-						  (uint64_t)i * eh.e_shentsize)) !=
+						  (uint64_t)i *
+							  eh.e_shentsize)) !=
 				    (ssize_t)sizeof(sh))
 					break;
 				if (pread(fd, name, sizeof(name) - 1,
-					  (off_t)(strtab.sh_offset + sh.sh_name)) <= 0)
+					  (off_t)(strtab.sh_offset +
+						  sh.sh_name)) <= 0)
 					continue;
 				is_go = strcmp(name, ".go.buildinfo") == 0 ||
 					strcmp(name, ".note.go.buildid") == 0;
@@ -198,12 +215,12 @@ static void warn_if_unobservable(const char *cmd)
 		fprintf(stderr,
 			"%s: warning: %s is statically linked: LD_PRELOAD cannot "
 			"reach it, nothing will be recorded\n",
-			prog, path);
+			prog, shown);
 	else if (is_go)
 		fprintf(stderr,
 			"%s: warning: %s is a Go program: it makes raw system "
 			"calls that the layer does not see\n",
-			prog, path);
+			prog, shown);
 }
 
 static void forward_signal(int sig)
@@ -212,24 +229,25 @@ static void forward_signal(int sig)
 		kill(child_pid, sig);
 }
 
-/* LD_PRELOAD for the child: the existing value with the layer appended. */
+/* LD_PRELOAD for the child: the existing value with the layer appended.
+ * In a sanitized build (OBSERVE_PRELOAD_FIRST: the AddressSanitizer
+ * runtime) that runtime goes first, and the host's own leaks are not
+ * reported: they are not the layer's. */
 static int set_child_env(const char *layer, const char *spool_dir,
 			 const char *client)
 {
 	const char *old = getenv("LD_PRELOAD");
+	const char *first = OBSERVE_PRELOAD_FIRST;
 	char *value;
 	int rc;
 
-	if (old && *old) {
-		if (asprintf(&value, "%s:%s", old, layer) < 0)
-			return -1;
-	} else {
-		value = strdup(layer);
-		if (!value)
-			return -1;
-	}
+	if (asprintf(&value, "%s%s%s%s%s", first, *first ? ":" : "",
+		     old && *old ? old : "", old && *old ? ":" : "", layer) < 0)
+		return -1;
 	rc = setenv("LD_PRELOAD", value, 1);
 	free(value);
+	if (rc == 0 && *first && !getenv("ASAN_OPTIONS"))
+		rc = setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 	if (rc == 0)
 		rc = setenv("OBSERVE_DIR", spool_dir, 1);
 	if (rc == 0 && client)
@@ -238,12 +256,54 @@ static int set_child_env(const char *layer, const char *spool_dir,
 	return rc;
 }
 
+/* Wait for the child until `deadline` (monotonic s; 0: for ever), its
+ * end seen on pidfd (or looked for every 50 ms when -1): 1 it ended
+ * (*status), 0 not yet, -1 error (said). */
+static int wait_child(pid_t pid, int *status, int pidfd, double deadline)
+{
+	for (;;) {
+		struct timespec ts;
+		double left;
+		pid_t r = waitpid(pid, status, deadline > 0 ? WNOHANG : 0);
+
+		if (r == pid)
+			return 1;
+		if (r < 0 && errno != EINTR) {
+			perror("observe: waitpid");
+			return -1;
+		}
+		if (r < 0)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		left = deadline - ((double)ts.tv_sec + ts.tv_nsec / 1e9);
+		if (left <= 0)
+			return 0;
+		if (pidfd >= 0) { /* readable when the child ends */
+			struct pollfd pfd = { pidfd, POLLIN, 0 };
+			poll(&pfd, 1, (int)(left * 1000) + 1);
+		} else { /* no pidfd: look again soon */
+			struct timespec nap = { 0, 50000000 };
+			nanosleep(&nap, NULL);
+		}
+	}
+}
+
+/* The monotonic clock in seconds. */
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int run_command(char **argv, const char *layer, const char *spool_dir,
-		       const char *client, int *status)
+		       const char *client, bool live, int *status)
 {
 	struct sigaction sa = { 0 }, ign = { 0 };
 	pid_t pid;
 	int pipefd[2], exec_errno = 0;
+	char name[256];
 
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
 		perror("observe: pipe");
@@ -275,15 +335,33 @@ static int run_command(char **argv, const char *layer, const char *spool_dir,
 	sigaction(SIGQUIT, &ign, NULL);
 	if (read(pipefd[0], &exec_errno, sizeof(exec_errno)) ==
 	    (ssize_t)sizeof(exec_errno))
-		fprintf(stderr, "%s: cannot run %s: %s\n", prog, argv[0],
+		fprintf(stderr, "%s: cannot run %s: %s\n", prog,
+			text_tty(argv[0], name, sizeof(name)),
 			strerror(exec_errno));
 	close(pipefd[0]);
-	while (waitpid(pid, status, 0) < 0) {
-		if (errno != EINTR) {
-			perror("observe: waitpid");
-			return -1;
+	if (live && !exec_errno) {
+		struct live *view = live_start(spool_dir, argv);
+#ifdef SYS_pidfd_open
+		int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+		int pidfd = -1;
+#endif
+		double next = mono_s() + 1;
+		int ended;
+
+		while ((ended = wait_child(pid, status, pidfd, next)) == 0) {
+			live_refresh(view);
+			next += 1;
+			if (next < mono_s()) /* late: no catching up */
+				next = mono_s() + 1;
 		}
-	}
+		live_end(view);
+		if (pidfd >= 0)
+			close(pidfd);
+		if (ended < 0)
+			return -1;
+	} else if (wait_child(pid, status, -1, 0) < 0)
+		return -1;
 	child_pid = 0;
 	return exec_errno ? 1 : 0;
 }
@@ -330,7 +408,7 @@ static void print_summary(obs_store *store, const int64_t *ids, size_t n_ids,
 		"program", "pid", "peer", "conn", "seq", "Te ms", "Ts ms",
 		"Tw ms", "Tr ms", "Tt ms", "Ds", "Dr");
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		char te[24], ts[24], tw[24], tr[24], tt[24], peer[64];
+		char te[24], ts[24], tw[24], tr[24], tt[24], peer[64], name[48];
 		const char *program = (const char *)sqlite3_column_text(st, 0);
 		const char *base = program ? strrchr(program, '/') : NULL;
 
@@ -348,13 +426,14 @@ static void print_summary(obs_store *store, const int64_t *ids, size_t n_ids,
 		fprintf(stderr,
 			"%-10.10s %7d %-22.22s %5lld %3d %9s %9s %9s %9s %9s "
 			"%9lld %9lld\n",
-			base ? base + 1 : (program ? program : "?"),
+			/* a program's name is anyone's choice: text.h */
+			text_tty(base ? base + 1 : (program ? program : "?"),
+				 name, sizeof(name)),
 			sqlite3_column_int(st, 1), peer,
 			(long long)sqlite3_column_int64(st, 4),
-			sqlite3_column_int(st, 5), sqlite3_column_int(st, 5) == 1
-							   ? te
-							   : "",
-			ts, tw, tr, sqlite3_column_int(st, 5) == 1 ? tt : "",
+			sqlite3_column_int(st, 5),
+			sqlite3_column_int(st, 5) == 1 ? te : "", ts, tw, tr,
+			sqlite3_column_int(st, 5) == 1 ? tt : "",
 			(long long)sqlite3_column_int64(st, 11),
 			(long long)sqlite3_column_int64(st, 12));
 	}
@@ -371,8 +450,9 @@ static void print_summary(obs_store *store, const int64_t *ids, size_t n_ids,
 	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		conns = sqlite3_column_int64(st, 0);
-	fprintf(stderr, "observe: %" PRId64 " exchanges on %" PRId64
-			" connections in %zu processes -> %s\n",
+	fprintf(stderr,
+		"observe: %" PRId64 " exchanges on %" PRId64
+		" connections in %zu processes -> %s\n",
 		rows, conns, n_ids, db_path);
 out:
 	sqlite3_finalize(st);
@@ -421,6 +501,32 @@ static int finish(int status)
 	return 1;
 }
 
+/* Whether the layer will write spools into dir (libobserve/spool.c): a
+ * directory of ours that no one else may write to, in a directory that
+ * lets no one else replace it (ours or root's, sticky if others may write
+ * to it). Says why not. */
+static bool spool_dir_usable(const char *dir)
+{
+	char parent[PATH_MAX + 4];
+	struct stat st, up;
+
+	snprintf(parent, sizeof(parent), "%s/..", dir);
+	if (stat(dir, &st) != 0 || stat(parent, &up) != 0) {
+		fprintf(stderr, "%s: %s: %s\n", prog, dir, strerror(errno));
+		return false;
+	}
+	if (st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    (up.st_uid == geteuid() || up.st_uid == 0) &&
+	    (!(up.st_mode & (S_IWGRP | S_IWOTH)) || (up.st_mode & S_ISVTX)))
+		return true;
+	fprintf(stderr,
+		"%s: %s: the layer writes spools only into a directory of "
+		"yours that no one else may write to, in a directory owned by "
+		"you or root (sticky if others may write to it)\n",
+		prog, dir);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -428,19 +534,21 @@ int main(int argc, char **argv)
 		{ "spool-dir", required_argument, NULL, 'd' },
 		{ "client", required_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "live", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db_path = "observe.db", *spool_arg = NULL, *client = NULL;
 	char layer[PATH_MAX], spool_dir[PATH_MAX], err[512];
-	bool quiet = false, temp_spool = false;
+	bool quiet = false, temp_spool = false, live = false;
 	int opt, status = 0, rc;
 	obs_store *store;
 	struct obs_ingest_stats stats = { 0 };
 	static int64_t ids[MAX_PROCESSES];
 	size_t n_ids = 0;
+	char name[256];
 
-	while ((opt = getopt_long(argc, argv, "+o:d:c:qh", longopts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "+o:d:c:qlh", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'o':
@@ -454,6 +562,9 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'l': /* only where a person watches */
+			live = isatty(STDERR_FILENO);
 			break;
 		case 'h':
 			usage(stdout);
@@ -487,13 +598,19 @@ int main(int argc, char **argv)
 		if (!tmp || !*tmp)
 			tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
 								   : "/tmp";
-		snprintf(spool_dir, sizeof(spool_dir), "%s/observe.XXXXXX", tmp);
+		snprintf(spool_dir, sizeof(spool_dir), "%s/observe.XXXXXX",
+			 tmp);
 		if (!mkdtemp(spool_dir)) {
 			fprintf(stderr, "%s: %s: %s\n", prog, spool_dir,
 				strerror(errno));
 			return 2;
 		}
 		temp_spool = true;
+	}
+	if (!spool_dir_usable(spool_dir)) {
+		if (temp_spool)
+			rmdir(spool_dir);
+		return 2;
 	}
 	/* Open the database first: a bad DB path should fail before the run. */
 	store = obs_store_open(db_path, err, sizeof(err));
@@ -504,13 +621,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	warn_if_unobservable(argv[optind]);
-	rc = run_command(argv + optind, layer, spool_dir, client, &status);
+	rc = run_command(argv + optind, layer, spool_dir, client, live,
+			 &status);
 	if (rc < 0) {
 		obs_store_close(store);
 		return 2;
 	}
-	rc = obs_store_ingest_path(store, spool_dir, &stats, stderr, ids, &n_ids,
-				   MAX_PROCESSES);
+	rc = obs_store_ingest_path(store, spool_dir, &stats, stderr, ids,
+				   &n_ids, MAX_PROCESSES);
 	if (!quiet && rc >= 0 && n_ids > 0)
 		print_summary(store, ids, n_ids, db_path);
 	if (rc >= 0 && stats.files == 0)
@@ -518,7 +636,14 @@ int main(int argc, char **argv)
 			"%s: warning: %s made no TCP connection the layer could "
 			"see (static or setuid program, raw system calls, or no "
 			"network use)\n",
-			prog, argv[optind]);
+			prog, text_tty(argv[optind], name, sizeof(name)));
+	/* the command's exit status is passed through: only a warning */
+	if (stats.records_dropped)
+		fprintf(stderr,
+			"%s: warning: %" PRIu64 " records lost by the layer "
+			"(spool full) in %" PRIu64 " processes: the table and "
+			"the database miss them\n",
+			prog, stats.records_dropped, stats.processes_dropped);
 	obs_store_close(store);
 	if (temp_spool) {
 		if (rc == 0)

@@ -1,5 +1,5 @@
 /* exchange.c - the exchange state machine (see exchange.h and
- * shared/design/measurement-model.md for the meaning of every time).
+ * docs/measurement-model.md for the meaning of every time).
  *
  * A connection is split into exchanges by the direction of the data: a run of
  * successful sends followed by a run of successful receives. The records are
@@ -273,7 +273,6 @@ static void http_request(struct obs_conn *c, struct obs_exch_body *x,
 	const uint8_t *p = head;
 	size_t n;
 	struct obs_http_req req;
-	struct obs_record *rec;
 
 	if (d && d->iov && d->iovcnt > 0 &&
 	    d->iov[0].iov_len >=
@@ -290,17 +289,7 @@ static void http_request(struct obs_conn *c, struct obs_exch_body *x,
 			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */
 		return;
 	}
-	memcpy(x->method, req.method, sizeof(x->method));
-	rec = obs_record_alloc();
-	if (!rec)
-		return;
-	rec->conn_seq = c->crec->conn_seq;
-	rec->u.http.seq = x->seq;
-	rec->u.http.flags = req.flags;
-	memcpy(rec->u.http.host, req.host, sizeof(req.host));
-	memcpy(rec->u.http.path, req.path, sizeof(req.path));
-	obs_record_publish(rec, OBS_REC_HTTP);
-	record_complete(rec);
+	obs_xm_label(c, x, &req);
 }
 
 void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
@@ -421,6 +410,10 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
 	if (c->proto == OBS_PROTO_TLS)
 		types = tls_send(c, d, &records);
+	if (obs_xh2_send(c, t_in, t_out, ret, d)) {
+		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
+		return;
+	}
 	if (c->begun_for_send) {
 		/* Its answer came first (another thread): the exchange exists
 		 * and stays in its receiving phase. */
@@ -560,6 +553,10 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	}
 	if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
+	if (obs_xh2_recv(c, t_in, t_out, ret, peek, d)) {
+		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
+		return;
+	}
 	if (c->proto == OBS_PROTO_TLS && c->rx_first != OBS_RX_DONE && !peek)
 		rx = tls_rx_records(c, d, (size_t)ret);
 	if (c->sends_inflight > 0 && c->xphase != OBS_X_SENDING &&
@@ -637,10 +634,16 @@ void obs_xm_shutdown(struct obs_conn *c, int64_t t_out, int how)
 
 void obs_xm_close(struct obs_conn *c, int64_t t_out)
 {
+	obs_xm_end(c, t_out, OBS_END_NONE);
+}
+
+void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class)
+{
 	struct obs_conn_body *cb;
 
 	obs_conn_lock(c);
 	cb = &c->crec->u.conn;
+	obs_xh2_end(c); /* HTTP/2 streams still open */
 	if (c->xrec && c->xrec != &c->scratch) {
 		struct obs_exch_body *x = &c->xrec->u.exch;
 		/* TLS 1.3's close_notify: one short encrypted record, sent last
@@ -650,14 +653,66 @@ void obs_xm_close(struct obs_conn *c, int64_t t_out)
 			x->flags |= OBS_XF_TLS_ALERT;
 		record_complete(c->xrec);
 	}
-	if (cb->end_class == OBS_END_NONE)
-		cb->end_class =
-			c->eof ? OBS_END_SERVER_CLOSE : OBS_END_CLIENT_CLOSE;
+	/* an error that ended it wins; the process's exit does not when the
+	 * program still closes afterwards (a later destructor) */
+	if (cb->end_class == OBS_END_NONE || cb->end_class == OBS_END_EXIT)
+		cb->end_class = end_class != OBS_END_NONE ? end_class
+				: c->eof		  ? OBS_END_SERVER_CLOSE
+					 : OBS_END_CLIENT_CLOSE;
 	cb->t7 = t_out;
 	c->phase = OBS_PH_CLOSED;
 	if (c->irec)
 		record_complete(c->irec);
 	record_complete(c->crec);
+	obs_conn_unlock(c);
+}
+
+/* The records a connection's end completes: its own, the current
+ * exchange's (not the handshake's scratch) and the info record. */
+static void conn_records_state(struct obs_conn *c, bool complete)
+{
+	struct obs_record *recs[3] = { c->crec,
+				       c->xrec != &c->scratch ? c->xrec : NULL,
+				       c->irec };
+
+	obs_xh2_records_state(c, complete);
+	for (int i = 0; i < 3; i++) {
+		if (!recs[i])
+			continue;
+		if (complete)
+			record_complete(recs[i]);
+		else
+			__atomic_store_n(&recs[i]->state,
+					 recs[i]->state & ~OBS_RS_COMPLETE,
+					 __ATOMIC_RELEASE);
+	}
+}
+
+void obs_xm_exit(struct obs_conn *c, int64_t t)
+{
+	struct obs_conn_body *cb;
+
+	obs_conn_lock(c);
+	cb = &c->crec->u.conn;
+	if (c->phase != OBS_PH_CLOSED && cb->end_class == OBS_END_NONE) {
+		cb->end_class = OBS_END_EXIT;
+		cb->t7 = t;
+		conn_records_state(c, true);
+	}
+	obs_conn_unlock(c);
+}
+
+void obs_xm_exit_undo(struct obs_conn *c)
+{
+	struct obs_conn_body *cb;
+
+	obs_conn_lock(c);
+	cb = &c->crec->u.conn;
+	if (c->phase != OBS_PH_CLOSED && cb->end_class == OBS_END_EXIT) {
+		cb->end_class = OBS_END_NONE;
+		cb->t7 = 0;
+		conn_records_state(c, false);
+	}
 	obs_conn_unlock(c);
 }
 

@@ -6,8 +6,13 @@
  * scripted call sequences. Records come from obs_record_alloc(), which the
  * layer implements on the spool mapping and the tests on an array.
  *
- * Every function takes the connection's lock for its bookkeeping only; the
- * caller never holds it across a real call.
+ * Locking: the obs_xm_* functions called on a connection that is in the fd
+ * table take its lock (obs_conn_lock) for their bookkeeping and release it
+ * before they return; the caller must not hold it (it is not recursive).
+ * obs_xm_connect_first and obs_xm_local_addr take none: they run before the
+ * connection is in the table, when no other thread can reach it. The
+ * obs_xm_*_needs_entry hints read without it. The order of the layer's
+ * locks is written down in layer.h.
  */
 #ifndef OBSERVE_EXCHANGE_H
 #define OBSERVE_EXCHANGE_H
@@ -28,7 +33,20 @@ struct obs_data {
 	const struct iovec *iov;
 	int iovcnt;
 	size_t len;
+	uint8_t tls_in; /* enum obs_tls_in: the call is made by a hooked TLS
+			 * library's function on this connection */
 };
+
+/* Which hooked TLS library function the thread is in (hooks_tls.c): the
+ * socket calls it makes on the session's connection carry its records. */
+enum obs_tls_in {
+	OBS_TLSIN_NONE = 0,
+	OBS_TLSIN_WRITE = 1,	/* SSL_write, gnutls_record_send */
+	OBS_TLSIN_READ = 2,	/* SSL_read, SSL_peek, gnutls_record_recv */
+	OBS_TLSIN_SHUTDOWN = 3, /* SSL_shutdown, gnutls_bye: alerts only */
+};
+
+struct obs_xh2;
 
 enum obs_proto {
 	OBS_PROTO_UNKNOWN = 0, /* nothing sent yet */
@@ -92,6 +110,32 @@ struct obs_conn {
 				     * handshake's last flight */
 	struct obs_record scratch;  /* the TLS handshake's exchanges */
 	struct obs_conn *next_free;
+	/* HTTP/2 and the plaintext of TLS (exchange_h2.c) */
+	struct obs_xh2 *h2;	 /* the streams' state, NULL unless HTTP/2 */
+	uint8_t h2mode;		 /* enum obs_h2mode */
+	bool tls_plain;		 /* a hooked TLS library shows the plaintext */
+	bool tls_alpn_asked;	 /* ... and was asked its protocol after a
+				  * call that moved plaintext (a hint) */
+	uint32_t plain_tx_seq;	 /* exchange labelled from a plaintext write */
+	uint32_t plain_rx_seq;	 /* ... whose status a plaintext read gave */
+	uint32_t plain_head_seq; /* the exchange whose answer's first */
+	uint8_t plain_head[16];	 /* plaintext bytes are gathered here, */
+	uint8_t plain_head_n;	 /* across short reads */
+	int64_t tls_tx_in;	 /* h2 over TLS: entry of the first socket send
+				  * since the last plaintext write */
+	int64_t tls_tx_out;	 /* ... return of the last */
+	int64_t tls_rx_in;	 /* the last socket receive that brought bytes:
+				  * its entry */
+	int64_t tls_rx_out;	 /* ... and return */
+};
+
+/* Whether and how a connection speaks HTTP/2 (obs_conn.h2mode). */
+enum obs_h2mode {
+	OBS_H2M_NONE = 0,    /* no: exchanges by the direction of data */
+	OBS_H2M_PRIOR = 1,   /* h2c, prior knowledge: the sends are followed */
+	OBS_H2M_UPGRADE = 2, /* h2c after an HTTP/1.1 Upgrade */
+	OBS_H2M_TLS = 3,     /* h2 over TLS: the plaintext calls are followed */
+	OBS_H2M_LOST = 4,    /* the follower gave up: by direction again */
 };
 
 /* Provided by the user of this module: a zeroed record slot, or NULL when
@@ -144,6 +188,70 @@ void obs_xm_shutdown(struct obs_conn *c, int64_t t_out, int how);
 /* The last fd referring to the connection was closed; t_out is close()'s
  * return. Completes the records. */
 void obs_xm_close(struct obs_conn *c, int64_t t_out);
+/* The same with the end class given (OBS_END_NONE: as obs_xm_close): the
+ * connection was found closed where the layer could not see (OBS_END_LOST,
+ * t_out 0). An error that ended it already keeps its class. */
+void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class);
+/* The process leaves (exit, _exit, exec) at t with the connection open:
+ * class OBS_END_EXIT, T7 = t, records complete. The state in memory stays:
+ * a later close still ends it as usual, and obs_xm_exit_undo takes it back
+ * (an exec that failed). */
+void obs_xm_exit(struct obs_conn *c, int64_t t);
+void obs_xm_exit_undo(struct obs_conn *c);
+
+/* ---- HTTP/2 and TLS plaintext (exchange_h2.c) ---- */
+
+/* Called by obs_xm_send_done and obs_xm_recv, under the lock, for a call
+ * that moved bytes: true when the call was handled there (a stream of
+ * HTTP/2, the socket calls of h2 over TLS, TLS alerts of a hooked
+ * shutdown), false for exchanges by direction. */
+bool obs_xh2_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
+		  const struct obs_data *d);
+bool obs_xh2_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
+		  bool peek, const struct obs_data *d);
+/* The connection ends (under the lock): its streams end, their records
+ * complete, the HTTP/2 memory goes back (obs_xh2_release). */
+void obs_xh2_end(struct obs_conn *c);
+/* The process leaves with the connection open (complete) or stays after
+ * all (!complete): the open streams' records, as conn_records_state. */
+void obs_xh2_records_state(struct obs_conn *c, bool complete);
+
+/* Whether a call with data d on c should have HTTP/2 memory attached first
+ * (obs_xh2_attach, outside the lock): a first send that begins with the
+ * client preface, or the first receive of an HTTP/1.1 exchange that begins
+ * with a 101 (h2c Upgrade). A hint read without the lock. */
+bool obs_xh2_wanted(const struct obs_conn *c, bool send,
+		    const struct obs_data *d);
+/* Attach mem (from obs_xh2_alloc, not under the lock) to c unless it has
+ * some already; false when mem was not taken (give it back). Takes the
+ * lock. */
+bool obs_xh2_attach(struct obs_conn *c, struct obs_xh2 *mem);
+
+/* A hooked TLS library's session on c begins to show its plaintext: alpn
+ * is its negotiated protocol (enum obs_app_proto, OBS_AP_NONE when none
+ * yet), h2 the memory for HTTP/2 when its first plaintext write begins
+ * with the client preface (else NULL). Returns false when h2 was not
+ * taken. Takes the lock. */
+bool obs_xm_tls_session(struct obs_conn *c, uint8_t alpn, struct obs_xh2 *h2);
+/* A plaintext call of that session returned n bytes at p (tx: written;
+ * else read; peek: read again later), entered at t_in, returning at t_out.
+ * Labels the exchange (HTTP/1.x) or feeds the streams (h2); the times are
+ * the socket calls' that carried the bytes. Takes the lock. */
+void obs_xm_tls_plain(struct obs_conn *c, bool tx, bool peek, int64_t t_in,
+		      int64_t t_out, const uint8_t *p, size_t n);
+
+/* The exchange x on c is the HTTP request req: its method, and a record
+ * with its host and path (exchange.c, exchange_h2.c). Under the lock. */
+void obs_xm_label(struct obs_conn *c, struct obs_exch_body *x,
+		  const struct obs_http_req *req);
+
+/* Provided by the user of this module: memory for one HTTP/2 connection
+ * (NULL when none), and its return. obs_xh2_alloc runs outside any lock of
+ * the layer; obs_xh2_release under a connection's. */
+struct obs_xh2 *obs_xh2_alloc(void);
+void obs_xh2_release(struct obs_xh2 *h);
+/* Provided by the user: one diagnostic (OBSERVE_LOG=1), said once. */
+void obs_xm_warn(const char *what);
 
 /* Whether a receive or send on c needs its entry time (T3, T5, T2 cases);
  * a hint read without the lock to save a clock read on the hot path. */
@@ -163,9 +271,11 @@ static inline void obs_cpu_relax(void)
 #endif
 }
 
-/* A spin lock: held for a few dozen instructions of bookkeeping, never
- * across a real call. A holder preempted mid-way is waited out with
- * sched_yield after a short spin. */
+/* A connection's spin lock: guards its state and its records. Held for a
+ * few dozen instructions of bookkeeping, never across a real call; its
+ * holder may take the layer's mutex (a new record may grow the spool), never
+ * the other way round (layer.h). A holder preempted mid-way is waited out
+ * with sched_yield after a short spin. */
 static inline void obs_conn_lock(struct obs_conn *c)
 {
 	while (__atomic_exchange_n(&c->lock, 1, __ATOMIC_ACQUIRE)) {

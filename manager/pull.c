@@ -5,11 +5,12 @@
  *
  * SOURCE is a client database, a directory of them (*.db), or
  * ssh://[user@]host[:port]/path/observe.db. Each source is checked
- * (integrity, schema version) and merged in one transaction of its own;
- * rows are matched on their identity (client name, pid, process start;
- * connection number; exchange number), so pulling the same source again,
- * or a source that grew, adds exactly the new rows. A source that fails is
- * named with the reason and skipped; the others still merge.
+ * (integrity, schema version) and merged in one transaction of its own
+ * (common/merge.c); rows are matched on their identity (client name, pid,
+ * process start; connection number; exchange number), so pulling the same
+ * source again, or a source that grew, adds exactly the new rows. A source
+ * that fails is named with the reason and skipped; the others still
+ * merge.
  *
  * An ssh source is never copied raw: on the client machine sqlite3 (or
  * python3's sqlite3 module) makes a consistent backup of the live database
@@ -17,16 +18,22 @@
  * connection into a local temporary file, checked and merged like a local
  * one. ssh runs with BatchMode (keys or an agent, never a password
  * prompt); -e gives the command and its options, as rsync's -e does.
+ * Nothing is left behind on either machine, also when the pull is stopped
+ * by SIGINT, SIGTERM or SIGHUP: the snapshot, the files SQLite made beside
+ * it and the directory are removed, ssh is stopped, and manager dies of
+ * the signal.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,82 +42,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "manager.h"
-#include "store.h"
+#include "commands.h"
+#include "files.h"
+#include "merge.h"
+#include "options.h"
+#include "text.h"
+#include "usage.h"
 
 extern char **environ;
-
-/* Merge statements, run with the source attached as `src`. New rows are
- * inserted; rows still in flight in the central database are brought up
- * to date; nothing else changes. */
-static const char merge_sql[] =
-	"INSERT INTO client(name, host) SELECT name, host FROM src.client "
-	"WHERE true ON CONFLICT(name) DO NOTHING;"
-	"INSERT INTO process(client_id, pid, ppid, start_ns, end_ns, ended, "
-	"host, program, argv, spool, dropped) "
-	"SELECT c.id, p.pid, p.ppid, p.start_ns, p.end_ns, p.ended, p.host, "
-	"p.program, p.argv, p.spool, p.dropped FROM src.process p "
-	"JOIN src.client sc ON sc.id = p.client_id "
-	"JOIN main.client c ON c.name = sc.name WHERE true "
-	"ON CONFLICT(client_id, pid, start_ns) DO UPDATE SET "
-	"end_ns = excluded.end_ns, ended = excluded.ended, "
-	"dropped = excluded.dropped WHERE process.ended = 0;"
-	"CREATE TEMP TABLE process_map AS "
-	"SELECT p.id AS src_id, mp.id AS dst_id FROM src.process p "
-	"JOIN src.client sc ON sc.id = p.client_id "
-	"JOIN main.client c ON c.name = sc.name "
-	"JOIN main.process mp ON mp.client_id = c.id AND mp.pid = p.pid "
-	"AND mp.start_ns = p.start_ns;"
-	"INSERT INTO connection(process_id, seq, fd, family, peer_addr, "
-	"peer_port, local_addr, local_port, t1_ns, t2_ns, t2_how, "
-	"connect_error, teof_ns, tshut_ns, t7_ns, end_class, end_error, "
-	"nonblocking, complete, tls, tls_version, tls_start_ns, tls_end_ns, "
-	"rtt_us, rttvar_us, min_rtt_us, retrans, snd_cwnd, pmtu, "
-	"delivery_rate, dns_name, dns_start_ns, dns_end_ns) "
-	"SELECT m.dst_id, k.seq, k.fd, k.family, k.peer_addr, k.peer_port, "
-	"k.local_addr, k.local_port, k.t1_ns, k.t2_ns, k.t2_how, "
-	"k.connect_error, k.teof_ns, k.tshut_ns, k.t7_ns, k.end_class, "
-	"k.end_error, k.nonblocking, k.complete, k.tls, k.tls_version, "
-	"k.tls_start_ns, k.tls_end_ns, k.rtt_us, k.rttvar_us, k.min_rtt_us, "
-	"k.retrans, k.snd_cwnd, k.pmtu, k.delivery_rate, k.dns_name, "
-	"k.dns_start_ns, k.dns_end_ns "
-	"FROM src.connection k "
-	"JOIN temp.process_map m ON m.src_id = k.process_id WHERE true "
-	"ON CONFLICT(process_id, seq) DO UPDATE SET "
-	"t2_ns = excluded.t2_ns, t2_how = excluded.t2_how, "
-	"connect_error = excluded.connect_error, teof_ns = excluded.teof_ns, "
-	"tshut_ns = excluded.tshut_ns, t7_ns = excluded.t7_ns, "
-	"end_class = excluded.end_class, end_error = excluded.end_error, "
-	"complete = excluded.complete, tls = excluded.tls, "
-	"tls_version = excluded.tls_version, "
-	"tls_start_ns = excluded.tls_start_ns, tls_end_ns = excluded.tls_end_ns, "
-	"rtt_us = excluded.rtt_us, rttvar_us = excluded.rttvar_us, "
-	"min_rtt_us = excluded.min_rtt_us, retrans = excluded.retrans, "
-	"snd_cwnd = excluded.snd_cwnd, pmtu = excluded.pmtu, "
-	"delivery_rate = excluded.delivery_rate, dns_name = excluded.dns_name, "
-	"dns_start_ns = excluded.dns_start_ns, dns_end_ns = excluded.dns_end_ns "
-	"WHERE connection.complete = 0;"
-	"CREATE TEMP TABLE connection_map AS "
-	"SELECT k.id AS src_id, mk.id AS dst_id FROM src.connection k "
-	"JOIN temp.process_map m ON m.src_id = k.process_id "
-	"JOIN main.connection mk ON mk.process_id = m.dst_id AND mk.seq = k.seq;"
-	"INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns, tfb_ns, "
-	"t6_ns, ds, dr, send_calls, recv_calls, server_first, peeked, complete, "
-	"method, path, status, host) "
-	"SELECT m.dst_id, x.seq, x.t3_ns, x.t4_ns, x.t5_ns, x.tfb_ns, x.t6_ns, "
-	"x.ds, x.dr, x.send_calls, x.recv_calls, x.server_first, x.peeked, "
-	"x.complete, x.method, x.path, x.status, x.host FROM src.exchange x "
-	"JOIN temp.connection_map m ON m.src_id = x.connection_id WHERE true "
-	"ON CONFLICT(connection_id, seq) DO UPDATE SET "
-	"t3_ns = excluded.t3_ns, t4_ns = excluded.t4_ns, t5_ns = excluded.t5_ns, "
-	"tfb_ns = excluded.tfb_ns, t6_ns = excluded.t6_ns, ds = excluded.ds, "
-	"dr = excluded.dr, send_calls = excluded.send_calls, "
-	"recv_calls = excluded.recv_calls, complete = excluded.complete, "
-	"method = excluded.method, path = excluded.path, "
-	"status = excluded.status, host = excluded.host "
-	"WHERE exchange.complete = 0;"
-	"DROP TABLE temp.process_map;"
-	"DROP TABLE temp.connection_map;";
 
 struct source {
 	char *path; /* a local file, or the ssh:// URL */
@@ -118,11 +57,10 @@ struct source {
 };
 
 struct puller {
-	sqlite3 *db;
-	char **rsh; /* the ssh command and its options, NULL-ended */
+	obs_store *store; /* the central database */
+	char **rsh;	  /* the ssh command and its options, NULL-ended */
 	size_t n_rsh;
-	char *tmpdir; /* for ssh snapshots, made on first use */
-	FILE *tty;    /* progress bar here, or NULL */
+	FILE *tty; /* progress bar here, or NULL */
 	size_t total, done;
 	const char *current;
 	const char *state; /* "fetching", "merging" */
@@ -143,7 +81,7 @@ static double now_s(void)
 
 static void progress_show(struct puller *p)
 {
-	char bar[31];
+	char bar[31], safe[48];
 	int filled = p->total ? (int)(p->done * 30 / p->total) : 30;
 	const char *name;
 
@@ -158,7 +96,8 @@ static void progress_show(struct puller *p)
 		"\r\033[K%s: [%s] %zu/%zu sources, %" PRId64
 		" exchanges new  %.30s %s",
 		program_invocation_short_name, bar, p->done, p->total,
-		p->exchanges_new, name, p->state ? p->state : "");
+		p->exchanges_new, text_tty(name, safe, sizeof(safe)),
+		p->state ? p->state : "");
 	if (p->state)
 		fprintf(p->tty, " %.0f s", now_s() - p->t_source);
 	fflush(p->tty);
@@ -191,143 +130,46 @@ static void source_failed(struct puller *p, const char *name, const char *fmt,
 			  ...)
 {
 	va_list ap;
+	char *why = NULL;
+	int n;
 
 	progress_clear(p);
-	fprintf(stderr, "manager: %s: ", name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vasprintf(&why, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (skipped)\n");
+	/* names and reasons come from file names and the other machine */
+	fputs("manager: ", stderr);
+	text_tty_put(stderr, name);
+	fputs(": ", stderr);
+	text_tty_put(stderr, n >= 0 ? why : "out of memory");
+	fputs(" (skipped)\n", stderr);
+	free(n >= 0 ? why : NULL);
 	p->failed++;
 }
 
-static int64_t last_exchange_id(sqlite3 *db)
+static void merge_step(void *ctx, const char *step)
 {
-	sqlite3_stmt *st;
-	int64_t n = -1;
+	struct puller *p = ctx;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT coalesce(max(id), 0) FROM main.exchange",
-			       -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return n;
-}
-
-static const char *check_source(sqlite3 *db, char *why, size_t size)
-{
-	sqlite3_stmt *st = NULL;
-	const char *ok = NULL;
-	int version = -1;
-
-	if (sqlite3_prepare_v2(db, "PRAGMA src.quick_check", -1, &st, NULL) !=
-		    SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW) {
-		snprintf(why, size, "not an SQLite database (%s)",
-			 sqlite3_errmsg(db));
-		sqlite3_finalize(st);
-		return why;
-	}
-	if (strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0) {
-		snprintf(why, size, "damaged database (%s)",
-			 (const char *)sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-		return why;
-	}
-	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(db, "PRAGMA src.user_version", -1, &st, NULL) ==
-		    SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (version >= 1 && version < OBS_SCHEMA_VERSION) {
-		snprintf(why, size,
-			 "made by an older observe (schema version %d; this "
-			 "manager reads %d): `slicer -o FILE` upgrades it",
-			 version, OBS_SCHEMA_VERSION);
-		return why;
-	}
-	if (version != OBS_SCHEMA_VERSION) {
-		snprintf(why, size,
-			 "not an observe database of schema version %d "
-			 "(version %d)",
-			 OBS_SCHEMA_VERSION, version);
-		return why;
-	}
-	return ok;
-}
-static char *file_uri(const char *path)
-{
-	size_t n = strlen(path);
-	char *uri = sqlite3_malloc64(n * 3 + 32), *p = uri;
-
-	if (!uri)
-		return NULL;
-	p += sprintf(p, "file:");
-	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
-		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 ||
-		    *c > 0x7e)
-			p += sprintf(p, "%%%02X", *c);
-		else
-			*p++ = (char)*c;
-	}
-	strcpy(p, "?mode=ro");
-	return uri;
+	p->state = step;
+	progress_show(p);
 }
 
 /* Merge one client database at path (named `name` in messages);
  * 0 merged, -1 skipped (reason printed). */
 static int merge_file(struct puller *p, const char *path, const char *name)
 {
-	sqlite3 *db = p->db;
-	char why[512], *msg = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t before, after;
-	int rc;
+	char why[512];
+	int64_t added;
 
-	rc = sqlite3_prepare_v2(db, "ATTACH DATABASE ?1 AS src", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		/* read-only: the source is a client's, never ours to change */
-		char *uri = file_uri(path);
-		sqlite3_bind_text(st, 1, uri, -1, sqlite3_free);
-		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_OK) {
-		source_failed(p, name, "cannot open: %s", sqlite3_errmsg(db));
-		return -1;
-	}
-	p->state = "checking";
-	progress_show(p);
-	if (check_source(db, why, sizeof(why))) {
+	/* a FIFO (or a device) would block the open or never end */
+	if (files_check_regular(path, 0, why, sizeof(why)) != 0 ||
+	    obs_merge_file(p->store, path, merge_step, p, &added, why,
+			   sizeof(why)) != 0) {
 		source_failed(p, name, "%s", why);
-		sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL);
 		return -1;
 	}
-	p->state = "merging";
-	progress_show(p);
-	before = last_exchange_id(db);
-	rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, merge_sql, NULL, NULL, &msg);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &msg);
-	if (rc != SQLITE_OK) {
-		source_failed(p, name, "cannot merge: %s",
-			      msg ? msg : sqlite3_errmsg(db));
-		sqlite3_free(msg);
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		sqlite3_exec(db,
-			     "DROP TABLE IF EXISTS temp.process_map;"
-			     "DROP TABLE IF EXISTS temp.connection_map",
-			     NULL, NULL, NULL);
-		sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL);
-		return -1;
-	}
-	sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL);
-	after = last_exchange_id(db);
-	p->exchanges_new += after - before;
+	p->exchanges_new += added;
 	return 0;
 }
 
@@ -343,6 +185,7 @@ static const char remote_script[] =
 	"if [ ! -r \"$db\" ]; then echo \"cannot read $db\" >&2; exit 3; fi\n"
 	"t=$(mktemp \"${TMPDIR:-/tmp}/observe-snapshot.XXXXXX\") || exit 4\n"
 	"trap 'rm -f \"$t\"' EXIT\n"
+	"trap 'exit 129' HUP INT TERM PIPE\n"
 	"if command -v sqlite3 >/dev/null 2>&1; then\n"
 	"  sqlite3 -bail -cmd '.timeout 10000' \"$db\" \".backup '$t'\" "
 	"</dev/null >&2 || exit 5\n"
@@ -475,22 +318,128 @@ static void last_line(int fd, char *buf, size_t size)
 	buf[n] = '\0';
 }
 
-static int make_tmpdir(struct puller *p)
+/* ---- temporary files, removed also when a signal stops the pull ------- */
+
+/* Everything pull_ssh may leave in its directory: the snapshot, the files
+ * SQLite makes beside it when it attaches it (it is a WAL database), ssh's
+ * messages. The paths are made once, with the directory, so that the
+ * signal handler needs no allocation. */
+static const char *const tmp_names[] = { "snapshot.db", "snapshot.db-wal",
+					 "snapshot.db-shm",
+					 "snapshot.db-journal", "ssh.err" };
+enum { TMP_SNAPSHOT = 0, TMP_SSH_ERR = 4, N_TMP = 5 };
+static char tmp_dir[PATH_MAX], tmp_paths[N_TMP][PATH_MAX + 32];
+static volatile sig_atomic_t tmp_made; /* tmp_dir and tmp_paths set */
+static volatile sig_atomic_t ssh_pid;  /* the ssh that runs, or 0 */
+
+/* The temporary directory, made on first use (0700, from mkdtemp). */
+static int make_tmpdir(void)
 {
 	const char *base = getenv("TMPDIR");
-	char *dir;
+	int n;
 
-	if (p->tmpdir)
+	if (tmp_made)
 		return 0;
-	if (asprintf(&dir, "%s/observe-pull.XXXXXX",
-		     base && *base ? base : "/tmp") < 0)
-		return -1;
-	if (!mkdtemp(dir)) {
-		free(dir);
+	n = snprintf(tmp_dir, sizeof(tmp_dir), "%s/observe-pull.XXXXXX",
+		     base && *base ? base : "/tmp");
+	if (n < 0 || (size_t)n >= sizeof(tmp_dir)) {
+		errno = ENAMETOOLONG;
 		return -1;
 	}
-	p->tmpdir = dir;
+	/* mkdtemp's 0700 less the umask: 0700 again */
+	if (!mkdtemp(tmp_dir))
+		return -1;
+	if (chmod(tmp_dir, 0700) != 0) {
+		rmdir(tmp_dir);
+		return -1;
+	}
+	for (int i = 0; i < N_TMP; i++)
+		snprintf(tmp_paths[i], sizeof(tmp_paths[i]), "%s/%s", tmp_dir,
+			 tmp_names[i]);
+	tmp_made = 1;
 	return 0;
+}
+
+/* Remove the files of one snapshot (async-signal-safe). */
+static void tmp_clear(void)
+{
+	if (!tmp_made)
+		return;
+	for (int i = 0; i < N_TMP; i++)
+		unlink(tmp_paths[i]);
+}
+
+/* Remove the files and the directory (async-signal-safe). */
+static void tmp_remove(void)
+{
+	tmp_clear();
+	if (tmp_made)
+		rmdir(tmp_dir);
+	tmp_made = 0;
+}
+
+/* SIGINT, SIGTERM, SIGHUP: stop ssh, remove the temporary files, then die
+ * of the signal (SA_RESETHAND: the default action once this returns). An
+ * interrupted merge leaves the central database as it was before it (its
+ * transaction is never committed). */
+static void on_stop(int sig)
+{
+	int e = errno;
+
+	if (ssh_pid > 0)
+		kill(ssh_pid, SIGTERM);
+	tmp_remove();
+	errno = e;
+	raise(sig);
+}
+
+/* on_stop for the stop signals, except those ignored (nohup, a
+ * background job's SIGINT): they stay ignored. */
+static void catch_stop_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { 0 }, old;
+
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+}
+
+/* Run argv with stdout into out and stderr into err; its pid in ssh_pid
+ * (signals held meanwhile, so that on_stop cannot miss it). 0, or the
+ * error number. */
+static int spawn_ssh(char **argv, int out, int err)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t stop, old;
+	pid_t pid;
+	int rc;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out, 1);
+	posix_spawn_file_actions_adddup2(&fa, err, 2);
+	posix_spawnattr_init(&attr);
+	sigprocmask(SIG_BLOCK, &stop, &old);
+	/* the child starts with the mask of before */
+	posix_spawnattr_setsigmask(&attr, &old);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+	if (rc == 0)
+		ssh_pid = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
 }
 
 /* Fetch a snapshot of the database behind an ssh:// URL into a local
@@ -498,22 +447,18 @@ static int make_tmpdir(struct puller *p)
 static void pull_ssh(struct puller *p, const char *url)
 {
 	char *user, *host, *port, *path, *quoted = NULL, *remote = NULL;
-	char *snap = NULL, *errf = NULL, reason[512];
-	const char *why = NULL;
+	char reason[512];
+	const char *why = NULL, *snap = tmp_paths[TMP_SNAPSHOT];
 	char **argv = NULL;
 	size_t n = 0;
 	int out = -1, err = -1, status;
-	pid_t pid;
-	posix_spawn_file_actions_t fa;
 	struct stat st;
 
 	if (parse_ssh_url(url, &user, &host, &port, &path, &why) != 0) {
 		source_failed(p, url, "%s", why);
 		goto done;
 	}
-	if (make_tmpdir(p) != 0 ||
-	    asprintf(&snap, "%s/snapshot.db", p->tmpdir) < 0 ||
-	    asprintf(&errf, "%s/ssh.err", p->tmpdir) < 0) {
+	if (make_tmpdir() != 0) {
 		source_failed(p, url, "cannot make a temporary file: %s",
 			      strerror(errno));
 		goto done;
@@ -555,7 +500,8 @@ static void pull_ssh(struct puller *p, const char *url)
 	argv[n] = NULL;
 
 	out = open(snap, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	err = open(errf, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	err = open(tmp_paths[TMP_SSH_ERR],
+		   O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (out < 0 || err < 0) {
 		source_failed(p, url, "cannot make a temporary file: %s",
 			      strerror(errno));
@@ -563,23 +509,19 @@ static void pull_ssh(struct puller *p, const char *url)
 	}
 	p->state = "fetching";
 	progress_show(p);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, out, 1);
-	posix_spawn_file_actions_adddup2(&fa, err, 2);
-	status = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
+	status = spawn_ssh(argv, out, err);
 	if (status != 0) {
 		source_failed(p, url, "cannot run %s: %s", argv[0],
 			      strerror(status));
 		goto done;
 	}
-	while (waitpid(pid, &status, 0) < 0) {
+	while (waitpid(ssh_pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			status = -1;
 			break;
 		}
 	}
+	ssh_pid = 0;
 	if (status != 0) {
 		last_line(err, reason, sizeof(reason));
 		if (status > 0 && WIFEXITED(status))
@@ -603,12 +545,7 @@ done:
 		close(out);
 	if (err >= 0)
 		close(err);
-	if (snap)
-		unlink(snap);
-	if (errf)
-		unlink(errf);
-	free(snap);
-	free(errf);
+	tmp_clear();
 	free(quoted);
 	free(remote);
 	free(argv);
@@ -756,44 +693,34 @@ static int split_rsh(struct puller *p, const char *cmd)
 	return -1;
 }
 
+struct pull_options {
+	const char *central, *rsh;
+	bool quiet;
+};
+
+static const struct cmd_option options[] = {
+	{ "output", 'o', CMD_TEXT, offsetof(struct pull_options, central) },
+	{ "rsh", 'e', CMD_TEXT, offsetof(struct pull_options, rsh) },
+	{ "quiet", 'q', CMD_FLAG, offsetof(struct pull_options, quiet) },
+	{ NULL },
+};
+static const struct cmdline cmdline = { "manager", options, manager_usage };
+
 int cmd_pull(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "rsh", required_argument, NULL, 'e' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *central = NULL, *rsh = "ssh";
-	bool quiet = false;
+	struct pull_options o = { .rsh = "ssh" };
+	const char *central, *rsh;
+	bool quiet;
 	struct puller p = { 0 };
 	struct source_list list = { 0 };
 	char err[512];
-	obs_store *store;
-	int opt;
+	int status;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:e:qh", longopts, NULL)) !=
-	       -1) {
-		switch (opt) {
-		case 'o':
-			central = optarg;
-			break;
-		case 'e':
-			rsh = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			manager_usage(stdout);
-			return 0;
-		default:
-			manager_usage(stderr);
-			return 2;
-		}
-	}
+	if (cmdline_parse(&cmdline, NULL, &o, argc, argv, &status) != 0)
+		return status;
+	central = o.central;
+	rsh = o.rsh;
+	quiet = o.quiet;
 	if (!central || optind >= argc) {
 		manager_usage(stderr);
 		return 2;
@@ -802,33 +729,25 @@ int cmd_pull(int argc, char **argv)
 		fprintf(stderr, "manager: -e '%s': not a command\n", rsh);
 		return 2;
 	}
-	store = obs_store_open(central, err, sizeof(err));
-	if (!store) {
+	p.store = obs_store_open(central, err, sizeof(err));
+	if (!p.store) {
 		fprintf(stderr, "manager: %s\n", err);
 		return 2;
 	}
-	p.db = obs_store_db(store);
-	/* A central database outgrows SQLite's default 2 MB page cache fast;
-	 * with too small a cache each merge re-reads index pages from disk. */
-	sqlite3_exec(p.db, "PRAGMA cache_size = -524288", NULL, NULL, NULL);
-	/* No index on exchange(t3_ns) here: the times of many clients
-	 * interleave, so every merged row would land at a random place in it;
-	 * keeping it made merging 100 x 100,000 exchanges take 100 s instead
-	 * of 16 s (scripts/bench-merge.sh). Time filters scan instead. */
-	if (sqlite3_exec(p.db, "DROP INDEX IF EXISTS exchange_t3", NULL, NULL,
-			 NULL) != SQLITE_OK) {
-		fprintf(stderr, "manager: %s: %s\n", central,
-			sqlite3_errmsg(p.db));
-		obs_store_close(store);
+	if (obs_merge_prepare(p.store, err, sizeof(err)) != 0) {
+		fprintf(stderr, "manager: %s: %s\n", central, err);
+		obs_store_close(p.store);
 		return 2;
 	}
 	if (!quiet && isatty(STDERR_FILENO)) {
 		p.tty = stderr;
-		sqlite3_progress_handler(p.db, 100000, progress_tick, &p);
+		sqlite3_progress_handler(obs_store_db(p.store), 100000,
+					 progress_tick, &p);
 	}
 	for (int i = optind; i < argc; i++)
 		expand_source(&p, &list, argv[i]);
 	p.total = list.n;
+	catch_stop_signals();
 	for (size_t i = 0; i < list.n; i++) {
 		p.current = list.v[i].path;
 		p.state = list.v[i].ssh ? "connecting" : "opening";
@@ -846,12 +765,9 @@ int cmd_pull(int argc, char **argv)
 	}
 	progress_clear(&p);
 	free(list.v);
-	sqlite3_progress_handler(p.db, 0, NULL, NULL);
-	obs_store_close(store);
-	if (p.tmpdir) {
-		rmdir(p.tmpdir);
-		free(p.tmpdir);
-	}
+	sqlite3_progress_handler(obs_store_db(p.store), 0, NULL, NULL);
+	obs_store_close(p.store);
+	tmp_remove();
 	for (size_t i = 0; i < p.n_rsh; i++)
 		free(p.rsh[i]);
 	free(p.rsh);

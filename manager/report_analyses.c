@@ -16,32 +16,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "manager.h"
-#include "report.h"
+#include "analyses.h"
+#include "report_analyses.h"
+#include "stats.h"
 
 #define MAX_SERVERS 4	     /* endings panels */
 #define MAX_LINES 6	     /* servers drawn in the keepalive and size plots */
 #define FIT_POINTS 20000     /* scatter points per server in size_fit */
 #define GAP_BINS_LINEAR 1000 /* 10 ms bins: 10 s at most */
 
-static const char *const end_names[] = { "server closed",  "client closed",
-					 "reset",	   "timeout",
-					 "connect failed", "unterminated" };
-static const char *const end_colors[] = { "#2a9d4b", "#3b7dd8", "#f28e2b",
-					  "#d62728", "#5a1e1e", "#aaaaaa" };
+/* the end classes of analyses.h, in its order */
+static const char *const end_names[ANALYSES_END_ABORTED] = {
+	"server closed",
+	"client closed",
+	"reset",
+	"timeout",
+	"connect failed",
+	"exit (open at exit)",
+	"lost (closed unseen)",
+	"unterminated"
+};
+static const char *const end_colors[ANALYSES_END_ABORTED] = {
+	"#2a9d4b", "#3b7dd8", "#f28e2b", "#d62728",
+	"#5a1e1e", "#9467bd", "#8c564b", "#aaaaaa"
+};
 
-/* 1, 2 or 5 times a power of ten seconds, a millisecond at least, giving
- * about `want` windows over the span. */
-static double nice_window(double span_s, double want)
+/* Out of memory: said once (report_plots.h); -1. */
+static int nomem(struct report_plots *r)
 {
-	double w = 0.001;
-
-	for (int k = -3; k <= 6 && span_s / w > want; k++)
-		for (int j = 0; j < 3 && span_s / w > want; j++)
-			w = (j == 0 ? 1 : j == 1 ? 2 : 5) * pow(10, k);
-	return w;
+	report_plots_nomem(r);
+	return -1;
 }
 
 /* ---- endings ------------------------------------------------------------ */
@@ -59,20 +64,22 @@ static int by_connections(const void *a, const void *b)
 	return (x->n < y->n) - (x->n > y->n);
 }
 
-static int plot_endings(struct report *r)
+static int plot_endings(struct report_plots *r)
 {
-	struct manager_endings_row *rows;
+	struct analyses_endings_row *rows;
 	struct server_total *tot = NULL;
 	size_t n, ns = 0, shown;
-	double span = (double)(r->t_last - r->t_first) / 1e9, w;
+	int rc = 0;
+	double span = (double)(r->data->t_last - r->data->t_first) / 1e9, w;
 
-	w = r->endings_window_s = nice_window(span > 0 ? span : 0.001, 30);
-	if (manager_endings_collect(r->db, r->where, w, &rows, &n) != 0)
+	w = r->endings_window_s = stats_round_step(span > 0 ? span : 0.001, 30);
+	if (analyses_endings_collect(r->data->db, r->data->where, w, &rows,
+				     &n) != 0)
 		return -1;
 	tot = calloc(n + 1, sizeof(*tot));
 	if (!tot) {
 		free(rows);
-		return -1;
+		return nomem(r);
 	}
 	for (size_t k = 0; k < n; k++) {
 		size_t i = 0;
@@ -94,30 +101,32 @@ static int plot_endings(struct report *r)
 	qsort(tot, ns, sizeof(*tot), by_connections);
 	shown = ns < MAX_SERVERS ? ns : MAX_SERVERS;
 	for (size_t i = 0; i < shown; i++) {
-		char *p = report_data_path(r, "endings", i);
-		FILE *f = p ? fopen(p, "w") : NULL;
+		FILE *f = report_plot_open(r, "endings", i);
 
-		free(p);
-		if (!f)
+		if (!f) {
+			rc = -1;
 			goto out;
+		}
 		/* x: the window's middle, s since the first request; then
 		 * the end classes as cumulative percentages; the aborted
 		 * share */
 		for (size_t k = 0; k < n; k++) {
-			const struct manager_endings_row *e = &rows[k];
+			const struct analyses_endings_row *e = &rows[k];
 			double cum = 0;
 
 			if (strcmp(e->server, tot[i].server) != 0 || e->n <= 0)
 				continue;
 			fprintf(f, "%.6f",
-				(double)(e->window_ns - r->t_first) / 1e9 +
+				(double)(e->window_ns - r->data->t_first) /
+						1e9 +
 					w / 2);
-			for (int c = 0; c < MANAGER_END_ABORTED; c++) {
+			for (int c = 0; c < ANALYSES_END_ABORTED; c++) {
 				cum += 100.0 * e->c[c] / e->n;
 				fprintf(f, " %.4f", cum);
 			}
 			fprintf(f, " %.4f %.0f\n",
-				100.0 * e->c[MANAGER_END_ABORTED] / e->n, e->n);
+				100.0 * e->c[ANALYSES_END_ABORTED] / e->n,
+				e->n);
 		}
 		fclose(f);
 	}
@@ -127,7 +136,7 @@ static int plot_endings(struct report *r)
 		for (size_t i = 0; i < shown; i++)
 			if (strcmp(rows[k].server, tot[i].server) == 0) {
 				double x = (double)(rows[k].window_ns -
-						    r->t_first) /
+						    r->data->t_first) /
 					   1e9;
 				x_lo = fmin(x_lo, x);
 				x_hi = fmax(x_hi, x + w);
@@ -147,17 +156,13 @@ static int plot_endings(struct report *r)
 			"set rmargin at screen 0.76\n",
 			shown, w, w * 0.9, x_lo - w / 2, x_hi + w / 2);
 		for (size_t i = 0; i < shown; i++) {
-			char *title = NULL;
-
-			if (asprintf(&title,
-				     "%s: %.0f connections; windows normal %d, "
-				     "saturated %d, stopped %d",
-				     tot[i].server, tot[i].n, tot[i].windows[0],
-				     tot[i].windows[1], tot[i].windows[2]) < 0)
-				break;
 			fprintf(r->gp, "set title ");
-			report_gp_string(r->gp, title);
-			free(title);
+			report_gp_text(r,
+				       "%s: %.0f connections; windows normal "
+				       "%d, saturated %d, stopped %d",
+				       tot[i].server, tot[i].n,
+				       tot[i].windows[0], tot[i].windows[1],
+				       tot[i].windows[2]);
 			fprintf(r->gp, "\nset xlabel %s\nplot ",
 				i + 1 == shown
 					? "'time since the first request, s "
@@ -165,7 +170,7 @@ static int plot_endings(struct report *r)
 					: "''");
 			/* the tallest (all classes) first, each next one
 			 * over it */
-			for (int c = MANAGER_END_ABORTED - 1; c >= 0; c--) {
+			for (int c = ANALYSES_END_ABORTED - 1; c >= 0; c--) {
 				fprintf(r->gp,
 					"'%s/endings-%zu.dat' using 1:%d with "
 					"boxes lc rgb '%s' ",
@@ -180,7 +185,7 @@ static int plot_endings(struct report *r)
 			fprintf(r->gp,
 				"'%s/endings-%zu.dat' using 1:%d with "
 				"linespoints lw 2 pt 7 lc rgb '#000000' %s\n",
-				r->tmp, i, MANAGER_END_ABORTED + 2,
+				r->tmp, i, ANALYSES_END_ABORTED + 2,
 				i == 0 ? "title 'aborted (unanswered)'"
 				       : "notitle");
 		}
@@ -198,13 +203,13 @@ static int plot_endings(struct report *r)
 out:
 	free(tot);
 	free(rows);
-	return 0;
+	return rc;
 }
 
 /* ---- keep-alive ---------------------------------------------------------- */
 
 struct keepalive_plot {
-	struct report *r;
+	struct report_plots *r;
 	size_t servers; /* drawn */
 	size_t more;	/* not drawn */
 	char *names[MAX_LINES];
@@ -212,7 +217,6 @@ struct keepalive_plot {
 	bool closes[MAX_LINES];
 	double max_ms;	       /* the linear panel's range */
 	double log_lo, log_hi; /* the log panel's */
-	bool failed;
 };
 
 /* counts of v on bins [lo_k, lo_k+1): steps, closed at the top */
@@ -233,14 +237,17 @@ static void write_steps(FILE *f, const double *edges, size_t nb,
 	fprintf(f, "%.9g 0\n", edges[nb]);
 }
 
-static void log_edges(const double *v, size_t n, double **edges, size_t *nb)
+/* Edges of 10 log bins per decade over the positive values of n sorted
+ * ones (*nb 0 and *edges NULL when there are none). 0, or -1 when out of
+ * memory. */
+static int log_edges(const double *v, size_t n, double **edges, size_t *nb)
 {
 	int first = 0, last;
 
 	*edges = NULL;
 	*nb = 0;
 	if (n == 0 || !(v[n - 1] > 0))
-		return;
+		return 0;
 	for (size_t k = 0; k < n; k++)
 		if (v[k] > 0) {
 			first = (int)floor(log10(v[k]) * 10);
@@ -251,32 +258,33 @@ static void log_edges(const double *v, size_t n, double **edges, size_t *nb)
 	*edges = malloc((*nb + 1) * sizeof(**edges));
 	if (!*edges) {
 		*nb = 0;
-		return;
+		return -1;
 	}
 	for (size_t b = 0; b <= *nb; b++)
 		(*edges)[b] = pow(10, (first + (int)b) / 10.0);
+	return 0;
 }
 
-static void keepalive_data(void *ctx, const struct manager_keepalive *k)
+/* One server's gaps and idle closes on 10 ms bins and log bins. */
+static int keepalive_data(void *ctx, const struct analyses_keepalive *k)
 {
 	struct keepalive_plot *kp = ctx;
 	size_t i = kp->servers;
 	double *edges = NULL;
 	size_t nb;
-	char *p;
 	FILE *f;
 
 	if (k->ngaps == 0 && k->ncloses == 0)
-		return;
+		return 0;
 	if (i == MAX_LINES) {
 		kp->more++;
-		return;
+		return 0;
 	}
-	kp->names[i] = strdup(k->server);
+	if (!(kp->names[i] = strdup(k->server)))
+		return nomem(kp->r);
 	kp->recommended[i] = k->ngaps ? k->recommended_ms : NAN;
 	kp->close_p50[i] =
-		k->ncloses ? manager_percentile(k->closes, k->ncloses, 50)
-			   : NAN;
+		k->ncloses ? stats_percentile(k->closes, k->ncloses, 50) : NAN;
 	kp->closes[i] = k->ncloses > 0;
 	kp->servers++;
 	if (kp->recommended[i] > 0) { /* the line is inside both panels */
@@ -286,24 +294,21 @@ static void keepalive_data(void *ctx, const struct manager_keepalive *k)
 		kp->log_hi = fmax(kp->log_hi, kp->recommended[i] * 3);
 	}
 	/* 10 ms bins up to the longest gap (10 s at most) */
-	p = report_data_path(kp->r, "gaps_linear", i);
-	f = p ? fopen(p, "w") : NULL;
-	free(p);
-	if (!f) {
-		kp->failed = true;
-		return;
-	}
+	if (!(f = report_plot_open(kp->r, "gaps_linear", i)))
+		return -1;
 	if (k->ngaps) {
 		size_t bins = (size_t)(k->gaps[k->ngaps - 1] / 10) + 1;
 		if (bins > GAP_BINS_LINEAR)
 			bins = GAP_BINS_LINEAR;
 		edges = malloc((bins + 1) * sizeof(*edges));
-		if (edges) {
-			for (size_t b = 0; b <= bins; b++)
-				edges[b] = 10.0 * (double)b;
-			write_steps(f, edges, bins, k->gaps, k->ngaps);
-			free(edges);
+		if (!edges) {
+			fclose(f);
+			return nomem(kp->r);
 		}
+		for (size_t b = 0; b <= bins; b++)
+			edges[b] = 10.0 * (double)b;
+		write_steps(f, edges, bins, k->gaps, k->ngaps);
+		free(edges);
 		if (10.0 * (double)bins > kp->max_ms)
 			kp->max_ms = 10.0 * (double)bins;
 	}
@@ -313,15 +318,13 @@ static void keepalive_data(void *ctx, const struct manager_keepalive *k)
 		const double *v = what ? k->closes : k->gaps;
 		size_t n = what ? k->ncloses : k->ngaps;
 
-		p = report_data_path(kp->r, what ? "closes_log" : "gaps_log",
-				     i);
-		f = p ? fopen(p, "w") : NULL;
-		free(p);
-		if (!f) {
-			kp->failed = true;
-			return;
+		if (!(f = report_plot_open(
+			      kp->r, what ? "closes_log" : "gaps_log", i)))
+			return -1;
+		if (log_edges(v, n, &edges, &nb) != 0) {
+			fclose(f);
+			return nomem(kp->r);
 		}
-		log_edges(v, n, &edges, &nb);
 		if (edges) {
 			write_steps(f, edges, nb, v, n);
 			kp->log_lo = fmin(kp->log_lo, edges[0]);
@@ -330,26 +333,18 @@ static void keepalive_data(void *ctx, const struct manager_keepalive *k)
 		}
 		fclose(f);
 	}
+	return 0;
 }
 
-static bool nonempty(struct report *r, const char *what, size_t i)
-{
-	char *p = report_data_path(r, what, i);
-	struct stat st;
-	bool yes = p && stat(p, &st) == 0 && st.st_size > 0;
-
-	free(p);
-	return yes;
-}
-
-static int plot_keepalive(struct report *r)
+static int plot_keepalive(struct report_plots *r)
 {
 	struct keepalive_plot kp = {
 		.r = r, .max_ms = 100, .log_lo = INFINITY, .log_hi = 0
 	};
 	int rc = 0;
 
-	if (manager_keepalive_each(r->db, r->where, keepalive_data, &kp) != 0) {
+	if (analyses_keepalive_each(r->data->db, r->data->where, keepalive_data,
+				    &kp) != 0) {
 		rc = -1;
 		goto out;
 	}
@@ -404,28 +399,19 @@ static int plot_keepalive(struct report *r)
 					panel ? "closes_log" : NULL
 				};
 				for (int j = 0; j < 2; j++) {
-					char *p, *title = NULL;
 					if (!files[j] ||
-					    !nonempty(r, files[j], i))
-						continue;
-					p = report_data_path(r, files[j], i);
-					if (!p)
+					    !report_plot_written(r, files[j],
+								 i))
 						continue;
 					fprintf(r->gp, "%s", n++ ? ", " : "");
-					report_gp_string(r->gp, p);
+					report_gp_file(r, files[j], i);
 					fprintf(r->gp,
 						" using 1:2 with steps lw 2 lc "
 						"%zu %s title ",
 						i + 1, j ? "dt 3" : "");
-					if (asprintf(&title, "%s %s",
-						     kp.names[i],
-						     j ? "idle closes"
-						       : "gaps") < 0)
-						title = NULL;
-					report_gp_string(r->gp,
-							 title ? title : "");
-					free(title);
-					free(p);
+					report_gp_text(r, "%s %s", kp.names[i],
+						       j ? "idle closes"
+							 : "gaps");
 				}
 			}
 			if (n == 0) /* nothing on this panel */
@@ -446,57 +432,54 @@ static int plot_keepalive(struct report *r)
 out:
 	for (size_t i = 0; i < kp.servers; i++)
 		free(kp.names[i]);
-	return kp.failed ? -1 : rc;
+	return rc;
 }
 
 /* ---- size ------------------------------------------------------------- */
 
 struct size_plot {
-	struct report *r;
+	struct report_plots *r;
 	size_t servers, more;
 	char *names[MAX_LINES];
 	double a[MAX_LINES], b[MAX_LINES], ts_a[MAX_LINES], ts_b[MAX_LINES];
-	bool failed;
 };
 
-static void size_data(void *ctx, const struct manager_size_fit *fit)
+/* One server's points (FIT_POINTS at most) and its fits. */
+static int size_data(void *ctx, const struct analyses_size_fit *fit)
 {
 	struct size_plot *sp = ctx;
 	size_t i = sp->servers, step = fit->n / FIT_POINTS + 1;
-	char *p;
 	FILE *f;
 
 	if (fit->n == 0)
-		return;
+		return 0;
 	if (i == MAX_LINES) {
 		sp->more++;
-		return;
+		return 0;
 	}
-	p = report_data_path(sp->r, "size_fit", i);
-	f = p ? fopen(p, "w") : NULL;
-	free(p);
-	if (!f) {
-		sp->failed = true;
-		return;
-	}
+	if (!(sp->names[i] = strdup(fit->server)))
+		return nomem(sp->r);
+	sp->servers++;
+	if (!(f = report_plot_open(sp->r, "size_fit", i)))
+		return -1;
 	for (size_t k = 0; k < fit->n; k += step)
 		if (fit->dr[k] > 0 && fit->t_ms[k] > 0)
 			fprintf(f, "%.0f %.6f\n", fit->dr[k], fit->t_ms[k]);
 	fclose(f);
-	sp->names[i] = strdup(fit->server);
 	sp->a[i] = fit->a;
 	sp->b[i] = fit->b;
 	sp->ts_a[i] = fit->ts_a;
 	sp->ts_b[i] = fit->ts_b;
-	sp->servers++;
+	return 0;
 }
 
-static int plot_size_fit(struct report *r)
+static int plot_size_fit(struct report_plots *r)
 {
 	struct size_plot sp = { .r = r };
 	int rc = 0;
 
-	if (manager_size_each(r->db, r->where, size_data, &sp) != 0) {
+	if (analyses_size_each(r->data->db, r->data->where, size_data, &sp) !=
+	    0) {
 		rc = -1;
 		goto out;
 	}
@@ -526,13 +509,8 @@ static int plot_size_fit(struct report *r)
 		}
 		fprintf(r->gp, "plot ");
 		for (size_t i = 0; i < sp.servers; i++) {
-			char *p = report_data_path(r, "size_fit", i);
-			char *t = NULL;
-
 			fprintf(r->gp, "%s", i ? ", " : "");
-			if (p)
-				report_gp_string(r->gp, p);
-			free(p);
+			report_gp_file(r, "size_fit", i);
 			fprintf(r->gp,
 				" using 1:2 with points pt 7 ps 0.5 lc %zu "
 				"noenhanced title ",
@@ -540,15 +518,12 @@ static int plot_size_fit(struct report *r)
 			report_gp_string(r->gp, sp.names[i]);
 			if (!isfinite(sp.a[i]) || !isfinite(sp.b[i]))
 				continue; /* one size only: nothing to fit */
-			if (asprintf(&t, "a = %.3g us/byte, b = %.3g ms",
-				     sp.a[i] * 1e3, sp.b[i]) < 0)
-				t = NULL;
 			fprintf(r->gp,
 				", ls%zu(x) with lines lw 2 lc %zu noenhanced "
 				"title ",
 				i, i + 1);
-			report_gp_string(r->gp, t ? t : "");
-			free(t);
+			report_gp_text(r, "a = %.3g us/byte, b = %.3g ms",
+				       sp.a[i] * 1e3, sp.b[i]);
 			if (isfinite(sp.ts_a[i]) && isfinite(sp.ts_b[i]))
 				fprintf(r->gp,
 					", ts%zu(x) with lines lw 2 dt 2 lc %zu "
@@ -569,52 +544,17 @@ static int plot_size_fit(struct report *r)
 out:
 	for (size_t i = 0; i < sp.servers; i++)
 		free(sp.names[i]);
-	return sp.failed ? -1 : rc;
+	return rc;
 }
 
-static int plot_family(struct report *r);
+static int plot_family(struct report_plots *r);
 
-int report_plot_analyses(struct report *r)
+int report_plot_analyses(struct report_plots *r)
 {
 	if (plot_endings(r) != 0 || plot_keepalive(r) != 0 ||
 	    plot_size_fit(r) != 0 || plot_family(r) != 0)
 		return -1;
-	return 0;
-}
-
-bool report_figure_analysis(FILE *h, struct report *r, const char *view)
-{
-	if (strcmp(view, "endings") == 0 && r->endings_height) {
-		char text[256];
-		snprintf(
-			text, sizeof(text),
-			"The share of connections by how they ended, per %g s "
-			"window of their connect (T1), stacked; the black line "
-			"is the share the client gave up on unanswered. The "
-			"table below gives the whole span.",
-			r->endings_window_s);
-		return report_figure_sized(h, r, "endings",
-					   "Server state over time", text,
-					   r->endings_height);
-	}
-	if (strcmp(view, "keepalive") == 0)
-		return report_figure(
-			h, r, "keepalive", "Keep-alive: idle gaps",
-			"Left: the idle gaps Tgap on 10 ms bins; right: "
-			"the gaps and the server's idle closes (TEOF - "
-			"T6 of the last response) on log bins. A "
-			"vertical dashed line per server marks the "
-			"recommended timeout (mu + 7 sigma of the gaps, "
-			"in [100 ms, 15 s]).");
-	if (strcmp(view, "size") == 0)
-		return report_figure(
-			h, r, "size_fit", "Response time against size",
-			"Each exchange with a response: Dr against T6 - "
-			"T4, with the fitted T = a Dr + b per server "
-			"(least squares solid, Theil-Sen dashed); b is "
-			"the fixed cost of a request, 1/a the service "
-			"bandwidth.");
-	return false;
+	return r->failed ? -1 : 0;
 }
 
 /* ---- family ----------------------------------------------------------------
@@ -623,20 +563,21 @@ bool report_figure_analysis(FILE *h, struct report *r, const char *view)
 /* The p50s of the family view's groups (IPv4/IPv6 x plain/TLS) side by
  * side, when there are two groups or more; read from the view's own CSV so
  * that plot and table cannot disagree. */
-static int plot_family(struct report *r)
+static int plot_family(struct report_plots *r)
 {
 	static const char *const metrics[] = { "te_ms", "tls_ms", "tw_ms",
 					       "tr_ms", "tt_ms" };
 	enum { NM = 5, MAX_GROUPS = 4 };
-	char *text = NULL, *line, *save = NULL, *p;
+	char *text = NULL, *line, *save = NULL;
 	size_t len = 0, ng = 0;
 	FILE *f = open_memstream(&text, &len);
 	int groups[MAX_GROUPS][2]; /* family, tls */
 	double p50[NM][MAX_GROUPS];
 
 	if (!f)
-		return -1;
-	if (manager_view(r->db, "family", r->where, 0, true, f) != 0) {
+		return nomem(r);
+	if (analyses_view(r->data->db, "family", r->data->where, 0, true, f) !=
+	    0) {
 		fclose(f);
 		free(text);
 		return -1;
@@ -675,10 +616,7 @@ static int plot_family(struct report *r)
 				 "one group only: nothing to compare");
 		return 0;
 	}
-	p = report_data_path(r, "family", 0);
-	f = p ? fopen(p, "w") : NULL;
-	free(p);
-	if (!f)
+	if (!(f = report_plot_open(r, "family", 0)))
 		return -1;
 	for (int m = 0; m < NM; m++) {
 		fprintf(f, "%d", m);

@@ -20,32 +20,7 @@ else
 fi
 if [[ ! -f $dir/clients/client-$clients.db || $(sqlite3 "$dir/one.db" "SELECT count(*) FROM exchange" 2>/dev/null) != "$per" ]]; then
 rm -rf "$dir/clients"
-python3 - "$dir/one.spool" "$per" <<'PY'
-import struct, sys
-n = int(sys.argv[2])
-hdr = bytearray(4096)
-hdr[0:8] = b"OBSSPOOL"
-struct.pack_into("<IIIIiiqqqqQQ", hdr, 8, 1, 4096, 128, 1, 999998, 1,
-                 1700000000000000000, 1000000000, 1700000000000000000, 0, 0, 0)
-hdr[88:93] = b"bench"
-recs, t = [], 1000000000
-for i in range(n):
-    if i % 100 == 0:
-        r = bytearray(128)
-        struct.pack_into("<IIQ", r, 0, 1, 1, i // 100 + 1)
-        struct.pack_into("<5q", r, 16, t, t + 1000, 0, t + 10**9, 0)
-        struct.pack_into("<HHHBB", r, 88, 2, 80, 1000, 1, 2)
-        recs.append(bytes(r))
-    r = bytearray(128)
-    t += 1000
-    struct.pack_into("<IIQ", r, 0, 2, 1, i // 100 + 1)
-    struct.pack_into("<II5qQQII", r, 16, i % 100 + 1, 0, t, t + 10, t + 20,
-                     t + 500, t + 600, 100, 300, 1, 1)
-    recs.append(bytes(r))
-with open(sys.argv[1], "wb") as f:
-    f.write(hdr)
-    f.write(b"".join(recs))
-PY
+build/bin/spoolgen "$dir/one.spool" "$per"
 mkdir -p "$dir/clients"
 build/bin/slicer -q -o "$dir/one.db" "$dir/one.spool"
 sqlite3 "$dir/one.db" "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;" >/dev/null

@@ -16,9 +16,11 @@
 #    e. for context, strace -f and ltrace wall time (fewer requests: ltrace
 #       is slow), when installed.
 # 2. Per intercepted call (tests/tools/callbench, loopback TCP pair, 64-byte
-#    send/recv): ns added per call, measured inside one run against the same
-#    system calls made through syscall(2) (see callbench.c), and instructions
-#    added per call (callgrind); the cost of one clock_gettime.
+#    send/recv; and an AF_UNIX pair, the untracked fast path): ns added per call, measured inside one run against the same
+#    system calls made directly (see callbench.c), and instructions
+#    added per call (callgrind); the cost of one clock_gettime; and per
+#    TLS call (tests/tools/tlsbench: OpenSSL on a loopback pair): the
+#    instructions the TLS hooks add (callgrind).
 # 3. Max RSS of ab (median of 3), bare vs observed.
 #
 # usage: scripts/bench.sh [REQUESTS] [PAIRS]     (defaults 5000 and 11)
@@ -44,7 +46,7 @@ CALLBENCH=$BUILD/bin/callbench
 [ -x "$CALLBENCH" ] || die "no $CALLBENCH (built with the tests: BUILD_TESTING)"
 
 bare=(env)
-observed=(env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$WORK/spool")
+observed=(env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/spool")
 
 # median_minmax: numbers on stdin -> "median min max"
 median_minmax() {
@@ -146,8 +148,8 @@ done
 
 # 2. per intercepted call
 echo
-row "per call (loopback TCP, 64 B)" bare observed added "note (columns: libc minus syscall(2), per iteration)"
-for mode in send pingpong; do
+row "per call (loopback TCP, 64 B)" bare observed added "note (columns: libc minus direct system calls, per iteration)"
+for mode in send pingpong untracked; do
   calls=1; [ "$mode" = pingpong ] && calls=2
   : > "$WORK/cb.bare"; : > "$WORK/cb.observed"
   for _ in 1 2 3; do
@@ -156,9 +158,10 @@ for mode in send pingpong; do
   done
   db=$(median < "$WORK/cb.bare") do=$(median < "$WORK/cb.observed")
   added=$(awk -v o="$do" -v b="$db" -v k="$calls" 'BEGIN { printf "%.0f", (o - b) / k }')
-  what="all in one exchange"
+  what="all in one exchange" kind=tracked
   [ "$mode" = pingpong ] && what="a record per exchange"
-  row "$mode: ns per tracked call" "$db" "$do" "+$added ns" "aim <= 50; $what"
+  [ "$mode" = untracked ] && what="AF_UNIX pair: the fast path" kind=untracked
+  row "$mode: ns per $kind call" "$db" "$do" "+$added ns" "aim <= 50; $what"
   # instructions: two callgrind runs of different lengths, so that start-up
   # costs cancel out
   for m in bare observed; do
@@ -176,10 +179,38 @@ for mode in send pingpong; do
   # in both runs and cancel out
   per=$(awk -v b="$((b15 - b5))" -v o="$((o15 - o5))" -v k="$calls" \
     'BEGIN { printf "%.0f", (o - b) / (10 * 1000 * k) }')
-  row "$mode: instructions added per tracked call" "" "" "+$per" "callgrind; incl. the other end's lookup"
+  row "$mode: instructions added per $kind call" "" "" "+$per" "callgrind; incl. the other end's lookup"
 done
 clk=$("$CALLBENCH" clock 101 10000)
 row "clock_gettime(CLOCK_MONOTONIC) ns" "$clk" "" "" "two per tracked call"
+
+# 2b. per TLS call (tests/tools/tlsbench: OpenSSL on a loopback pair; per
+# iteration the tracked end's SSL_write and SSL_read, the other end's
+# SSL_read and SSL_write, one exchange). Instructions by callgrind, two run
+# lengths so that start-up cancels: all the layer adds per iteration, and
+# the TLS hooks' own part (their inclusive cost minus libssl's functions
+# they call, which include the socket hooks).
+TLSBENCH=$BUILD/bin/tlsbench
+if [ -x "$TLSBENCH" ]; then
+  # tls_cg MODE N: "total hooks real" instructions of one callgrind run
+  tls_cg() {
+    local -n pre=$1
+    "${pre[@]}" valgrind --tool=callgrind --callgrind-out-file="$WORK/cgt" \
+      "$TLSBENCH" "$2" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tr '\n' ' '
+    callgrind_annotate --inclusive=yes "$WORK/cgt" 2>/dev/null | tr -d , | awk '
+      /hooks_tls.c:SSL_(write|read) \[/ { h += $1 }
+      /\?\?\?:SSL_(write|read) \[.*libssl/ { r += $1 }
+      END { printf "%d %d\n", h, r }'
+  }
+  read -r bt1 _ _ < <(tls_cg bare 1000)
+  read -r bt3 _ _ < <(tls_cg bare 3000)
+  read -r ot1 oh1 or1 < <(tls_cg observed 1000)
+  read -r ot3 oh3 or3 < <(tls_cg observed 3000)
+  added=$(awk -v b="$((bt3 - bt1))" -v o="$((ot3 - ot1))" 'BEGIN { printf "%.0f", (o - b) / 2000 }')
+  hooks=$(awk -v h="$((oh3 - oh1))" -v r="$((or3 - or1))" 'BEGIN { printf "%.0f", (h - r) / 2000 }')
+  row "TLS (OpenSSL): instructions per iteration" "$(( (bt3 - bt1) / 2000 ))" "$(( (ot3 - ot1) / 2000 ))" "+$added" "2 tracked + 2 untracked SSL calls, 2 socket calls, 1 exchange"
+  row "  of which the TLS hooks themselves" "" "" "+$hooks" "the rest: the socket hooks inside"
+fi
 
 # 3. RSS
 for m in bare observed; do

@@ -6,7 +6,10 @@
 # summary by program and the path of the database. A second client machine
 # ("lab-b": python and wget, its own database) is then merged with the
 # first by manager pull into a central database, compared by manager stats,
-# and drawn by manager report: the demo ends with the report's page.
+# and drawn by manager report: the demo ends with the report's page, which
+# has a waterfall per program (Chromium's page load among them) and, as
+# before and after, lab-b's same requests without keep-alive (a database
+# of their own, the baseline) against its run with keep-alive.
 #
 # usage: scripts/demo.sh [DB]     (default ./demo/observe.db, made afresh;
 #                                  the rest goes next to it)
@@ -28,8 +31,9 @@ source tests/lib/nginx.sh
 DB=$(realpath -m "${1:-demo/observe.db}")
 OUT=$(dirname "$DB")
 LAB_B=$OUT/lab-b.db CENTRAL=$OUT/central.db REPORT=$OUT/report
+BEFORE=$OUT/lab-b-before.db
 mkdir -p "$OUT"
-rm -rf "$DB" "$DB-wal" "$DB-shm" "$LAB_B"* "$CENTRAL"* "$REPORT"
+rm -rf "$DB" "$DB-wal" "$DB-shm" "$LAB_B"* "$BEFORE"* "$CENTRAL"* "$REPORT"
 
 make_site "$WORK/site"
 nginx_start "$WORK/site" demo-nginx
@@ -122,8 +126,17 @@ echo "database: $DB"
 echo "try:  sqlite3 -header -column $DB 'SELECT program, path, status, te_ms, tw_ms, tr_ms, dr FROM exchange_metrics LIMIT 10'"
 
 # A second client machine: its own name and database, as if on another host.
+# Before: its requests each on a new connection; after: on one, kept alive.
 echo
-echo "== a second client, lab-b: python (keep-alive, with pauses) and wget"
+echo "== a second client, lab-b, before: python (a connection per request, with pauses) and wget"
+OBSERVE_CLIENT=lab-b "$OBSERVE" -q -o "$BEFORE" -- "$PYTHON" -c "
+import time, urllib.request
+for i, p in enumerate(['/index.html', '/50k', '/100b', '/1m'] * 5):
+    urllib.request.urlopen('$URL' + p).read()
+    time.sleep(0.02 * (i % 3))"
+OBSERVE_CLIENT=lab-b "$OBSERVE" -q -o "$BEFORE" -- wget -q -O /dev/null "$URL/1m" "$URL/50k"
+echo "   $(sqlite3 "$BEFORE" 'SELECT count(*) FROM connection') connections in $BEFORE"
+echo "== lab-b, after: python (keep-alive, with pauses) and wget"
 OBSERVE_CLIENT=lab-b "$OBSERVE" -q -o "$LAB_B" -- "$PYTHON" -c "
 import http.client, time
 c = http.client.HTTPConnection('127.0.0.1', $NGINX_PORT)
@@ -132,7 +145,8 @@ for i, p in enumerate(['/index.html', '/50k', '/100b', '/1m'] * 5):
     time.sleep(0.02 * (i % 3))
 c.close()"
 OBSERVE_CLIENT=lab-b "$OBSERVE" -q -o "$LAB_B" -- wget -q -O /dev/null "$URL/1m" "$URL/50k"
-echo "   $(sqlite3 "$LAB_B" 'SELECT count(*) FROM exchange') exchanges in $LAB_B"
+echo "   $(sqlite3 "$LAB_B" 'SELECT count(*) FROM exchange') exchanges on" \
+  "$(sqlite3 "$LAB_B" 'SELECT count(*) FROM connection') connections in $LAB_B"
 
 echo
 echo "== manager pull -o $CENTRAL $DB $LAB_B"
@@ -141,8 +155,20 @@ echo
 echo "== manager stats $CENTRAL --by client (ms; rates in MB/s)"
 "$BUILD/bin/manager" stats "$CENTRAL" --by client
 echo
-echo "== manager report $CENTRAL -o $REPORT"
-"$BUILD/bin/manager" report "$CENTRAL" -o "$REPORT" >/dev/null
-echo "   $(ls "$REPORT"/*.png | wc -l) plots (PNG and SVG), $REPORT/summary.txt"
+echo "== manager compare $BEFORE $LAB_B --by path (lab-b before and after keep-alive; ms, MB/s)"
+"$BUILD/bin/manager" compare "$BEFORE" "$LAB_B" --by path
+echo
+echo "== manager waterfall $DB --program chromium -o $OUT/page.svg"
+if [ -n "$chromium" ]; then
+  "$BUILD/bin/manager" waterfall "$DB" --program chromium -o "$OUT/page.svg"
+else
+  echo "   (no Chromium page load)"
+fi
+echo
+echo "== manager report $CENTRAL -o $REPORT --baseline $BEFORE"
+"$BUILD/bin/manager" report "$CENTRAL" -o "$REPORT" --baseline "$BEFORE" >/dev/null
+echo "   $(ls "$REPORT"/*.png | wc -l) plots (PNG and SVG), $REPORT/summary.txt;"
+echo "   before and after (lab-b against its baseline), waterfalls:"
+sed -n 's/^waterfall /     /p' "$REPORT/summary.txt"
 echo
 echo "report: $REPORT/index.html   (open it in a browser)"

@@ -13,12 +13,21 @@ required=(
   gnuplot-nox procps iproute2 valgrind file time openssh-client        # tests, reports
   clang libclang-rt-14-dev                                             # the fuzz target
   tshark                                                               # accuracy: packets
+  libnghttp2-dev nghttp2-client nghttp2-proxy                          # HTTP/2: HPACK, h2load, nghttpx
+  libssl-dev libgnutls28-dev                                           # the TLS hooks' types
+  default-jdk-headless                                                 # clients: Java
 )
 optional=(
   chromium       # the headless page load in the demo and the tests
   linux-perf     # instruction counts in scripts/bench.sh
   strace ltrace  # context figures in scripts/bench.sh
+  python3-scipy  # the Mann-Whitney test checked against SciPy (tests/unit)
   openssh-server # pulling client databases over ssh:// (manager tests)
+  # the client zoo (tests/clients, docs/clients.md): a client that is not
+  # installed is skipped with a message naming its package
+  wget2 axel aria2 lynx w3m httpie siege hey
+  python3-requests libwww-perl liblwp-protocol-https-perl libio-socket-ssl-perl
+  ruby php-cli php-curl
 )
 
 # one dpkg-query for all: "name status" lines of the installed ones

@@ -6,23 +6,31 @@
  * connect = Te (first exchange of a connection; plus the TLS handshake
  * on a TLS connection), ssl = the handshake (tls_end - tls_start), send =
  * Ts, wait = Tw, receive = T6 - TFB, dns = the getaddrinfo() the
- * connection was the first to use (else -1), blocked = -1, time = the sum of the
- * non-negative phases, startedDateTime = T3 (T1 for a connection's first
- * exchange). */
+ * connection was the first to use (else -1), blocked = -1, time = the sum of
+ * the non-negative phases, startedDateTime = T3 (T1 for a connection's first
+ * exchange). An HTTP/2 stream is an entry of its own, timed as its
+ * exchange (docs/measurement-model.md): its streams overlap, and only the
+ * connection's first carries dns, connect and ssl. The URL's scheme is
+ * https on a TLS connection, its host the request's (:authority or Host),
+ * else the name looked up, else the peer's address; httpVersion HTTP/2.0
+ * on h2 and h2c connections. */
 #define _GNU_SOURCE
 #include "export.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "filter.h"
+#include "files.h"
+#include "options.h"
 #include "store.h"
+#include "text.h"
 
 enum format { FMT_NONE, FMT_CSV, FMT_JSONL, FMT_HAR };
 
@@ -41,7 +49,8 @@ static void export_usage(FILE *out)
 		"  -w, --where EXPR     SQL boolean expression over the columns of\n"
 		"                       exchange_metrics, e.g. 'dr > 10000 and tr_ms > 50'\n"
 		"      --peer HOST[:PORT], --program NAME, --since TIME,\n"
-		"      --until TIME, --min-bytes N   the common filters\n"
+		"      --until TIME, --min-bytes N, --pid PID   the common\n"
+		"                       filters\n"
 		"\n"
 		"Examples:\n"
 		"  slicer export -d run.db --format csv -o run.csv\n"
@@ -50,47 +59,37 @@ static void export_usage(FILE *out)
 		"   drop the file on it or use its import button)\n");
 }
 
-static void csv_field(FILE *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
+/* A JSON string of s: bytes that are not UTF-8 become U+FFFD, so that
+ * the output is JSON (text.h); control characters, DEL and the C1 ones
+ * are escaped, so that it is safe on a terminal too. */
 static void json_string(FILE *out, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
+	while (n > 0) {
+		bool valid;
+		size_t len = text_utf8_len(p, n, &valid);
+
+		if (!valid)
+			fputs("\\ufffd", out);
+		else if (*p == '"')
 			fputs("\\\"", out);
-			break;
-		case '\\':
+		else if (*p == '\\')
 			fputs("\\\\", out);
-			break;
-		case '\n':
+		else if (*p == '\n')
 			fputs("\\n", out);
-			break;
-		case '\r':
+		else if (*p == '\r')
 			fputs("\\r", out);
-			break;
-		case '\t':
+		else if (*p == '\t')
 			fputs("\\t", out);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
+		else if (text_is_control(p, len))
+			fprintf(out, "\\u%04x", len == 1 ? *p : p[1]);
+		else
+			fwrite(p, 1, len, out);
+		p += len;
+		n -= len;
 	}
 	fputc('"', out);
 }
@@ -113,7 +112,8 @@ static void json_value(FILE *out, sqlite3_stmt *st, int col)
 	}
 }
 
-static void write_csv_row(FILE *out, sqlite3_stmt *st, bool header)
+static void write_csv_row(FILE *out, sqlite3_stmt *st, bool header,
+			  unsigned flags)
 {
 	int n = sqlite3_column_count(st);
 
@@ -123,7 +123,7 @@ static void write_csv_row(FILE *out, sqlite3_stmt *st, bool header)
 		if (i)
 			fputc(',', out);
 		if (header) {
-			csv_field(out, sqlite3_column_name(st, i));
+			text_csv_cell(out, sqlite3_column_name(st, i), flags);
 			continue;
 		}
 		switch (sqlite3_column_type(st, i)) {
@@ -139,7 +139,9 @@ static void write_csv_row(FILE *out, sqlite3_stmt *st, bool header)
 			fputs(num, out);
 			break;
 		default:
-			csv_field(out, (const char *)sqlite3_column_text(st, i));
+			text_csv_cell(out,
+				      (const char *)sqlite3_column_text(st, i),
+				      flags);
 		}
 	}
 	fputs("\r\n", out);
@@ -178,8 +180,7 @@ static double ms_or(sqlite3_stmt *st, int c, double dflt)
 
 static const char *text_or(sqlite3_stmt *st, int c, const char *dflt)
 {
-	const unsigned char *t =
-		c < 0 ? NULL : sqlite3_column_text(st, c);
+	const unsigned char *t = c < 0 ? NULL : sqlite3_column_text(st, c);
 
 	return t ? (const char *)t : dflt;
 }
@@ -220,15 +221,20 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 	total = send + wait + receive + (connect > 0 ? connect : 0) +
 		(dns > 0 ? dns : 0);
 	int64_t start = sqlite3_column_int64(
-		st, seq == 1 || sqlite3_column_type(st, c_t3) == SQLITE_NULL
-			    ? (sqlite3_column_type(st, c_t1) != SQLITE_NULL
-				       ? c_t1
-				       : c_t5)
-			    : c_t3);
+		st,
+		seq == 1 || sqlite3_column_type(st, c_t3) == SQLITE_NULL
+			? (sqlite3_column_type(st, c_t1) != SQLITE_NULL ? c_t1
+									: c_t5)
+			: c_t3);
 	const char *peer = text_or(st, col(st, "peer_addr"), "");
 	const char *host = text_or(st, col(st, "host"), NULL);
 	const char *path = text_or(st, col(st, "path"), "/");
 	const char *method = text_or(st, col(st, "method"), "");
+	const char *protocol = text_or(st, col(st, "protocol"), "");
+	const char *version = strncmp(protocol, "h2", 2) == 0 ? "HTTP/2.0"
+			      : *method || *protocol	      ? "HTTP/1.1"
+							      : "";
+	int c_stream = col(st, "stream");
 	int port = sqlite3_column_int(st, col(st, "peer_port"));
 	int status = sqlite3_column_int(st, col(st, "status"));
 	int64_t ds = sqlite3_column_int64(st, col(st, "ds"));
@@ -237,7 +243,8 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 
 	iso8601(when, sizeof(when), start);
 	if (host)
-		url = sqlite3_mprintf("http://%s%s", host, path);
+		url = sqlite3_mprintf("%s://%s%s", tls ? "https" : "http", host,
+				      path);
 	else if (dns_name)
 		url = sqlite3_mprintf("%s://%s:%d%s", tls ? "https" : "http",
 				      dns_name, port, path);
@@ -257,14 +264,14 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 		", \"httpVersion\": \"%s\", \"cookies\": [], \"headers\": [], "
 		"\"queryString\": [], \"headersSize\": -1, \"bodySize\": %" PRId64
 		"},\n",
-		*method ? "HTTP/1.1" : "", ds);
+		version, ds);
 	fprintf(out,
 		"     \"response\": {\"status\": %d, \"statusText\": \"\", "
-		"\"httpVersion\": \"\", \"cookies\": [], \"headers\": [], "
+		"\"httpVersion\": \"%s\", \"cookies\": [], \"headers\": [], "
 		"\"content\": {\"size\": %" PRId64 ", \"mimeType\": \"\"}, "
 		"\"redirectURL\": \"\", \"headersSize\": -1, \"bodySize\": %" PRId64
 		"},\n",
-		status, dr, dr);
+		status, status ? version : "", dr, dr);
 	fprintf(out,
 		"     \"cache\": {}, \"timings\": {\"blocked\": -1, "
 		"\"dns\": %.3f, \"connect\": %.3f, \"ssl\": %.3f, "
@@ -275,73 +282,71 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 	fprintf(out, ", \"connection\": \"%lld\", \"_program\": ",
 		(long long)sqlite3_column_int64(st, col(st, "connection_id")));
 	json_string(out, text_or(st, col(st, "program"), ""));
-	fprintf(out, ", \"_pid\": %d}", sqlite3_column_int(st, col(st, "pid")));
+	fprintf(out, ", \"_pid\": %d", sqlite3_column_int(st, col(st, "pid")));
+	if (c_stream >= 0 && sqlite3_column_type(st, c_stream) != SQLITE_NULL)
+		fprintf(out, ", \"_stream\": %d",
+			sqlite3_column_int(st, c_stream));
+	fputc('}', out);
 	sqlite3_free(url);
 }
 
+struct export_options {
+	const char *db_path, *out_path;
+	enum format fmt;
+};
+
+static int take_format(void *opts, const char *arg)
+{
+	struct export_options *o = opts;
+
+	o->fmt = strcmp(arg, "csv") == 0     ? FMT_CSV
+		 : strcmp(arg, "jsonl") == 0 ? FMT_JSONL
+		 : strcmp(arg, "har") == 0   ? FMT_HAR
+					     : FMT_NONE;
+	if (o->fmt != FMT_NONE)
+		return 0;
+	fprintf(stderr,
+		"slicer export: unknown format '%s' (csv, jsonl or har)\n",
+		arg);
+	return 2;
+}
+
+static const struct cmd_option options[] = {
+	{ "db", 'd', CMD_TEXT, offsetof(struct export_options, db_path) },
+	{ "format", 'f', CMD_OWN, 0, take_format },
+	{ "output", 'o', CMD_TEXT, offsetof(struct export_options, out_path) },
+	{ NULL },
+};
+static const struct cmdline cmdline = { "slicer export", options,
+					export_usage };
+
 int slicer_export(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		FILTER_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *db_path = "observe.db", *out_path = NULL;
-	enum format fmt = FMT_NONE;
+	struct export_options o = { .db_path = "observe.db" };
 	struct filter f;
+	const char *db_path = NULL, *out_path = NULL;
+	enum format fmt;
 	char err[512], *sql = NULL;
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	FILE *out = stdout;
-	int opt, rc = 2, version = -1;
+	int opt, rc = 2, version;
+	unsigned csv_flags = 0;
 	uint64_t rows = 0;
 
 	filter_init(&f);
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "d:f:o:w:h", longopts, NULL)) !=
-	       -1) {
-		int bad = filter_option(&f, opt, optarg, err, sizeof(err));
-
-		if (bad < 0) {
-			fprintf(stderr, "slicer export: %s\n", err);
-			goto out;
-		}
-		if (bad == 0)
-			continue;
-		switch (opt) {
-		case 'd':
-			db_path = optarg;
-			break;
-		case 'f':
-			fmt = strcmp(optarg, "csv") == 0     ? FMT_CSV
-			      : strcmp(optarg, "jsonl") == 0 ? FMT_JSONL
-			      : strcmp(optarg, "har") == 0   ? FMT_HAR
-							     : FMT_NONE;
-			if (fmt == FMT_NONE) {
-				fprintf(stderr,
-					"slicer export: unknown format '%s' "
-					"(csv, jsonl or har)\n",
-					optarg);
-				goto out;
-			}
-			break;
-		case 'o':
-			out_path = optarg;
-			break;
-		case 'h':
-			export_usage(stdout);
-			rc = 0;
-			goto out;
-		default:
-			export_usage(stderr);
-			goto out;
-		}
-	}
+	if (cmdline_parse(&cmdline, &f, &o, argc, argv, &rc) != 0)
+		goto out;
+	rc = 2;
+	db_path = o.db_path;
+	out_path = o.out_path;
+	fmt = o.fmt;
 	if (fmt == FMT_NONE || optind != argc) {
 		export_usage(stderr);
+		goto out;
+	}
+	if (files_check_regular(db_path, 0, err, sizeof(err)) != 0) {
+		fprintf(stderr, "slicer export: %s: %s\n", db_path, err);
 		goto out;
 	}
 	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) !=
@@ -352,12 +357,7 @@ int slicer_export(int argc, char **argv)
 	}
 	sqlite3_busy_timeout(db, 10000);
 	obs_store_register_functions(db);
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
-		    SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	st = NULL;
+	version = obs_schema_version(db, "main", err, sizeof(err));
 	if (version != OBS_SCHEMA_VERSION) {
 		fprintf(stderr,
 			"slicer export: %s: not an observe database (schema "
@@ -378,14 +378,17 @@ int slicer_export(int argc, char **argv)
 			sqlite3_errmsg(db));
 		goto out;
 	}
-	if (out_path && !(out = fopen(out_path, "w"))) {
+	if (out_path && !(out = files_create_private(out_path))) {
 		fprintf(stderr, "slicer export: %s: %s\n", out_path,
 			strerror(errno));
 		out = stdout;
 		goto out;
 	}
+	/* CSV is data, kept byte for byte, except on a terminal */
+	if (isatty(fileno(out)))
+		csv_flags = TEXT_CSV_TTY;
 	if (fmt == FMT_CSV)
-		write_csv_row(out, st, true);
+		write_csv_row(out, st, true, csv_flags);
 	if (fmt == FMT_HAR)
 		fputs("{\"log\": {\"version\": \"1.2\", \"creator\": {\"name\": "
 		      "\"observe\", \"version\": \"0.1\"}, \"pages\": [], "
@@ -393,7 +396,7 @@ int slicer_export(int argc, char **argv)
 		      out);
 	while ((opt = sqlite3_step(st)) == SQLITE_ROW) {
 		if (fmt == FMT_CSV)
-			write_csv_row(out, st, false);
+			write_csv_row(out, st, false, csv_flags);
 		else if (fmt == FMT_JSONL)
 			write_jsonl_row(out, st);
 		else

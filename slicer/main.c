@@ -4,18 +4,19 @@
  *   slicer export [-d DB] --format csv|jsonl|har [FILTER...] [-o FILE]
  *
  * Exit status: 0 everything read, 1 something was skipped (named on stderr;
- * every good record is still stored), 2 usage or database error.
+ * every good record is still stored) or the layer lost records (its spool
+ * was full), 2 usage or database error.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "export.h"
-#include "filter.h"
+#include "options.h"
 #include "store.h"
 
 static void usage(FILE *out)
@@ -42,10 +43,12 @@ static void usage(FILE *out)
 		"  --since TIME, --until TIME  exchange start, seconds since the\n"
 		"                    epoch or 'YYYY-MM-DD[ HH:MM:SS]' (UTC)\n"
 		"  --min-bytes N     Ds + Dr at least N\n"
+		"  --pid PID         the process id\n"
 		"  -h, --help        this text\n"
 		"\n"
-		"Exit status: 0 all read, 1 something skipped (see messages),\n"
-		"2 usage or database error.\n"
+		"Exit status: 0 all read, 1 something skipped or records lost\n"
+		"by the layer (spool full; see messages), 2 usage or database\n"
+		"error.\n"
 		"Example:\n"
 		"  slicer -o run.db ~/.local/state/observe/spool\n"
 		"  slicer -o slow.db --where 'tr_ms > 50' --peer 127.0.0.1:8080 spool/\n"
@@ -53,52 +56,39 @@ static void usage(FILE *out)
 		"  sqlite3 run.db 'SELECT peer_addr, tw_ms, tr_ms FROM exchange_metrics'\n");
 }
 
+struct slicer_options {
+	const char *db_path; /* NULL: not given */
+	bool quiet;
+};
+
+static const struct cmd_option options[] = {
+	{ "output", 'o', CMD_TEXT, offsetof(struct slicer_options, db_path) },
+	{ "quiet", 'q', CMD_FLAG, offsetof(struct slicer_options, quiet) },
+	{ NULL },
+};
+static const struct cmdline cmdline = { "slicer", options, usage };
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },
-		FILTER_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *db_path = "observe.db";
-	bool db_given = false;
+	struct slicer_options o = { 0 };
+	struct filter f;
+	const char *db_path;
+	bool quiet;
 	struct obs_ingest_stats stats = { 0 };
-	bool quiet = false;
 	char err[512];
 	obs_store *store;
-	struct filter f;
-	int opt, worst = 0, bad;
+	int worst = 0, status;
 
 	if (argc > 1 && strcmp(argv[1], "export") == 0)
 		return slicer_export(argc - 1, argv + 1);
 	filter_init(&f);
-	while ((opt = getopt_long(argc, argv, "o:qw:h", longopts, NULL)) != -1) {
-		bad = filter_option(&f, opt, optarg, err, sizeof(err));
-		if (bad < 0) {
-			fprintf(stderr, "slicer: %s\n", err);
-			return 2;
-		}
-		if (bad == 0)
-			continue;
-		switch (opt) {
-		case 'o':
-			db_path = optarg;
-			db_given = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
+	if (cmdline_parse(&cmdline, &f, &o, argc, argv, &status) != 0) {
+		filter_free(&f);
+		return status;
 	}
-	if (optind >= argc && db_given) {
+	db_path = o.db_path ? o.db_path : "observe.db";
+	quiet = o.quiet;
+	if (optind >= argc && o.db_path) {
 		/* slicer -o DB alone: create the database, or bring an older
 		 * one up to this version's schema */
 		store = obs_store_open(db_path, err, sizeof(err));
@@ -120,7 +110,8 @@ int main(int argc, char **argv)
 	/* An invalid expression is refused before anything is written: check
 	 * it on a scratch in-memory database that has the schema. */
 	if (f.expr) {
-		obs_store *scratch = obs_store_open(":memory:", err, sizeof(err));
+		obs_store *scratch =
+			obs_store_open(":memory:", err, sizeof(err));
 		if (!scratch ||
 		    obs_store_check_expr(obs_store_db(scratch), f.expr, err,
 					 sizeof(err)) != 0) {
@@ -152,15 +143,24 @@ int main(int argc, char **argv)
 	}
 	obs_store_close(store);
 	filter_free(&f);
-	if (!quiet)
+	/* what the layer could not write is missing from the database: the
+	 * user must know, and a script too */
+	if (stats.records_dropped && worst == 0)
+		worst = 1;
+	if (!quiet) {
 		fprintf(stderr,
 			"slicer: %" PRIu64 " files, %" PRIu64
 			" connections and %" PRIu64 " exchanges new, %" PRIu64
-			" updated, %" PRIu64 " left out by the filter%s -> %s\n",
-			stats.files, stats.connections_new,
-			stats.exchanges_new, stats.rows_updated,
-			stats.exchanges_filtered,
-			stats.files_bad ? " (some input skipped)" : "",
-			db_path);
+			" updated, %" PRIu64 " left out by the filter%s",
+			stats.files, stats.connections_new, stats.exchanges_new,
+			stats.rows_updated, stats.exchanges_filtered,
+			stats.files_bad ? " (some input skipped)" : "");
+		if (stats.records_dropped)
+			fprintf(stderr,
+				", %" PRIu64 " records lost by the layer "
+				"(spool full) in %" PRIu64 " processes",
+				stats.records_dropped, stats.processes_dropped);
+		fprintf(stderr, " -> %s\n", db_path);
+	}
 	return worst;
 }

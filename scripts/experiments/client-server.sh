@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # client-server.sh - experiment 2 of issue 5: client-side against server-side
-# time, as in the seed paper's section 6.2 (../shared/seeds/
-# 001_df366fd1d643c400.txt: ~20,000 files of a real site's sizes, 10,000
+# time, as in section 6.2 of the paper observe follows (docs/experiments.md:
+# ~20,000 files of a real site's sizes, 10,000
 # random accesses; the layer's Tt averaged 815 ms where the server's access
 # log said 418 ms; its Figs. 9-11).
 #
@@ -88,8 +88,7 @@ nginx_start "$WORK/site"
   > "$WORK/netsim.port" 2> "$WORK/netsim.err" &
 netsim_pid=$!
 at_exit "kill $netsim_pid 2>/dev/null; wait $netsim_pid 2>/dev/null"
-for _ in $(seq 100); do [ -s "$WORK/netsim.port" ] && break; sleep 0.05; done
-[ -s "$WORK/netsim.port" ] || fail "netsim did not start: $(cat "$WORK/netsim.err")"
+wait_until 60 test -s "$WORK/netsim.port" || fail "netsim did not start in 60 s: $(cat "$WORK/netsim.err")"
 RELAY=http://127.0.0.1:$(head -n 1 "$WORK/netsim.port")
 echo "== nginx (sndbuf=8k) behind netsim: ${DELAY} ms each way, $RATE B/s down per connection"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# overhead.sh - experiment 1 of issue 5: the layer's overhead, as in the seed
-# paper's section 6.1 (../shared/seeds/001_df366fd1d643c400.txt: two
+# overhead.sh - experiment 1 of issue 5: the layer's overhead, as in the
+# paper's section 6.1 (docs/references.md, docs/experiments.md: two
 # ApacheBench clients fetch a 51,200-byte file from one server at the same
 # time, one through the observation layer, one bare; the mean throughput per
 # connection differed by 2%).
@@ -44,18 +44,23 @@
 # with 51,200 B; curl and Chromium fetched all they should (nginx's log), wrk
 # saw no socket error or bad status; the layer recorded each observed curl
 # fetch and Chromium page (and its 4 images) once, and at least every
-# request wrk completed; the median ab ratio is within [0.5, 2]. The bound
-# is loose on purpose: two ab processes and nginx share the 2 cores of this
-# machine with whatever else runs on it, and in the seconds of --quick one
-# descheduled process moves a round's ratio by 10-20% (the A/A control
-# shows it); a tight bound would measure the neighbours, not the layer. The
-# run without --quick gives the figures (docs/experiments.md).
+# request wrk completed; and the layer at most doubles ab's own CPU time
+# per request (user + system, GNU time; the median over the rounds of
+# observed / bare requests per CPU second >= 0.5; measured per round under
+# load: 0.92-1.08, the A/A control 0.91-1.23). CPU time, not wall time: with two ab
+# processes and nginx on the machine's cores beside whatever else runs
+# there, one descheduled process moves a round's wall-time ratio by half
+# (the A/A control of two identical bare clients went to 0.54 with a busy
+# loop per CPU beside it), while the CPU a process uses per request hardly
+# depends on how long it waited for a CPU. The wall-time figures are
+# reported, not asserted; the run without --quick gives them
+# (docs/experiments.md).
 #
 # usage: scripts/experiments/overhead.sh [--quick] [-o DIR]
 #   --quick  a short run (about 25 s here), as CTest's experiments.overhead
 #   -o DIR   output directory (default ./experiments-out/overhead)
 # The build directory is ./build, or $OBSERVE_BUILD (not built here). Exit 77
-# (skipped) when nginx, ab, curl, wrk, sqlite3 or gnuplot is missing; without
+# (skipped) when nginx, ab, curl, wrk, sqlite3, gnuplot or GNU time is missing; without
 # Chromium only that part is left out, with a note. Network: loopback only.
 # nginx and every client started here are stopped on exit; every loop is
 # bounded in count, every client in time (timeout), the whole run too.
@@ -81,6 +86,7 @@ source "$REPO/tests/lib/nginx.sh"
 
 command -v nginx >/dev/null 2>&1 || PATH=$PATH:/usr/sbin
 for prog in nginx ab curl wrk sqlite3 gnuplot; do need_cmd "$prog"; done
+[ -x /usr/bin/time ] || skip "GNU time (/usr/bin/time) is not installed"
 [ -f "$LIBOBSERVE" ] && [ -x "$SLICER" ] ||
   die "no $LIBOBSERVE or $SLICER: build first (cmake -S . -B build && cmake --build build), or set OBSERVE_BUILD"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -100,7 +106,7 @@ else
   CHROME_PAIRS=10 CHROME_LOADS=3
   DEADLINE=900
 fi
-RATIO_MIN=0.5 RATIO_MAX=2
+CPU_RATIO_MIN=0.5   # observed / bare requests per CPU second of ab
 START=$SECONDS
 # in_time WHAT: every loop asks before each step
 in_time() {
@@ -173,22 +179,24 @@ echo "$(nproc) CPUs, $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ); mode: $([ "$QUICK
 # bounds it (after -t, or -t would set it to 50,000); -s: a socket timeout.
 AB_ARGS=(-q -c 1 -t "$AB_SECS" -n 1000000 -s 10)
 
-# The clients' CPU time and system calls, from perf's software counters,
-# where perf may count them here (else those rows are left out).
+# The clients' CPU time from GNU time (user + system), and their system
+# calls from perf's software counter where perf may count it here (else
+# that column is left out).
 PERF_EVENTS=
 if command -v perf >/dev/null 2>&1; then
-  for ev in task-clock raw_syscalls:sys_enter; do
-    perf stat -x, -e "$ev" -o "$WORK/perf.probe" -- true >/dev/null 2>&1 || continue
-    grep -q "^[0-9.]*,[^,]*,$ev" "$WORK/perf.probe" || continue
-    PERF_EVENTS=${PERF_EVENTS:+$PERF_EVENTS,}$ev
-  done
-  case $PERF_EVENTS in task-clock*) ;; *) PERF_EVENTS= ;; esac
+  ev=raw_syscalls:sys_enter
+  if perf stat -x, -e "$ev" -o "$WORK/perf.probe" -- true >/dev/null 2>&1 &&
+    grep -q "^[0-9.]*,[^,]*,$ev" "$WORK/perf.probe"; then
+    PERF_EVENTS=$ev
+  fi
 fi
 echo "client,round,bare_syscalls_per_request,observed_syscalls_per_request" > "$OUT/syscalls.csv"
-# perf_per_request FILE N: "requests per CPU second, system calls per request"
-perf_per_request() {
-  awk -F, -v n="$2" '$3 == "task-clock" { ms = $1 } $3 == "raw_syscalls:sys_enter" { sc = $1 }
-    END { printf "%.1f %s\n", n / (ms / 1000), sc == "" ? "-" : sprintf("%.2f", sc / n) }' "$1"
+# per_request TIME_FILE PERF_FILE N: "requests per CPU second, system calls
+# per request" (- when perf did not count)
+per_request() {
+  awk -v n="$3" 'FNR == NR { cpu = $1 + $2; next } $3 == "raw_syscalls:sys_enter" { sc = $1 }
+    END { printf "%.1f %s\n", n / (cpu > 0 ? cpu : 0.01), sc == "" ? "-" : sprintf("%.2f", sc / n) }' \
+    "$1" FS=, "$2"
 }
 
 # ab_check FILE WHAT: ab's summary says every request completed, no failure,
@@ -225,11 +233,13 @@ ab_round() {
   bg_pids=()
   for who in "${order[@]}"; do
     pre=(env)
-    [ "$kind/$who" = observed/observed ] && pre=(env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$spool")
+    [ "$kind/$who" = observed/observed ] && pre=(env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$spool")
     meter=()
     # shellcheck disable=SC2054  # -x, is perf's field separator
     [ -n "$PERF_EVENTS" ] && meter=(perf stat -x, -e "$PERF_EVENTS" -o "$WORK/perf.$who" --)
-    timeout -k 5 $((AB_SECS + 30)) "${meter[@]}" "${pre[@]}" ab "${AB_ARGS[@]}" "$URL" > "$WORK/ab.$who" 2>&1 &
+    : > "$WORK/perf.$who"
+    timeout -k 5 $((AB_SECS + 30)) "${meter[@]}" /usr/bin/time -f '%U %S' -o "$WORK/cpu.$who" \
+      "${pre[@]}" ab "${AB_ARGS[@]}" "$URL" > "$WORK/ab.$who" 2>&1 &
     bg_pids+=($!)
   done
   for i in 0 1; do
@@ -241,13 +251,11 @@ ab_round() {
   read -r n_o rate_o < <(ab_check "$WORK/ab.observed" "ab ($kind, $first) round $r")
   local suffix=; [ "$kind" = control ] && suffix=-aa
   record "ab$suffix" "$r" "$first" "$rate_b" "$rate_o"
-  if [ -n "$PERF_EVENTS" ]; then
-    # the client's CPU: requests per CPU second; system calls per request
-    read -r cpu_b sys_b < <(perf_per_request "$WORK/perf.bare" "$n_b")
-    read -r cpu_o sys_o < <(perf_per_request "$WORK/perf.observed" "$n_o")
-    record "ab-cpu$suffix" "$r" "$first" "$cpu_b" "$cpu_o"
-    echo "$kind,$r,$sys_b,$sys_o" >> "$OUT/syscalls.csv"
-  fi
+  # the client's CPU: requests per CPU second; system calls per request
+  read -r cpu_b sys_b < <(per_request "$WORK/cpu.bare" "$WORK/perf.bare" "$n_b")
+  read -r cpu_o sys_o < <(per_request "$WORK/cpu.observed" "$WORK/perf.observed" "$n_o")
+  record "ab-cpu$suffix" "$r" "$first" "$cpu_b" "$cpu_o"
+  echo "$kind,$r,$sys_b,$sys_o" >> "$OUT/syscalls.csv"
   # nginx: every completed request of both clients, 200 and 51,200 B
   want=$((n_b + n_o))
   log_settle $((before + want))
@@ -316,7 +324,7 @@ pairs() {
 declare -A SPOOL_OF=()
 # pre MODE SPOOL: the command prefix of a run (sets the array PRE)
 pre() {
-  if [ "$1" = observed ]; then PRE=(env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$2"); else PRE=(env); fi
+  if [ "$1" = observed ]; then PRE=(env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$2"); else PRE=(env); fi
 }
 # slice_client CLIENT: its observed runs into one database; prints the path
 slice_client() {
@@ -496,12 +504,12 @@ echo "client,metric,bare,observed,ratio,ratio_min,ratio_max,ratio_mean,rounds,ro
 } > "$MD"
 row() { printf '%-42s %-20s %10s %10s %7s  %-15s %6s\n' "$@"; }
 row client metric bare observed ratio "min-max" rounds > "$TXT"
-AB_RATIO=
+CPU_RATIO=
 for c in "${CLIENTS[@]}"; do
   s=$(summary "$c")
   [ -n "$s" ] || continue
   read -r mb mo mr rmin rmax rmean n up <<<"$s"
-  [ "$c" = ab ] && AB_RATIO=$mr
+  [ "$c" = ab-cpu ] && CPU_RATIO=$mr
   echo "\"${LABEL[$c]}\",${METRIC[$c]},$mb,$mo,$mr,$rmin,$rmax,$rmean,$n,$up" >> "$CSV"
   echo "| ${LABEL[$c]} | ${METRIC[$c]} | $(fmt "$mb") | $(fmt "$mo") | $mr | $rmin–$rmax | $n |" >> "$MD"
   row "${LABEL[$c]}" "${METRIC[$c]}" "$(fmt "$mb")" "$(fmt "$mo")" "$mr" "$rmin-$rmax" "$n" >> "$TXT"
@@ -541,8 +549,8 @@ context: Σ(Ds + Dr) / ΣTt over its connections is the same kind of figure as a
 connections; the mean of the per-connection Ra = (Ds + Dr) / Tt is higher still, as a mean of
 rates is pulled up by the fastest connections. A/A control: after each round the same with both
 clients bare (ratio = the client in the observed one's place / the other): how far two identical
-clients differ on this machine. Client CPU (where perf counts task-clock): requests completed per
-second of CPU time (user + kernel) of the ab process itself$SYSCALL_NOTE
+clients differ on this machine. Client CPU: requests completed per second of CPU time (user +
+system, GNU time) of the ab process itself$SYSCALL_NOTE
 curl, wrk, Chromium: alternating sequential runs, bare and observed, the order swapped every round;
 curl and Chromium rates are 1 / wall time; "spool on tmpfs": OBSERVE_DIR in /dev/shm rather than
 in $(df --output=fstype "$WORK" | tail -n 1) (a process's first connect creates its spool file there).
@@ -589,6 +597,6 @@ cat "$TXT"
 echo
 echo "written: $MD, $CSV, $ROUNDS_CSV, $OUT/ra.csv, $OUT/overhead.png"
 
-awk -v r="$AB_RATIO" -v lo="$RATIO_MIN" -v hi="$RATIO_MAX" 'BEGIN { exit !(r >= lo && r <= hi) }' ||
-  fail "ab: median ratio observed/bare $AB_RATIO outside [$RATIO_MIN, $RATIO_MAX]"
-ok "ab: median ratio observed/bare $AB_RATIO within [$RATIO_MIN, $RATIO_MAX] (took $((SECONDS - START)) s)"
+awk -v r="$CPU_RATIO" -v lo="$CPU_RATIO_MIN" 'BEGIN { exit !(r >= lo) }' ||
+  fail "ab: requests per CPU second, observed / bare: median $CPU_RATIO < $CPU_RATIO_MIN (the layer more than doubles ab's CPU per request)"
+ok "ab: requests per CPU second, observed / bare: median $CPU_RATIO >= $CPU_RATIO_MIN (took $((SECONDS - START)) s)"

@@ -15,17 +15,27 @@ as curl - ours in milliseconds:
   Te     time_connect - time_namelookup       with T2 - T1
   Tw     time_starttransfer - time_pretransfer with TFB - T4 (one exchange)
   total  time_total - time_namelookup         with T6 - T1
-  TLS    time_appconnect - time_connect       with tls_end - T2
+  TLS    time_appconnect - time_namelookup    with tls_end - T1
+  TLS-   time_appconnect - time_connect       with tls_end - T2 (reported)
 curl's interval contains ours for Te, Tw and total (curl reads its clock
-before the first system call of the step and after the last), so those
-differences must lie in [-slack, bound] (default slack 0.005 ms: curl prints
-microseconds; bound 1 ms: curl's own work between its clock and the calls).
-For TLS, curl's clock starts a little after T2 (when it has seen the
-connection up) and the handshake's end is the return of its last receive:
-the difference must lie in [-0.05, bound]. Reported, not bounded: TLS
-against the layer's handshake span tls_end - tls_start, which starts with
-the first handshake byte sent and so leaves out the TLS library's set-up
-before it (tls_start - T2, also reported). A
+before the first system call of the step and after the last), so each
+difference must be at least -slack (default 0.005 ms: curl prints
+microseconds): no load can break containment, a time of ours taken outside
+its calls does. For TLS the containment is of time_appconnect -
+time_namelookup (before the connect, after the last handshake receive)
+over tls_end - T1 (asserted the same way; curl's time_connect comes after
+T2, by however long curl waits for the CPU). From above, the median of
+each difference over the transfers must be at most --bound-ms (default 1):
+curl's own work between its clock and the calls takes 1-160 us here; load
+delays some of those clock reads, not half of them, while a time of ours
+taken at the wrong event (a poll for a receive, a close for a connect)
+moves them all.
+Reported, not asserted: the benchmark's bar (scripts/bench-accuracy.sh),
+every difference within [-slack, bound] (for TLS time_appconnect -
+time_connect against tls_end - T2 within [-0.05, bound]), one "bar:" line
+per case and field; TLS against the layer's handshake span tls_end -
+tls_start, which starts with the first handshake byte sent and so leaves
+out the TLS library's set-up before it (tls_start - T2, also reported). A
 transfer to --warmup is the process's first connection: reported apart (it
 includes the layer's spool creation, which comes before T1), not bounded.
 
@@ -100,30 +110,49 @@ def curl_main(args):
             if tls_start is None or tls_end is None:
                 problems.append(f"line {n}: connection {cid} has no TLS handshake")
             else:
-                diffs[(case, "TLS")].append((app - conn) - (tls_end - t2) / 1e6)
+                diffs[(case, "TLS")].append((app - nl) - (tls_end - t1) / 1e6)
+                diffs[(case, "TLS-")].append((app - conn) - (tls_end - t2) / 1e6)
                 diffs[(case, "TLS*")].append((app - conn) - (tls_end - tls_start) / 1e6)
                 diffs[(case, "setup")].append((tls_start - t2) / 1e6)
     print("curl's clock - ours, in ms (curl -w against the same transfer):")
     what = {"Te": "time_connect - time_namelookup vs T2 - T1",
             "Tw": "time_starttransfer - time_pretransfer vs TFB - T4",
             "total": "time_total - time_namelookup vs T6 - T1",
-            "TLS": "time_appconnect - time_connect vs tls_end - T2",
+            "TLS": "time_appconnect - time_namelookup vs tls_end - T1",
+            "TLS-": "time_appconnect - time_connect vs tls_end - T2",
             "TLS*": "time_appconnect - time_connect vs tls_ms (not bounded)",
             "setup": "ours: tls_start - T2, the TLS set-up before the first "
                      "handshake byte (not a difference)"}
+    bars = []
     for (case, field), v in sorted(diffs.items()):
         print(f"  {case:<18} {field:<5} {summary(v)}   {what[field]}")
         if case == "first connection" or field in ("TLS*", "setup"):
             continue
-        low = 0.05 if field == "TLS" else args.slack_ms
-        bad = [d for d in v if not -low <= d <= args.bound_ms]
-        if bad:
-            problems.append(f"{case} {field}: {len(bad)} differences outside "
-                            f"[-{low}, {args.bound_ms}] ms: {bad[:5]}")
+        low = 0.05 if field == "TLS-" else args.slack_ms
+        out = [d for d in v if not -low <= d <= args.bound_ms]
+        bars.append(f"bar: clocks: {case}, {field}, curl - ours: {len(v) - len(out)} of "
+                    f"{len(v)} within (min {min(v):+.3f}, max {max(v):+.3f} ms); "
+                    f"bar all within [-{low}, {args.bound_ms}] ms: "
+                    f"{'met' if not out else 'MISSED'}")
+        if field == "TLS-":
+            continue
+        # asserted: containment, every transfer; the middle from above
+        below = [round(d, 3) for d in v if d < -args.slack_ms]
+        if below:
+            problems.append(f"{case} {field}: {len(below)} differences below "
+                            f"-{args.slack_ms} ms (ours outside curl's): {below[:5]}")
+        if percentile(v, 50) > args.bound_ms:
+            problems.append(f"{case} {field}: median difference "
+                            f"{percentile(v, 50):.3f} ms > {args.bound_ms} ms")
+    for b in bars:
+        print(b)
     if not any(k[0] != "first connection" for k in diffs):
         problems.append("nothing compared")
     for p in problems[:20]:
         print("  FAIL " + p)
+    if not problems:
+        print(f"every transfer: ours within curl's interval (to {args.slack_ms} ms); "
+              f"every median difference <= {args.bound_ms} ms")
     return 1 if problems else 0
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Compare the layer's exchanges with packets captured on loopback.
 
-usage: packets.py DB CAPTURE PORT [--min-exchanges N] [--bound-us US]
-                  [--slack-us US] [--csv FILE]
+usage: packets.py DB CAPTURE PORT [--min-exchanges N] [--median-us US]
+                  [--bar-us US] [--slack-us US] [--ignore-port P]... [--csv FILE]
 
 CAPTURE is a tshark capture of the TCP traffic to and from PORT (the
 server's port) on lo, with nanosecond time stamps. Its segments are split
@@ -21,24 +21,43 @@ Compared, as ours - packet:
   TFB  with the first response payload segment; T6 with the last
   Ds, Dr with the payload bytes of each direction.
 
-Checks, on every exchange: the byte counts are equal; the order that
-causality dictates holds, to within --slack-us (default 2: the spool's
-clock pair and the capture's stamps): T1 <= SYN, SYN/ACK <= T2,
-T3 <= first request segment, first response segment <= TFB, last response
-segment <= T6. (T4 has no such order: the kernel may stamp the last request
-segment after the send returned.) Then the bounds: the p99 (nearest rank) of
-|error| must be at most --bound-us (default 100) for Te over all connections,
-T3 over all exchanges, and TFB and T6 over the exchanges whose response was
-one segment. A response of many segments is reported, not bounded: loopback
-delivers it into the client's socket faster than the program reads (python
-copies 1 MB in 150-500 us), or while the program is not running at all
-(preempted on its way out of send() by the server it woke), so its last
-segment can arrive hundreds of microseconds before the program's read of it
-returns - see docs/accuracy.md.
+Asserted (exit 1 when any fails), what must hold on any machine, however
+loaded:
+  - every connection and exchange of the database is on the wire and every
+    captured connection (but the --ignore-port ones: the caller's markers)
+    is in the database; the byte counts are equal, exactly;
+  - the order that causality dictates, on every connection and exchange, to
+    within --slack-us (default 2: the spool's clock pair and the capture's
+    stamps): T1 <= SYN, SYN/ACK <= T2, T3 <= first request segment, first
+    response segment <= TFB, last response segment <= T6. (T4 has no such
+    order: the kernel may stamp the last request segment after the send
+    returned.) A program cannot learn of a packet before it exists, nor send
+    one before it called send(): no load can break this, a wrong clock
+    conversion or a time taken at the wrong call does;
+  - the median of |error| at most --median-us (default 1000) for Te, T1,
+    T2, T3, T4, TFB and T6 over all connections and exchanges. Between a
+    packet and the program's call lies a wake-up; here the medians are
+    3-26 us, idle or with a busy loop on every CPU, with or without real-
+    time priority. Load stretches the tail (p99 of several ms without
+    real-time priority under load), not the middle: half the wake-ups would
+    have to wait a millisecond. A clock conversion, a unit or a time taken
+    at the wrong event (a close for a last read, a poll for a connect)
+    moves the middle.
+Reported, not asserted: the benchmark's bars (scripts/bench-accuracy.sh),
+one line each, "bar: packets: WHAT: FIGURE; bar RULE: met" (or MISSED): p99 (nearest rank) of |error| at
+most --bar-us (default 100) for Te over all connections, T3 over all
+exchanges, and TFB and T6 over the exchanges whose response was one
+segment. They measure the machine as much as the layer: what separates a
+packet from the program's call is a wake-up across CPUs, and whatever else
+runs there. A response of many segments has no bar: loopback delivers it
+into the client's socket faster than the program reads (python copies 1 MB
+in 150-500 us), or while the program is not running at all (preempted on
+its way out of send() by the server it woke), so its last segment can
+arrive hundreds of microseconds before the program's read of it returns -
+see docs/accuracy.md.
 
-Exit status: 0 all holds; 1 a byte count, a match or the order failed;
-3 only a bound failed (machine noise is the usual cause: the caller may run
-again).
+Exit status: 0 all holds; 1 a match, a byte count, the order or a median
+failed.
 """
 import argparse
 import collections
@@ -171,7 +190,11 @@ def main():
     ap.add_argument("capture")
     ap.add_argument("port", type=int)
     ap.add_argument("--min-exchanges", type=int, default=1)
-    ap.add_argument("--bound-us", type=float, default=100.0)
+    ap.add_argument("--median-us", type=float, default=1000.0)
+    ap.add_argument("--bar-us", type=float, default=100.0)
+    ap.add_argument("--ignore-port", type=int, action="append", default=[],
+                    help="a client port of the caller's own (a marker "
+                    "connection): not expected in the database")
     ap.add_argument("--slack-us", type=float, default=2.0)
     ap.add_argument("--csv", help="write every exchange's errors (ns) here")
     args = ap.parse_args()
@@ -250,7 +273,8 @@ def main():
                 order(t6 >= wx.resp_last - slack,
                       f"{xname}: T6 {(wx.resp_last - t6) / 1e3:.1f} us before the last response segment")
             rows.append(row)
-    for c in [c for c in wire if id(c) not in used][:5]:
+    for c in [c for c in wire if id(c) not in used
+              and c.client_port not in args.ignore_port][:5]:
         hard.append(f"captured connection from port {c.client_port} "
                     f"({len(c.exchanges)} exchanges) is not in the database")
     if args.csv:
@@ -282,28 +306,33 @@ def main():
 
     if len(rows) < args.min_exchanges:
         hard.append(f"only {len(rows)} exchanges (want {args.min_exchanges})")
-    soft = []
+    # asserted: the middle of every error
+    for field in fields:
+        if not every[field]:
+            hard.append(f"no {field} compared")
+            continue
+        p50 = percentile([abs(v) for v in every[field]], 50) / 1e3
+        verdict = "ok" if p50 <= args.median_us else "FAIL"
+        print(f"median: {field} |error| p50 {p50:.1f} us <= {args.median_us:g} us "
+              f"(n={len(every[field])}): {verdict}")
+        if p50 > args.median_us:
+            hard.append(f"{field}: median |error| {p50:.1f} us > {args.median_us:g} us")
+    # reported: the benchmark's bars on the tail
     for field, errs, population in [("Te", every, "all connections"),
                                     ("T3", every, "all exchanges"),
-                                    ("TFB", single, "responses of one segment"),
-                                    ("T6", single, "responses of one segment")]:
+                                    ("TFB", single, "one-segment responses"),
+                                    ("T6", single, "one-segment responses")]:
         if not errs[field]:
-            hard.append(f"no {field} compared ({population})")
             continue
         p99 = percentile([abs(v) for v in errs[field]], 99) / 1e3
-        verdict = "ok" if p99 <= args.bound_us else "ABOVE"
-        print(f"bound: {field} p99 {p99:.1f} us <= {args.bound_us:g} us over "
-              f"{population} (n={len(errs[field])}): {verdict}")
-        if p99 > args.bound_us:
-            soft.append(f"{field}: p99 {p99:.1f} us > {args.bound_us:g} us")
+        print(f"bar: packets: {field} |error| p99, {population}: {p99:.1f} us "
+              f"(n={len(errs[field])}); bar <= {args.bar_us:g} us: "
+              f"{'met' if p99 <= args.bar_us else 'MISSED'}")
     for p in hard[:20]:
         print("  FAIL " + p)
     if len(hard) > 20:
         print(f"  ... and {len(hard) - 20} more")
-    for p in soft:
-        print("  above the bound: " + p)
-    return 1 if hard else 3 if soft else 0
-
+    return 1 if hard else 0
 
 if __name__ == "__main__":
     sys.exit(main())

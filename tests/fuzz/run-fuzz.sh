@@ -10,7 +10,8 @@ sqlite_flags=$(pkg-config --cflags --libs sqlite3)
 # shellcheck disable=SC2086
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$REPO/common" "$REPO/tests/fuzz/fuzz_spool.c" "$REPO/common/spool_reader.c" \
-  "$REPO/common/store.c" $sqlite_flags -o "$WORK/fuzz_spool" 2>"$WORK/build.log" ||
+  "$REPO/common/schema.c" "$REPO/common/store.c" "$REPO/common/files.c" \
+  "$REPO/common/text.c" $sqlite_flags -o "$WORK/fuzz_spool" 2>"$WORK/build.log" ||
   { cat "$WORK/build.log" >&2; skip "clang cannot build a libFuzzer target here"; }
 ok "fuzz target built"
 
@@ -19,12 +20,8 @@ mkdir -p "$WORK/corpus"
 "$PYTHON" -m http.server --bind 127.0.0.1 0 --directory "$WORK" >"$WORK/http.log" 2>&1 &
 server=$!
 at_exit "kill $server 2>/dev/null"
-for _ in $(seq 50); do
-  port=$(grep -o 'port [0-9]*' "$WORK/http.log" | awk '{print $2}' || true)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || fail "seed server did not start"
+wait_until 60 grep -q 'port [0-9]' "$WORK/http.log" || fail "seed server did not start in 60 s"
+port=$(grep -o 'port [0-9]*' "$WORK/http.log" | awk '{print $2}' | head -n 1)
 preload curl -s -o /dev/null -o /dev/null "http://127.0.0.1:$port/" "http://127.0.0.1:$port/corpus"
 i=0
 for f in "$SPOOL"/*.spool; do

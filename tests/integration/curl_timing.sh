@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
-# curl_timing.sh - our Te and Tw agree with curl's own -w timers on the same
-# transfer (server waits 50 ms), within 1 ms, five times over.
+# curl_timing.sh - our Te and Tw against curl's own -w timers on the same
+# transfer (a server that waits 50 ms), five times over. curl reads its
+# clock before the first call of a step and after the last, so its Te and
+# Tw contain ours: in every run curl - ours >= -5 us (curl prints
+# microseconds; no load breaks a containment, a time of ours taken outside
+# its calls does). From above, the median of the five differences is at
+# most 1 ms: curl's own work between its clock and its calls takes
+# microseconds, and load delays some of those clock reads, not most.
 source "$(dirname "$0")/../lib/common.sh"
 need_cmd curl
 DB=$WORK/run.db
@@ -10,7 +16,8 @@ fault_server delay --delay-ms 50
 # Each curl fetches from two servers, one connection each, and the second
 # is compared: the first pays the layer's one-time spool creation
 # (reported by scripts/bench.sh), which curl's clock would count in its Te.
-for i in 1 2 3 4 5; do
+: > "$WORK/pairs"
+for _ in 1 2 3 4 5; do
   rm -rf "$SPOOL"; mkdir -p "$SPOOL"
   w=$(preload curl -sf -o /dev/null -o /dev/null \
       -w '%{time_namelookup} %{time_connect} %{time_pretransfer} %{time_starttransfer}\n' \
@@ -18,16 +25,26 @@ for i in 1 2 3 4 5; do
   rm -f "$DB"*
   "$SLICER" -q -o "$DB" "$SPOOL"
   expect_eq "$(q "$DB" "SELECT count(*) FROM connection")" 2 "connections"
-  ours=$(q "$DB" "SELECT te_ms, tw_ms FROM exchange_metrics WHERE peer_port = $FAULT_PORT" | tr '|' ' ')
-  python3 - "$w" "$ours" <<'PY' || fail "run $i: curl and observe disagree"
-import sys
-nl, conn, pre, start = map(float, sys.argv[1].split())
-te, tw = map(float, sys.argv[2].split())
-curl_te = (conn - nl) * 1000
-curl_tw = (start - pre) * 1000
-print(f"Te ours {te:.3f} curl {curl_te:.3f} (diff {te - curl_te:+.3f} ms); "
-      f"Tw ours {tw:.3f} curl {curl_tw:.3f} (diff {tw - curl_tw:+.3f} ms)")
-sys.exit(0 if abs(te - curl_te) <= 1.0 and abs(tw - curl_tw) <= 1.0 else 1)
-PY
+  echo "$w $(q "$DB" "SELECT te_ms, tw_ms FROM exchange_metrics WHERE peer_port = $FAULT_PORT" | tr '|' ' ')" >> "$WORK/pairs"
 done
-ok "Te and Tw within 1 ms of curl's timers in 5 runs"
+"$PYTHON" - "$WORK/pairs" <<'PY' || fail "curl and observe disagree"
+import statistics, sys
+diffs = {"Te": [], "Tw": []}
+for line in open(sys.argv[1]):
+    nl, conn, pre, start, te, tw = map(float, line.split())
+    curl_te, curl_tw = (conn - nl) * 1000, (start - pre) * 1000
+    print(f"Te ours {te:.3f} curl {curl_te:.3f} (curl - ours {curl_te - te:+.3f} ms); "
+          f"Tw ours {tw:.3f} curl {curl_tw:.3f} (curl - ours {curl_tw - tw:+.3f} ms)")
+    diffs["Te"].append(curl_te - te)
+    diffs["Tw"].append(curl_tw - tw)
+ok = len(diffs["Te"]) == 5
+for name, d in diffs.items():
+    if min(d) < -0.005:
+        print(f"FAIL: our {name} exceeds curl's by {-min(d):.3f} ms: outside curl's interval")
+        ok = False
+    if statistics.median(d) > 1.0:
+        print(f"FAIL: median of curl's {name} - ours {statistics.median(d):.3f} ms > 1 ms")
+        ok = False
+sys.exit(0 if ok else 1)
+PY
+ok "Te and Tw inside curl's intervals in 5 runs, medians within 1 ms"

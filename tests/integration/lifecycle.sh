@@ -13,10 +13,9 @@ pids=()
 case $case in
 kill)
   # not through the preload function: $! must be python itself
-  env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$SPOOL" python3 "$client" kill 127.0.0.1 "$NGINX_PORT" > "$WORK/out" &
+  env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$SPOOL" python3 "$client" kill 127.0.0.1 "$NGINX_PORT" > "$WORK/out" &
   pid=$!
-  for _ in $(seq 100); do grep -q ready "$WORK/out" 2>/dev/null && break; sleep 0.1; done
-  grep -q ready "$WORK/out" || fail "client did not get ready"
+  wait_until 60 grep -q ready "$WORK/out" || fail "client did not get ready in 60 s"
   kill -9 "$pid"
   wait "$pid" 2>/dev/null || true
   "$SLICER" -q -o "$DB" "$SPOOL"

@@ -78,7 +78,7 @@ def main():
             problems.append(f"exchange {key}: method, path, status "
                             f"{(method, path, status)} != logged {http[key]}")
         abandoned = (args.allow_abandoned and last and
-                     end_class in ("client_close", "unterminated"))
+                     end_class in ("client_close", "exit", "unterminated"))
         if dr < body[key] and not abandoned:
             problems.append(f"exchange {key}: dr={dr} < body {body[key]}")
         if not args.no_order:

@@ -9,6 +9,11 @@ LIBOBSERVE=$BUILD/lib/libobserve.so
 SLICER=$BUILD/bin/slicer
 OBSERVE=$BUILD/bin/observe
 export REPO BUILD LIBOBSERVE SLICER OBSERVE
+export LAYER_PRELOAD
+# skip_if_sanitized WHY: a test that cannot run with a sanitized layer
+skip_if_sanitized() {
+  [ -z "${OBSERVE_SANITIZE:-}" ] || { echo "SKIP: not with sanitizers ($OBSERVE_SANITIZE): $*"; exit 77; }
+}
 # The interpreter itself, resolved once: a pyenv shim costs ~0.6 s a start.
 PYTHON=${PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
 export PYTHON
@@ -23,6 +28,44 @@ _run_cleanups() {
 }
 trap _run_cleanups EXIT
 
+# What LD_PRELOAD takes to load the layer: the layer itself, or, in a
+# sanitized build (CMake's OBSERVE_SANITIZE writes sanitize.env), the
+# AddressSanitizer runtime first. The hosts' own leaks are not reported
+# there: they are not ours (the unit tests keep leak detection).
+LAYER_PRELOAD=$LIBOBSERVE
+if [ -f "$BUILD/sanitize.env" ]; then
+  # shellcheck disable=SC1091
+  source "$BUILD/sanitize.env"
+  [ -n "${OBSERVE_PRELOAD_FIRST:-}" ] && LAYER_PRELOAD=$OBSERVE_PRELOAD_FIRST:$LIBOBSERVE
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  export OBSERVE_SANITIZE
+  # Some hosts cannot run with the ASan runtime preloaded, with or without
+  # the layer: curl, wget, wget2, aria2c and lynx hang at start in glibc's
+  # locale lock (LLVM issue 49223), PHP dlopens its extensions with
+  # RTLD_DEEPBIND (refused by ASan), Chromium crashes. Shims first in PATH
+  # run them with the UBSan-only build of the layer instead (same code,
+  # same hooks), under their own name.
+  if [ -n "${OBSERVE_LAYER_NO_ASAN:-}" ]; then
+    mkdir -p "$WORK/sanitize-bin"
+    for _prog in curl wget wget2 aria2c lynx php chromium; do
+      _real=$(command -v "$_prog" || true)
+      [ -n "$_real" ] || continue
+      cat > "$WORK/sanitize-bin/$_prog" <<SHIM
+#!/bin/bash
+case "\${LD_PRELOAD:-}" in
+*"$OBSERVE_PRELOAD_FIRST"*)
+  p=\${LD_PRELOAD//"$OBSERVE_PRELOAD_FIRST:"/}
+  export LD_PRELOAD=\${p//"$LIBOBSERVE"/"$OBSERVE_LAYER_NO_ASAN"} ;;
+esac
+exec -a "$_prog" "$_real" "\$@"
+SHIM
+      chmod +x "$WORK/sanitize-bin/$_prog"
+    done
+    export PATH=$WORK/sanitize-bin:$PATH
+  fi
+fi
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 die() { echo "error: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
@@ -35,20 +78,50 @@ expect_true() { local what=$1; shift; "$@" || fail "$what"; ok "$what"; }
 
 need_cmd() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
 
+# free_port: a port free on 127.0.0.1 now, and never one this test was
+# given before (the ports handed out are kept in $WORK/ports: a port freed
+# again comes back from the kernel soon, and two listeners of one test
+# must not get the same one).
 free_port() {
-  "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  "$PYTHON" - "$WORK/ports" <<'PY'
+import os, socket, sys
+taken = set(open(sys.argv[1]).read().split()) if os.path.exists(sys.argv[1]) else set()
+for _ in range(100):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = str(s.getsockname()[1])
+    if port not in taken:
+        open(sys.argv[1], "a").write(port + "\n")
+        print(port)
+        break
+else:
+    raise SystemExit("no free port")
+PY
 }
 
-# wait_port PORT: until something listens on 127.0.0.1:PORT (5 s at most)
-wait_port() {
-  local i
-  for ((i = 0; i < 100; i++)); do
-    if "$PYTHON" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()' "$1" 2>/dev/null; then
-      return 0
-    fi
+# wait_until SECONDS COMMAND...: run COMMAND every 0.05 s until it succeeds;
+# status 1 if it has not after SECONDS. Tests wait for a condition, never
+# for a fixed time; the deadlines are generous (60 s here), because a loaded
+# machine can be slow to start a server and a deadline costs time only when
+# something is wrong.
+wait_until() {
+  local secs=$1 end
+  shift
+  end=$((SECONDS + secs))
+  until "$@"; do
+    [ "$SECONDS" -lt "$end" ] || return 1
     sleep 0.05
   done
-  fail "nothing listens on 127.0.0.1:$1"
+}
+
+# port_open PORT: something accepts connections on 127.0.0.1:PORT
+port_open() {
+  "$PYTHON" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 5).close()' "$1" 2>/dev/null
+}
+
+# wait_port PORT: until something listens on 127.0.0.1:PORT (60 s at most)
+wait_port() {
+  wait_until 60 port_open "$1" || fail "nothing listens on 127.0.0.1:$1 after 60 s"
 }
 
 # q DB SQL: one query, rows on stdout
@@ -56,8 +129,8 @@ q() { sqlite3 -batch "$1" "$2"; }
 
 # preload: run a command with the layer preloaded, spools into $SPOOL
 SPOOL=$WORK/spool
-mkdir -p "$SPOOL"
-preload() { env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$SPOOL" "$@"; }
+mkdir -m 0700 "$SPOOL"  # the layer writes only where no one else may
+preload() { env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$SPOOL" "$@"; }
 
 # make_site DIR: a small site: index.html (title "observe demo") that uses a
 # stylesheet, a script and two images (PNG, SVG), and plain files of exactly
@@ -104,12 +177,10 @@ fault_server() {
   local mode=$1; shift
   local portfile
   portfile=$(mktemp -u "$WORK/fault-$mode.XXXXXX")
-  "$PYTHON" "$REPO/tests/servers/faults.py" "$mode" "$portfile" --lifetime 120 "$@" &
+  "$PYTHON" "$REPO/tests/servers/faults.py" "$mode" "$portfile" --lifetime 600 "$@" &
   local pid=$!
   at_exit "kill $pid 2>/dev/null"
-  local i
-  for ((i = 0; i < 100; i++)); do [ -s "$portfile" ] && break; sleep 0.05; done
-  [ -s "$portfile" ] || fail "fault server $mode did not start"
+  wait_until 60 test -s "$portfile" || fail "fault server $mode did not start in 60 s"
   FAULT_PORT=$(cat "$portfile")
   export FAULT_PORT
 }

@@ -8,32 +8,38 @@
 #   Writes DIR/nginx.conf (DIR defaults to $WORK/NAME, NAME to "nginx"; an
 #   argument containing a slash is taken as DIR itself) and starts nginx as a
 #   daemon with one worker, serving SITE_DIR on 127.0.0.1:PORT, and on
-#   [::1]:PORT too when IPv6 loopback works. Waits (5 s at most) until the
+#   [::1]:PORT too when IPv6 loopback works. Waits (60 s at most) until the
 #   port answers. Stopped automatically when the script exits.
 #   Sets NGINX_PORT, NGINX_URL (http://127.0.0.1:PORT), NGINX_IPV6 (1 or 0),
 #   NGINX_DIR, NGINX_LOG (the access log), NGINX_ERROR_LOG.
 #   keepalive_timeout 65 s, keepalive_requests 100000 (so that a long ab -k
 #   run stays on one connection). NGINX_EXTRA, if set, goes into the server
-#   block as it is (e.g. a TLS listen line and its certificate).
+#   block as it is (e.g. a TLS listen line and its certificate);
+#   NGINX_HTTP_EXTRA, if set, goes into the http block (e.g. a log_format).
 #
 # The access log has one line per request, fields separated by tabs:
 #   1 $remote_addr   2 $remote_port   3 $connection   4 $connection_requests
 #   5 $request_method   6 $request_uri   7 $status   8 $body_bytes_sent
 #   9 $request_time (s, ms resolution)   10 $msec (epoch s.ms, at log time)
 # nginx writes the line after the response is sent: use nginx_wait_log N
-# (or nginx_settle) before reading it.
+# (or nginx_settle) before reading it. /.nginx-status (stub_status, not
+# logged) tells nginx_settle what nginx is still doing.
 #
 # nginx_stop DIR: stop the nginx started in DIR (TERM, then KILL after 2.5 s).
 
 # _nginx_free_port: a port free on 127.0.0.1 and, when IPv6 loopback works,
 # on ::1 too. Prints "PORT IPV6".
 _nginx_free_port() {
-  "$PYTHON" - <<'PY'
-import socket
+  "$PYTHON" - "$WORK/ports" <<'PY'
+import os, socket, sys
+taken = set(open(sys.argv[1]).read().split()) if os.path.exists(sys.argv[1]) else set()
 for _ in range(50):
     s4 = socket.socket()
     s4.bind(("127.0.0.1", 0))
     port = s4.getsockname()[1]
+    if str(port) in taken:  # given to another listener of this test
+        s4.close()
+        continue
     try:
         s6 = socket.socket(socket.AF_INET6)
     except OSError:
@@ -52,6 +58,7 @@ for _ in range(50):
     break
 else:
     raise SystemExit("no free port")
+open(sys.argv[1], "a").write("%d\n" % port)
 PY
 }
 
@@ -95,10 +102,12 @@ http {
   default_type text/plain;
   keepalive_timeout 65;
   keepalive_requests 100000;
+  ${NGINX_HTTP_EXTRA:-}
   server {
     listen 127.0.0.1:$NGINX_PORT;
     $listen6
     root $site;
+    location = /.nginx-status { stub_status; access_log off; }
     ${NGINX_EXTRA:-}
   }
 }
@@ -119,15 +128,26 @@ nginx_stop() {
   kill -9 "$pid" 2>/dev/null || true
 }
 
-# nginx_wait_log N: until the access log has at least N lines (5 s at most).
+# nginx_wait_log N: until the access log has at least N lines (60 s at most).
+_nginx_log_has() { [ "$(wc -l < "$NGINX_LOG")" -ge "$1" ]; }
 nginx_wait_log() {
-  local want=$1 i
-  for ((i = 0; i < 100; i++)); do
-    [ "$(wc -l < "$NGINX_LOG")" -ge "$want" ] && return 0
-    sleep 0.05
-  done
-  fail "the access log has $(wc -l < "$NGINX_LOG") lines, expected $want"
+  local want=$1
+  wait_until 60 _nginx_log_has "$want" ||
+    fail "the access log has $(wc -l < "$NGINX_LOG") lines after 60 s, expected $want"
 }
 
-# nginx_settle: nginx writes its log line after the response; give it a moment.
-nginx_settle() { sleep 0.2; }
+# _nginx_idle: nginx's stub_status says that it is reading no request and
+# writing none but the status request itself. Its one worker handles events
+# one after another, so every request it began before this one has been
+# answered and logged (the log line is written when a request ends).
+_nginx_idle() {
+  curl -s -m 10 "http://127.0.0.1:$NGINX_PORT/.nginx-status" 2>/dev/null |
+    grep -q '^Reading: 0 Writing: 1 '
+}
+
+# nginx_settle: until nginx has logged every request it has received (60 s
+# at most): call it after the clients have ended, before reading the log.
+nginx_settle() {
+  wait_until 60 _nginx_idle ||
+    fail "nginx is still busy after 60 s: $(curl -s -m 10 "http://127.0.0.1:$NGINX_PORT/.nginx-status" | tail -n 1)"
+}

@@ -15,7 +15,7 @@ mkdir -p "$WORK/clients"
 client_run() {  # NAME COMMAND...
   local name=$1; shift
   mkdir -p "$WORK/spool-$name"
-  env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$WORK/spool-$name" OBSERVE_CLIENT="$name" "$@" >/dev/null
+  env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/spool-$name" OBSERVE_CLIENT="$name" "$@" >/dev/null
   "$SLICER" -q -o "$WORK/clients/$name.db" "$WORK/spool-$name"
 }
 client_run alpha curl -sf -o /dev/null -o /dev/null "$URL/100b" "$URL/50k"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # report.sh - manager report on a central database of three clients (names
 # with a quote, markup and a space in them): every plot in PNG and SVG,
-# summary.txt agreeing with values computed here from the rows, index.html
-# loaded from disk in headless Chromium with every image loaded (and a
-# broken image caught), a filter that keeps one client, an empty selection,
-# a file that is no database.
+# summary.txt agreeing with values computed here from the rows, a waterfall
+# for the first run of each program, index.html loaded from disk in
+# headless Chromium with every image loaded (and a broken image caught);
+# with --baseline, the before/after table and CDFs, the page loaded again;
+# a filter that keeps one client, an empty selection, a file that is no
+# database.
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
 MANAGER=$BUILD/bin/manager
@@ -80,6 +82,23 @@ for view in endings keepalive size family; do
 done
 ok "summary.txt has the four analyses"
 
+# a waterfall per program, for its first run, in the order of those runs
+n=0
+for prog in ab curl wget python3; do
+  n=$((n + 1))
+  file "$R/waterfall_$n.png" | grep -q "PNG image data, 1000 x" || fail "waterfall_$n.png: $(file "$R/waterfall_$n.png")"
+  grep -Eq "<text>conn 1 127\.0\.0\.1:$NGINX_PORT( http/1\.1)?, " "$R/waterfall_$n.svg" || fail "waterfall_$n.svg has no connection row"
+  grep -q "^waterfall waterfall_$n.svg: $prog[.0-9]* [0-9]* on " "$R/summary.txt" ||
+    fail "waterfall $n is not $prog's: $(grep "^waterfall" "$R/summary.txt")"
+done
+[ ! -e "$R/waterfall_5.png" ] || fail "a second run of a program got a waterfall"
+# ab -c 2 may open a connection it never uses: its rows from the database
+ab_rows=$(q "$C" "SELECT (SELECT count(*) FROM connection_metrics WHERE program LIKE '%/ab' AND client = 'alpha''s lab')
+  + (SELECT count(*) FROM exchange_metrics WHERE program LIKE '%/ab' AND client = 'alpha''s lab')")
+grep -q "^waterfall waterfall_1.svg: ab [0-9]* on alpha's lab: 30 connections, 30 exchanges (the first 60 of $ab_rows rows)$" \
+  "$R/summary.txt" || fail "ab's waterfall is not cut at 60 of $ab_rows rows: $(grep "^waterfall waterfall_1" "$R/summary.txt")"
+ok "4 waterfalls: ab, curl, wget, python3 (their first runs), ab's cut at 60 rows"
+
 # the page, opened from disk in a browser: it loads, every image loads
 check_page() {  # REPORT_DIR -> prints "images=N loaded=M broken=..."
   cat > "$WORK/check.html" <<HTML
@@ -103,15 +122,34 @@ HTML
 if command -v chromium >/dev/null 2>&1; then
   res=$(check_page "$R")
   echo "$res"
-  [[ $res == "RESULT images=15 loaded=15 broken= title=observe report: $C" ]] || fail "the page in Chromium: ${res:-nothing} ($(tail -3 "$WORK/chromium.log"))"
-  ok "index.html from disk in headless Chromium: 15 images, all loaded"
+  [[ $res == "RESULT images=19 loaded=19 broken= title=observe report: $C" ]] || fail "the page in Chromium: ${res:-nothing} ($(tail -3 "$WORK/chromium.log"))"
+  ok "index.html from disk in headless Chromium: 19 images, all loaded"
   cp -r "$R" "$WORK/broken"
   rm "$WORK/broken/cdf_tw.svg"
   res=$(check_page "$WORK/broken")
-  [[ $res == *"loaded=14 broken=cdf_tw.svg "* ]] || fail "a missing image was not caught: $res"
+  [[ $res == *"loaded=18 broken=cdf_tw.svg "* ]] || fail "a missing image was not caught: $res"
   ok "a missing image is caught by the same check"
 else
   echo "note: chromium is not installed: the page is not checked in a browser"
+fi
+
+# before and after: alpha's own database as the baseline, per client:
+# alpha's lab is the same on both sides, beta and gamma only after
+B=$WORK/baseline
+"$MANAGER" report "$C" -o "$B" -q --baseline "$WORK/clients/alpha.db" 2> "$WORK/baseline.err"
+[ ! -s "$WORK/baseline.err" ] || fail "the report with a baseline complained: $(cat "$WORK/baseline.err")"
+file "$B/compare_cdf.png" | grep -q "PNG image data, 1000 x 900" || fail "compare_cdf.png: $(file "$B/compare_cdf.png")"
+grep -q "alpha's lab (baseline)\|alpha&apos;s lab (baseline)\|alpha&#39;s lab (baseline)" "$B/compare_cdf.svg" ||
+  fail "compare_cdf.svg: no baseline curve for alpha's lab"
+grep -q "^before and after (A: $WORK/clients/alpha.db, B: $C)$" "$B/summary.txt" || fail "summary.txt: no before and after"
+expect_eq "$(grep -c "^alpha's lab .* 1.000 *1$" "$B/summary.txt")" 6 "alpha's lab against itself: change 1, p 1 in its 6 rows"
+grep -Eq "^beta <b> +Tw ms +0 +[1-9][0-9]* +- " "$B/summary.txt" || fail "beta is not on side B alone: $(grep "^beta" "$B/summary.txt")"
+grep -q "<h2>Before and after</h2>" "$B/index.html" || fail "the page has no before and after section"
+if command -v chromium >/dev/null 2>&1; then
+  res=$(check_page "$B")
+  [[ $res == "RESULT images=20 loaded=20 broken= title=observe report: $C" ]] ||
+    fail "the page with a baseline in Chromium: ${res:-nothing}"
+  ok "the page with a baseline in headless Chromium: 20 images, all loaded"
 fi
 
 # a filter that keeps one client

@@ -9,46 +9,10 @@
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
 MANAGER=$BUILD/bin/manager
-SSHD=$(command -v sshd || echo /usr/sbin/sshd)
-[ -x "$SSHD" ] || skip "sshd is not installed (Debian package openssh-server)"
-need_cmd ssh
-need_cmd ssh-keygen
+source "$REPO/tests/lib/sshd.sh"
 
 # ---- an sshd of our own, on loopback, keys only ----------------------------
-S=$WORK/ssh
-mkdir -m 700 "$S"
-ssh-keygen -q -t ed25519 -N '' -f "$S/host_key"
-ssh-keygen -q -t ed25519 -N '' -f "$S/user_key"
-cp "$S/user_key.pub" "$S/authorized_keys"
-PORT=$(free_port)
-cat > "$S/sshd_config" <<CONF
-Port $PORT
-ListenAddress 127.0.0.1
-HostKey $S/host_key
-AuthorizedKeysFile $S/authorized_keys
-PidFile $S/sshd.pid
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-AllowTcpForwarding no
-X11Forwarding no
-PrintMotd no
-LogLevel VERBOSE
-CONF
-[ "$(id -u)" -ne 0 ] || mkdir -p /run/sshd   # privilege separation dir
-"$SSHD" -t -f "$S/sshd_config" 2>"$S/sshd-t.log" || skip "sshd cannot run here: $(cat "$S/sshd-t.log")"
-"$SSHD" -D -f "$S/sshd_config" -E "$S/sshd.log" &
-SSHD_PID=$!
-at_exit "kill $SSHD_PID 2>/dev/null; wait $SSHD_PID 2>/dev/null"
-wait_port "$PORT"
-echo "[127.0.0.1]:$PORT $(cut -d' ' -f1,2 "$S/host_key.pub")" > "$S/known_hosts"
-RSH="ssh -F /dev/null -i $S/user_key -o IdentitiesOnly=yes -o UserKnownHostsFile=$S/known_hosts -o StrictHostKeyChecking=yes"
-ME=$(id -un)
-$RSH -o BatchMode=yes -p "$PORT" "$ME@127.0.0.1" true 2>"$WORK/ssh-probe.err" ||
-  fail "cannot log in to our own sshd: $(cat "$WORK/ssh-probe.err"; tail -5 "$S/sshd.log")"
-ok "sshd on 127.0.0.1:$PORT accepts our key"
+sshd_start
 
 # ---- client machines: two local, one "remote" behind ssh ------------------
 make_site "$WORK/site"
@@ -58,7 +22,7 @@ mkdir -p "$WORK/clients" "$WORK/remote"
 client_run() {  # NAME DB COMMAND...
   local name=$1 db=$2; shift 2
   mkdir -p "$WORK/spool-$name"
-  env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$WORK/spool-$name" OBSERVE_CLIENT="$name" "$@" >/dev/null
+  env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/spool-$name" OBSERVE_CLIENT="$name" "$@" >/dev/null
   "$SLICER" -q -o "$db" "$WORK/spool-$name"
 }
 client_run alpha "$WORK/clients/alpha.db" curl -sf -o /dev/null -o /dev/null "$URL/100b" "$URL/50k"
@@ -88,12 +52,11 @@ def copy(n, base):
 db.execute("BEGIN"); copy(5, 1000); db.execute("COMMIT")
 db.execute("BEGIN"); copy(7, 2000)
 open(sys.argv[2], "w").close()
-time.sleep(60)
+time.sleep(600)  # killed when the test no longer needs it
 PY
 WRITER=$!
 at_exit "kill $WRITER 2>/dev/null; wait $WRITER 2>/dev/null"
-for ((i = 0; i < 100; i++)); do [ -e "$WORK/writer.ready" ] && break; sleep 0.1; done
-[ -e "$WORK/writer.ready" ] || fail "the writer did not start"
+wait_until 60 test -e "$WORK/writer.ready" || fail "the writer did not start in 60 s"
 [ -s "$REMOTE_DB-wal" ] || fail "the committed rows are not in a WAL file"
 raw=$(sqlite3 "file:$(cd "$(dirname "$REMOTE_DB")" && pwd)/observe.db?immutable=1" "SELECT count(*) FROM exchange" 2>/dev/null || echo "?")
 ok "a raw copy of the file would hold $raw exchanges"

@@ -13,7 +13,7 @@ DB=$WORK/shared.db
 for d in a b; do
   mkdir -p "$WORK/$d"
   for i in 1 2 3 4; do
-    env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$WORK/$d" ab -q -k -n 3000 -c 1 "$URL" >/dev/null
+    env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/$d" ab -q -k -n 3000 -c 1 "$URL" >/dev/null
   done
 done
 
@@ -39,7 +39,7 @@ expect_eq "$(q "$DB" "SELECT count(*) FROM process")" 8 "processes"
 # a live spool: slice while the client runs, then once more after it ended
 LIVE=$WORK/live.db
 mkdir -p "$WORK/c"
-env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$WORK/c" "$PYTHON" -c '
+env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/c" "$PYTHON" -c '
 import http.client, sys, time
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]))
 for _ in range(100):
@@ -48,13 +48,14 @@ for _ in range(100):
     time.sleep(0.03)
 c.close()' "$NGINX_PORT" &
 client=$!
-during=0
-for _ in $(seq 50); do  # slice until something is there (10 s at most)
-  sleep 0.2
+# live_slice: slice the live spool; true once it holds an exchange
+live_slice() {
   "$SLICER" -q -o "$LIVE" "$WORK/c" 2>/dev/null || true
   during=$(q "$LIVE" "SELECT count(*) FROM exchange" 2>/dev/null || echo 0)
-  [ "$during" -gt 0 ] && break
-done
+  [ "$during" -gt 0 ]
+}
+during=0
+wait_until 60 live_slice || true  # (60 s at most; judged below)
 running=0
 kill -0 "$client" 2>/dev/null && running=1
 open_during=$(q "$LIVE" "SELECT count(*) FROM connection WHERE end_class IS NULL")

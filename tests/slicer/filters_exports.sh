@@ -112,7 +112,7 @@ grep -q "100b" "$WORK/err" || fail "message does not name the file: $(cat "$WORK
 # quotes, a backslash and a line break
 mkdir -p "$WORK/odd"
 weird=$'we,ird "client" \\ \nname'
-env LD_PRELOAD="$LIBOBSERVE" OBSERVE_DIR="$WORK/odd" OBSERVE_CLIENT="$weird" \
+env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/odd" OBSERVE_CLIENT="$weird" \
   curl -sf -o /dev/null "$URL/100b"
 "$SLICER" -q -o "$WORK/odd.db" "$WORK/odd"
 for fmt in csv jsonl har; do

@@ -10,12 +10,15 @@
  *   pingpong  send(64 B) on the tracked end, recv and send back on the
  *             other, recv(64 B) on the tracked end: two tracked calls, and
  *             every iteration completes an exchange (writes a spool record).
+ *   untracked send(64 B), recv(64 B) on an AF_UNIX socket pair, which the
+ *             layer does not track: the fast path every other fd takes.
  *
  * Wall time on a shared machine is too noisy to see tens of nanoseconds
  * between two runs, so the comparison is made inside one run: blocks of
  * iterations whose calls go through libc (and so through the layer, when it
- * is preloaded) alternate with blocks doing the same system calls through
- * syscall(2), which no hook sees. The median of the per-block differences
+ * is preloaded) alternate with blocks doing the same system calls directly
+ * (raw_syscall.h: not even syscall(2), which the layer hooks, sees them).
+ * The median of the per-block differences
  * is the cost of the libc path over the raw one: about 0 bare, the layer's
  * cost when preloaded.
  *
@@ -24,7 +27,8 @@
  *
  * Prints "LIBC RAW DIFF", medians in ns per iteration (clock: one number).
  *
- * usage: callbench [send|pingpong|clock] [BLOCKS] [ITERATIONS_PER_BLOCK]
+ * usage: callbench [send|pingpong|untracked|clock] [BLOCKS]
+ *                  [ITERATIONS_PER_BLOCK]
  *        (defaults: send 101 1000)
  */
 #define _GNU_SOURCE
@@ -38,6 +42,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "raw_syscall.h"
 
 static double now_ns(void)
 {
@@ -57,12 +63,13 @@ static void check(long got, const char *what)
 
 static long raw_send(int fd, const void *buf, size_t len)
 {
-	return syscall(SYS_sendto, fd, buf, len, 0, NULL, 0);
+	return obs_raw_syscall(SYS_sendto, fd, (long)buf, (long)len, 0, 0, 0);
 }
 
 static long raw_recv(int fd, void *buf, size_t len)
 {
-	return syscall(SYS_recvfrom, fd, buf, len, MSG_WAITALL, NULL, NULL);
+	return obs_raw_syscall(SYS_recvfrom, fd, (long)buf, (long)len,
+			       MSG_WAITALL, 0, 0);
 }
 
 /* run_block - n iterations, through libc (raw == 0) or syscall(2); returns
@@ -107,15 +114,17 @@ int main(int argc, char **argv)
 	int blocks = argc > 2 ? atoi(argv[2]) : 101;
 	int per_block = argc > 3 ? atoi(argv[3]) : 1000;
 	int pingpong = strcmp(mode, "pingpong") == 0;
+	int untracked = strcmp(mode, "untracked") == 0;
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t alen = sizeof(a);
 	int one = 1, lst, c, s;
 	double *libc_ns, *raw_ns, *diff_ns;
 
 	if (blocks < 1 || per_block < 1 ||
-	    (!pingpong && strcmp(mode, "send") && strcmp(mode, "clock"))) {
-		fprintf(stderr, "usage: callbench [send|pingpong|clock] "
-				"[BLOCKS] [ITERATIONS_PER_BLOCK]\n");
+	    (!pingpong && !untracked && strcmp(mode, "send") &&
+	     strcmp(mode, "clock"))) {
+		fprintf(stderr, "usage: callbench [send|pingpong|untracked|"
+				"clock] [BLOCKS] [ITERATIONS_PER_BLOCK]\n");
 		return 2;
 	}
 	libc_ns = calloc((size_t)blocks, sizeof(double));
@@ -138,6 +147,16 @@ int main(int argc, char **argv)
 		return sink < 0;
 	}
 
+	if (untracked) {
+		int pair[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair))
+			return 1;
+		c = pair[0];
+		s = pair[1];
+		lst = -1;
+		goto run;
+	}
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	lst = socket(AF_INET, SOCK_STREAM, 0);
 	if (bind(lst, (struct sockaddr *)&a, sizeof(a)) || listen(lst, 1) ||
@@ -150,6 +169,7 @@ int main(int argc, char **argv)
 	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
+run:
 	run_block(c, s, per_block, pingpong, 0); /* warm up both paths */
 	run_block(c, s, per_block, pingpong, 1);
 	for (int b = 0; b < blocks; b++) {
@@ -168,6 +188,7 @@ int main(int argc, char **argv)
 	       median(raw_ns, blocks), median(diff_ns, blocks));
 	close(c);
 	close(s);
-	close(lst);
+	if (lst >= 0)
+		close(lst);
 	return 0;
 }

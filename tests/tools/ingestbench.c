@@ -103,27 +103,30 @@ static double plain_sqlite(const char *path, long n, bool unique)
 	unlink(path);
 	if (sqlite3_open(path, &db) != SQLITE_OK)
 		return -1;
-	sqlite3_exec(db,
-		     unique ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-			      "CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER "
-			      "NOT NULL, b INTEGER NOT NULL, c, d, e, f, g, h, i, "
-			      "j, k, l, m, UNIQUE(a, b))"
-			    : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-			      "CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER "
-			      "NOT NULL, b INTEGER NOT NULL, c, d, e, f, g, h, i, "
-			      "j, k, l, m)",
-		     NULL, NULL, NULL);
-	sqlite3_prepare_v2(db,
-			   "INSERT INTO t(a, b, c, d, e, f, g, h, i, j, k, l, m)"
-			   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-			   -1, &st, NULL);
+	sqlite3_exec(
+		db,
+		unique ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+			 "CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER "
+			 "NOT NULL, b INTEGER NOT NULL, c, d, e, f, g, h, i, "
+			 "j, k, l, m, UNIQUE(a, b))"
+		       : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+			 "CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER "
+			 "NOT NULL, b INTEGER NOT NULL, c, d, e, f, g, h, i, "
+			 "j, k, l, m)",
+		NULL, NULL, NULL);
+	sqlite3_prepare_v2(
+		db,
+		"INSERT INTO t(a, b, c, d, e, f, g, h, i, j, k, l, m)"
+		" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		-1, &st, NULL);
 	t0 = now();
 	sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
 	for (long r = 0; r < n; r++) {
 		sqlite3_bind_int64(st, 1, r / 100 + 1);
 		sqlite3_bind_int64(st, 2, r % 100 + 1);
 		for (int c = 3; c <= 13; c++)
-			sqlite3_bind_int64(st, c, 1700000000000000000LL + r * c);
+			sqlite3_bind_int64(st, c,
+					   1700000000000000000LL + r * c);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			return -1;
 		sqlite3_reset(st);

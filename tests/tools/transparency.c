@@ -26,8 +26,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -489,6 +494,100 @@ int main(void)
 	show("recv (server)", recv(s, buf, 5, MSG_WAITALL));
 	close(c);
 	close(s);
+
+	section("MSG_TRUNC with a NULL buffer: the kernel writes nothing");
+	c = connect_blocking();
+	s = accept(lst, NULL, NULL);
+	show("accept", s >= 0);
+	show("send", send(c, "GET / HTTP/1.1\r\n\r\n", 18, 0));
+	show("recv (server)", recv(s, buf, 18, MSG_WAITALL));
+	show("send (server)", send(s, "HTTP/1.1 200 OK\r\n", 17, 0));
+	wait_readable(c);
+	show("recv NULL MSG_TRUNC", recv(c, NULL, 5, MSG_TRUNC));
+	show("recvfrom NULL MSG_TRUNC",
+	     recvfrom(c, NULL, 4, MSG_TRUNC, NULL, NULL));
+	{
+		struct iovec none = { NULL, 3 };
+		struct msghdr m = { .msg_iov = &none, .msg_iovlen = 1 };
+
+		show("recvmsg NULL MSG_TRUNC", recvmsg(c, &m, MSG_TRUNC));
+	}
+	show("recv the rest", recv(c, buf, 5, MSG_WAITALL));
+
+	section("fclose of an fdopen'd socket, syscall(SYS_close) and kin");
+	{
+		FILE *f = fdopen(c, "r+");
+
+		show("fdopen", f != NULL);
+		show("fclose fdopen'd socket", fclose(f));
+		show("send after fclose", send(c, "x", 1, MSG_NOSIGNAL));
+	}
+	close(s);
+	c = connect_blocking();
+	s = accept(lst, NULL, NULL);
+	show("syscall SYS_dup2 to 200", syscall(SYS_dup2, c, 200));
+	show("syscall SYS_dup3 to 201", syscall(SYS_dup3, c, 201, O_CLOEXEC));
+	show("syscall SYS_close_range 200-201",
+	     syscall(SYS_close_range, 200, 201, 0));
+	show("send on 200 after it", send(200, "x", 1, 0));
+	show("send on the original", send(c, "ok", 2, 0));
+	show("recv (server)", recv(s, buf, 2, MSG_WAITALL));
+	show("syscall SYS_close", syscall(SYS_close, c));
+	show("syscall SYS_close again", syscall(SYS_close, c));
+	show("send after syscall close", send(c, "x", 1, MSG_NOSIGNAL));
+	show("syscall unknown number", syscall(99999, 1, 2, 3, 4, 5, 6));
+	errno = EDOM;
+	show_errno_kept("syscall SYS_getppid keeps errno",
+			syscall(SYS_getppid) > 0, EDOM);
+	close(s);
+
+	section("calls that hand back a new fd number");
+	{
+		char path[] = "/tmp/transparency.XXXXXX";
+		struct stat st;
+		int p[2], f;
+		FILE *fp;
+
+		show("mkdtemp", mkdtemp(path) != NULL);
+		umask(022);
+		f = open(path, O_RDONLY | O_DIRECTORY);
+		show("open a directory", f >= 0);
+		r = openat(f, "created", O_WRONLY | O_CREAT | O_EXCL, 0640);
+		show("openat O_CREAT 0640", r >= 0);
+		fstat(r, &st);
+		show("its mode", st.st_mode & 0777);
+		close(r);
+		show("openat it again O_EXCL",
+		     openat(f, "created", O_WRONLY | O_CREAT | O_EXCL, 0600));
+		show("unlinkat", unlinkat(f, "created", 0));
+		close(f);
+		show("rmdir", rmdir(path));
+		show("open missing file", open("/nonexistent/x", O_RDONLY));
+		fp = fopen("/dev/null", "r");
+		show("fopen", fp != NULL);
+		show("fclose file", fclose(fp));
+		show("fopen missing file",
+		     fopen("/nonexistent/x", "r") == NULL ? -1 : 0);
+		show("pipe2", pipe2(p, O_CLOEXEC));
+		close(p[0]);
+		close(p[1]);
+		show("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, p));
+		show("socketpair write", write(p[0], "sp", 2));
+		show("socketpair read", read(p[1], buf, 2));
+		close(p[0]);
+		close(p[1]);
+		r = epoll_create1(EPOLL_CLOEXEC);
+		show("epoll_create1", r >= 0);
+		close(r);
+		r = eventfd(0, 0);
+		show("eventfd", r >= 0);
+		close(r);
+		r = memfd_create("transparency", 0);
+		show("memfd_create", r >= 0);
+		close(r);
+		show("accept4 on a non-listener",
+		     accept4(STDIN_FILENO, NULL, NULL, 0));
+	}
 
 	section("IPv6 loopback");
 	{

@@ -2,7 +2,7 @@
  *
  * Each test plays the calls a program would make on one connection, with
  * made-up clock readings, and checks the connection and exchange records
- * against the measurement model (shared/design/measurement-model.md).
+ * against the measurement model (docs/measurement-model.md).
  */
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
@@ -30,6 +30,22 @@ struct obs_record *obs_record_alloc(void)
 	if (n_records >= alloc_limit)
 		return NULL;
 	return &records[n_records++];
+}
+
+/* HTTP/2 memory and warnings: test_exchange_h2.c tests them; here none. */
+struct obs_xh2 *obs_xh2_alloc(void)
+{
+	return NULL;
+}
+
+void obs_xh2_release(struct obs_xh2 *h)
+{
+	(void)h;
+}
+
+void obs_xm_warn(const char *what)
+{
+	(void)what;
 }
 
 static int reset(void **state)
@@ -425,6 +441,73 @@ static void test_refused_learned_by_io(void **state)
 	assert_int_equal(connection()->connect_errno, ECONNREFUSED);
 	assert_int_equal(connection()->t2, 1310);
 	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 0);
+}
+
+/* Closed where the layer could not see (its fd number came back from the
+ * kernel): lost, no T7; an error that ended it first keeps its class. */
+static void test_lost(void **state)
+{
+	(void)state;
+	open_blocking(1000, 1300);
+	request(2000, 2100, 80, 2200, 2900, 3500, 1000);
+	obs_xm_end(&conn, 0, OBS_END_LOST);
+	assert_int_equal(connection()->end_class, OBS_END_LOST);
+	assert_int_equal(connection()->t7, 0);
+	assert_true(records[0].state & OBS_RS_COMPLETE);
+	assert_true(records[1].state & OBS_RS_COMPLETE);
+
+	reset(NULL);
+	open_blocking(1000, 1300);
+	obs_xm_send(&conn, 2000, 2100, -1, ECONNRESET, NULL);
+	obs_xm_end(&conn, 0, OBS_END_LOST);
+	assert_int_equal(connection()->end_class, OBS_END_RESET);
+}
+
+/* The process leaves with the connection open: exit at that moment, the
+ * records complete; an exec that failed takes it back; a close after it
+ * (a later destructor) ends it as usual. */
+static void test_exit_and_undo(void **state)
+{
+	struct obs_exch_body *x;
+
+	(void)state;
+	open_blocking(1000, 1300);
+	request(2000, 2100, 80, 2200, 2900, 3500, 1000);
+	obs_xm_send(&conn, 4000, 4100, 80, 0, NULL); /* unanswered */
+	obs_xm_exit(&conn, 5000);
+	assert_int_equal(connection()->end_class, OBS_END_EXIT);
+	assert_int_equal(connection()->t7, 5000);
+	for (int i = 0; i < n_records; i++)
+		assert_true(records[i].state & OBS_RS_COMPLETE);
+
+	obs_xm_exit_undo(&conn);
+	assert_int_equal(connection()->end_class, OBS_END_NONE);
+	assert_int_equal(connection()->t7, 0);
+	assert_false(records[0].state & OBS_RS_COMPLETE);
+	x = exchange(2);
+	assert_non_null(x);
+	assert_false(records[2].state & OBS_RS_COMPLETE);
+	assert_true(records[1].state & OBS_RS_COMPLETE); /* exchange 1 */
+
+	obs_xm_exit(&conn, 6000);
+	obs_xm_close(&conn, 7000);
+	assert_int_equal(connection()->end_class, OBS_END_CLIENT_CLOSE);
+	assert_int_equal(connection()->t7, 7000);
+	obs_xm_exit(&conn, 8000); /* closed: left alone */
+	assert_int_equal(connection()->end_class, OBS_END_CLIENT_CLOSE);
+	assert_int_equal(connection()->t7, 7000);
+}
+
+/* A connection that failed stays what it was at exit. */
+static void test_exit_after_refused(void **state)
+{
+	(void)state;
+	memset(&conn, 0, sizeof(conn));
+	obs_xm_connect_first(&conn, 1, 7, AF_INET, loopback, 80, 1000, 1100, -1,
+			     ECONNREFUSED);
+	obs_xm_exit(&conn, 5000);
+	assert_int_equal(connection()->end_class, OBS_END_REFUSED);
+	assert_int_equal(connection()->t7, 0);
 }
 
 static void test_peek_counts_time_not_bytes(void **state)
@@ -898,6 +981,9 @@ int main(void)
 		cmocka_unit_test_setup(test_connect_refused, reset),
 		cmocka_unit_test_setup(test_refused_learned_by_io, reset),
 		cmocka_unit_test_setup(test_peek_counts_time_not_bytes, reset),
+		cmocka_unit_test_setup(test_lost, reset),
+		cmocka_unit_test_setup(test_exit_and_undo, reset),
+		cmocka_unit_test_setup(test_exit_after_refused, reset),
 		cmocka_unit_test_setup(test_spool_full_loses_records_only,
 				       reset),
 	};

@@ -63,9 +63,9 @@ static int count(const struct filter *f)
 		f->expr ? f->expr : "1");
 	int n = -1;
 
-	assert_int_equal(sqlite3_prepare_v2(obs_store_db(store), sql, -1, &st,
-					    NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_prepare_v2(obs_store_db(store), sql, -1, &st, NULL),
+		SQLITE_OK);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
@@ -84,9 +84,8 @@ static void test_each_option(void **state)
 	assert_int_equal(filter_option(&f, 'w', "dr > 1000", err, sizeof(err)),
 			 0);
 	assert_int_equal(count(&f), 2);
-	assert_int_equal(filter_option(&f, 'P', "127.0.0.1:8080", err,
-				       sizeof(err)),
-			 0);
+	assert_int_equal(
+		filter_option(&f, 'P', "127.0.0.1:8080", err, sizeof(err)), 0);
 	assert_int_equal(count(&f), 1); /* the AND of both */
 	filter_free(&f);
 
@@ -102,10 +101,14 @@ static void test_each_option(void **state)
 	filter_free(&f);
 
 	filter_init(&f);
-	assert_int_equal(filter_option(&f, 'P', "10.0.0.0/8:443", err,
-				       sizeof(err)),
-			 0);
+	assert_int_equal(
+		filter_option(&f, 'P', "10.0.0.0/8:443", err, sizeof(err)), 0);
 	assert_int_equal(count(&f), 1);
+	filter_free(&f);
+
+	filter_init(&f); /* curl is pid 10, O'Brien 11 */
+	assert_int_equal(filter_option(&f, 'I', "10", err, sizeof(err)), 0);
+	assert_int_equal(count(&f), 2);
 	filter_free(&f);
 
 	filter_init(&f);
@@ -114,11 +117,9 @@ static void test_each_option(void **state)
 	filter_free(&f);
 
 	filter_init(&f); /* 1700000000.5 s: only the second curl exchange */
-	assert_int_equal(filter_option(&f, 'S', "1700000000.5", err,
-				       sizeof(err)),
-			 0);
-	assert_int_equal(filter_option(&f, 'U', "2023-12-31", err,
-				       sizeof(err)),
+	assert_int_equal(
+		filter_option(&f, 'S', "1700000000.5", err, sizeof(err)), 0);
+	assert_int_equal(filter_option(&f, 'U', "2023-12-31", err, sizeof(err)),
 			 0);
 	assert_int_equal(count(&f), 1);
 	filter_free(&f);
@@ -136,13 +137,15 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(filter_option(&f, 'S', "yesterday", err, sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "--since yesterday"));
-	assert_int_equal(filter_option(&f, 'P', "127.0.0.1:99999", err,
-				       sizeof(err)),
-			 -1);
+	assert_int_equal(filter_option(&f, 'I', "0", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--pid 0: not a process id"));
+	assert_int_equal(filter_option(&f, 'I', "12x", err, sizeof(err)), -1);
+	assert_int_equal(
+		filter_option(&f, 'P', "127.0.0.1:99999", err, sizeof(err)),
+		-1);
 	assert_non_null(strstr(err, "bad port"));
-	assert_int_equal(filter_option(&f, 'P', "10.0.0.0/40", err,
-				       sizeof(err)),
-			 -1);
+	assert_int_equal(
+		filter_option(&f, 'P', "10.0.0.0/40", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not a network"));
 	assert_int_equal(filter_option(&f, 'o', "x", err, sizeof(err)), 1);
 	assert_null(f.expr); /* nothing was added */
@@ -156,14 +159,14 @@ static void test_expression_checked(void **state)
 
 	(void)state;
 	db = obs_store_db(store);
-	assert_int_equal(obs_store_check_expr(db, "tr_ms > 50", err,
-					      sizeof(err)),
-			 0);
+	assert_int_equal(
+		obs_store_check_expr(db, "tr_ms > 50", err, sizeof(err)), 0);
 	assert_int_equal(obs_store_check_expr(db, "no_such_column > 1", err,
 					      sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "no such column: no_such_column"));
-	assert_int_equal(obs_store_check_expr(db, "1); DELETE FROM exchange; (1",
+	assert_int_equal(obs_store_check_expr(db,
+					      "1); DELETE FROM exchange; (1",
 					      err, sizeof(err)),
 			 -1);
 	assert_int_equal(count(&(struct filter){ NULL }), 3);

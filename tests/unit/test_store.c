@@ -147,8 +147,9 @@ static double query_real(obs_store *s, const char *sql, bool *is_null)
 	sqlite3_stmt *st;
 	double v = 0;
 
-	assert_int_equal(sqlite3_prepare_v2(obs_store_db(s), sql, -1, &st, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_prepare_v2(obs_store_db(s), sql, -1, &st, NULL),
+		SQLITE_OK);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 	*is_null = sqlite3_column_type(st, 0) == SQLITE_NULL;
 	v = sqlite3_column_double(st, 0);
@@ -161,8 +162,9 @@ static int64_t query_int(obs_store *s, const char *sql)
 	sqlite3_stmt *st;
 	int64_t v;
 
-	assert_int_equal(sqlite3_prepare_v2(obs_store_db(s), sql, -1, &st, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_prepare_v2(obs_store_db(s), sql, -1, &st, NULL),
+		SQLITE_OK);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 	v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
@@ -174,8 +176,9 @@ static const char *query_text(obs_store *s, const char *sql)
 {
 	sqlite3_stmt *st;
 
-	assert_int_equal(sqlite3_prepare_v2(obs_store_db(s), sql, -1, &st, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_prepare_v2(obs_store_db(s), sql, -1, &st, NULL),
+		SQLITE_OK);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 	snprintf(text_buf, sizeof(text_buf), "%s",
 		 sqlite3_column_type(st, 0) == SQLITE_NULL
@@ -230,40 +233,54 @@ static void test_views(void **state)
 			 REALTIME + 1000000);
 	assert_int_equal(query_int(s, "SELECT t6_ns FROM exchange WHERE seq=1"),
 			 REALTIME + 22000000);
-	assert_float_equal(query_real(s, "SELECT te_ms FROM connection_metrics",
-				      &is_null),
-			   0.5, 1e-9);
-	assert_float_equal(query_real(s, "SELECT tt_ms FROM connection_metrics",
-				      &is_null),
-			   39.0, 1e-9);
+	assert_float_equal(
+		query_real(s, "SELECT te_ms FROM connection_metrics", &is_null),
+		0.5, 1e-9);
+	assert_float_equal(
+		query_real(s, "SELECT tt_ms FROM connection_metrics", &is_null),
+		39.0, 1e-9);
 	/* ra = (150 + 10000) bytes / 39 ms */
-	assert_float_equal(query_real(s, "SELECT ra FROM connection_metrics",
+	assert_float_equal(
+		query_real(s, "SELECT ra FROM connection_metrics", &is_null),
+		10150 / 0.039, 1e-6);
+	assert_int_equal(
+		query_int(s, "SELECT exchanges FROM connection_metrics"), 2);
+	assert_float_equal(query_real(s,
+				      "SELECT ts_ms FROM exchange_metrics "
+				      "WHERE seq=1",
 				      &is_null),
-			   10150 / 0.039, 1e-6);
-	assert_int_equal(query_int(s, "SELECT exchanges FROM connection_metrics"),
-			 2);
-	assert_float_equal(query_real(s, "SELECT ts_ms FROM exchange_metrics "
-					 "WHERE seq=1", &is_null),
 			   0.1, 1e-9);
-	assert_float_equal(query_real(s, "SELECT tw_ms FROM exchange_metrics "
-					 "WHERE seq=1", &is_null),
+	assert_float_equal(query_real(s,
+				      "SELECT tw_ms FROM exchange_metrics "
+				      "WHERE seq=1",
+				      &is_null),
 			   9.9, 1e-9);
-	assert_float_equal(query_real(s, "SELECT tr_ms FROM exchange_metrics "
-					 "WHERE seq=1", &is_null),
+	assert_float_equal(query_real(s,
+				      "SELECT tr_ms FROM exchange_metrics "
+				      "WHERE seq=1",
+				      &is_null),
 			   19.8, 1e-9);
-	assert_float_equal(query_real(s, "SELECT trecv_ms FROM exchange_metrics "
-					 "WHERE seq=1", &is_null),
+	assert_float_equal(query_real(s,
+				      "SELECT trecv_ms FROM exchange_metrics "
+				      "WHERE seq=1",
+				      &is_null),
 			   10.0, 1e-9);
-	assert_float_equal(query_real(s, "SELECT tgap_ms FROM exchange_metrics "
-					 "WHERE seq=1", &is_null),
+	assert_float_equal(query_real(s,
+				      "SELECT tgap_ms FROM exchange_metrics "
+				      "WHERE seq=1",
+				      &is_null),
 			   8.0, 1e-9);
-	assert_float_equal(query_real(s, "SELECT rr FROM exchange_metrics "
-					 "WHERE seq=1", &is_null),
+	assert_float_equal(query_real(s,
+				      "SELECT rr FROM exchange_metrics "
+				      "WHERE seq=1",
+				      &is_null),
 			   10000 / 0.0198, 1e-6);
 	/* undefined durations and rates are NULL, never 0 */
-	query_real(s, "SELECT tw_ms FROM exchange_metrics WHERE seq=2", &is_null);
+	query_real(s, "SELECT tw_ms FROM exchange_metrics WHERE seq=2",
+		   &is_null);
 	assert_true(is_null);
-	query_real(s, "SELECT tr_ms FROM exchange_metrics WHERE seq=2", &is_null);
+	query_real(s, "SELECT tr_ms FROM exchange_metrics WHERE seq=2",
+		   &is_null);
 	assert_true(is_null);
 	query_real(s, "SELECT rr FROM exchange_metrics WHERE seq=2", &is_null);
 	assert_true(is_null);
@@ -470,43 +487,46 @@ static void test_not_a_database(void **state)
 	unlink(db_path);
 }
 
-
 /* A database of schema version 1 (no TLS, TCP_INFO or DNS columns) is
  * brought up to date when opened, rows kept, views working. */
 static void test_upgrade_from_v1(void **state)
 {
 	static const char *const v2_columns[] = {
-		"tls", "tls_version", "tls_start_ns", "tls_end_ns", "rtt_us",
-		"rttvar_us", "min_rtt_us", "retrans", "snd_cwnd", "pmtu",
-		"delivery_rate", "dns_name", "dns_start_ns", "dns_end_ns",
+		"tls",		"tls_version", "tls_start_ns",	"tls_end_ns",
+		"rtt_us",	"rttvar_us",   "min_rtt_us",	"retrans",
+		"snd_cwnd",	"pmtu",	       "delivery_rate", "dns_name",
+		"dns_start_ns", "dns_end_ns",
 	};
 	obs_store *s;
 	char sql[128];
 
 	(void)state;
 	s = open_store();
-	assert_int_equal(sqlite3_exec(obs_store_db(s),
-				      "INSERT INTO client(name) VALUES('old');"
-				      "INSERT INTO process(client_id, pid, start_ns) "
-				      "VALUES(1, 42, 7);"
-				      "INSERT INTO connection(process_id, seq, t1_ns, "
-				      "t2_ns, t7_ns) VALUES(1, 1, 1000000, 3000000, "
-				      "9000000);"
-				      "DROP VIEW connection_metrics;"
-				      "DROP VIEW exchange_metrics;"
-				      "PRAGMA user_version = 1;",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(obs_store_db(s),
+			     "INSERT INTO client(name) VALUES('old');"
+			     "INSERT INTO process(client_id, pid, start_ns) "
+			     "VALUES(1, 42, 7);"
+			     "INSERT INTO connection(process_id, seq, t1_ns, "
+			     "t2_ns, t7_ns) VALUES(1, 1, 1000000, 3000000, "
+			     "9000000);"
+			     "DROP VIEW connection_metrics;"
+			     "DROP VIEW exchange_metrics;"
+			     "PRAGMA user_version = 1;",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
 	for (size_t i = 0; i < sizeof(v2_columns) / sizeof(*v2_columns); i++) {
-		snprintf(sql, sizeof(sql), "ALTER TABLE connection DROP COLUMN %s",
+		snprintf(sql, sizeof(sql),
+			 "ALTER TABLE connection DROP COLUMN %s",
 			 v2_columns[i]);
-		assert_int_equal(sqlite3_exec(obs_store_db(s), sql, NULL, NULL,
-					      NULL),
-				 SQLITE_OK);
+		assert_int_equal(
+			sqlite3_exec(obs_store_db(s), sql, NULL, NULL, NULL),
+			SQLITE_OK);
 	}
 	obs_store_close(s);
 	s = open_store(); /* upgrades */
-	assert_int_equal(query_int(s, "PRAGMA user_version"), OBS_SCHEMA_VERSION);
+	assert_int_equal(query_int(s, "PRAGMA user_version"),
+			 OBS_SCHEMA_VERSION);
 	assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_table_info("
 				      "'connection') WHERE name IN ('tls', "
 				      "'rtt_us', 'dns_name', 'dns_end_ns')"),
@@ -514,6 +534,47 @@ static void test_upgrade_from_v1(void **state)
 	assert_int_equal(query_int(s, "SELECT te_ms = 2.0 AND tls = 0 AND "
 				      "tls_ms IS NULL AND dns_ms IS NULL "
 				      "FROM connection_metrics"),
+			 1);
+	obs_store_close(s);
+}
+
+/* A database of schema version 2 (no protocol, no HTTP/2 stream) gets
+ * them when opened; its rows stay, the views show them NULL. */
+static void test_upgrade_from_v2(void **state)
+{
+	obs_store *s;
+
+	(void)state;
+	s = open_store();
+	assert_int_equal(
+		sqlite3_exec(obs_store_db(s),
+			     "INSERT INTO client(name) VALUES('old');"
+			     "INSERT INTO process(client_id, pid, start_ns) "
+			     "VALUES(1, 42, 7);"
+			     "INSERT INTO connection(process_id, seq, t1_ns) "
+			     "VALUES(1, 1, 1000000);"
+			     "INSERT INTO exchange(connection_id, seq, t3_ns, "
+			     "t6_ns) VALUES(1, 1, 2000000, 3000000), "
+			     "(1, 2, 5000000, 6000000);"
+			     "DROP VIEW connection_metrics;"
+			     "DROP VIEW exchange_metrics;"
+			     "ALTER TABLE connection DROP COLUMN protocol;"
+			     "ALTER TABLE exchange DROP COLUMN stream;"
+			     "ALTER TABLE exchange DROP COLUMN stream_error;"
+			     "PRAGMA user_version = 2;",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
+	obs_store_close(s);
+	s = open_store(); /* upgrades */
+	assert_int_equal(query_int(s, "PRAGMA user_version"),
+			 OBS_SCHEMA_VERSION);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange_metrics "
+				      "WHERE protocol IS NULL AND stream IS "
+				      "NULL AND stream_error IS NULL"),
+			 2);
+	/* not a stream: the gap to the next exchange is known */
+	assert_int_equal(query_int(s, "SELECT tgap_ms = 2.0 FROM "
+				      "exchange_metrics WHERE seq = 1"),
 			 1);
 	obs_store_close(s);
 }
@@ -533,6 +594,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_files, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_from_v1, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_from_v2, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_database, setup,
 						teardown),

@@ -32,8 +32,9 @@ int main(int argc, char **argv)
 		return 1;
 	for (int i = 0; i < n; i++) {
 		char req[256];
-		int len = snprintf(req, sizeof(req),
-				   "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", argv[2]);
+		int len =
+			snprintf(req, sizeof(req),
+				 "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", argv[2]);
 		long body = -1, got = 0;
 		char *end = NULL;
 
@@ -41,8 +42,10 @@ int main(int argc, char **argv)
 			return 1;
 		/* read until the headers are in, then the announced body */
 		for (;;) {
-			ssize_t r = (i % 2) ? recv(fd, buf + got, want - (size_t)got - 1, 0)
-					    : read(fd, buf + got, want - (size_t)got - 1);
+			ssize_t r = (i % 2) ? recv(fd, buf + got,
+						   want - (size_t)got - 1, 0)
+					    : read(fd, buf + got,
+						   want - (size_t)got - 1);
 			if (r <= 0)
 				return 1;
 			got += r;
@@ -57,7 +60,8 @@ int main(int argc, char **argv)
 		}
 		got -= (end + 4 - buf);
 		while (got < body) {
-			ssize_t r = (i % 2) ? recv(fd, buf, want, 0) : read(fd, buf, want);
+			ssize_t r = (i % 2) ? recv(fd, buf, want, 0)
+					    : read(fd, buf, want);
 			if (r <= 0)
 				return 1;
 			got += r;

@@ -1,0 +1,509 @@
+/* schema.c - the tables' shape: DDL, views, version and upgrade, and the SQL
+ * of the statements that write rows (see schema.h, docs/schema.md). */
+#define _GNU_SOURCE
+#include "schema.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Added in schema version 2 (a version 1 database gets them by ALTER). */
+#define CONN_V2_COLUMNS                                                        \
+	"  tls INTEGER NOT NULL DEFAULT 0,\n"                                  \
+	"  tls_version TEXT,\n"                                                \
+	"  tls_start_ns INTEGER,\n"                                            \
+	"  tls_end_ns INTEGER,\n"                                              \
+	"  rtt_us INTEGER,\n"                                                  \
+	"  rttvar_us INTEGER,\n"                                               \
+	"  min_rtt_us INTEGER,\n"                                              \
+	"  retrans INTEGER,\n"                                                 \
+	"  snd_cwnd INTEGER,\n"                                                \
+	"  pmtu INTEGER,\n"                                                    \
+	"  delivery_rate INTEGER,\n"                                           \
+	"  dns_name TEXT,\n"                                                   \
+	"  dns_start_ns INTEGER,\n"                                            \
+	"  dns_end_ns INTEGER,\n"
+/* Added in schema version 3. */
+#define CONN_V3_COLUMNS "  protocol TEXT,\n"
+#define EXCH_V3_COLUMNS                                                        \
+	"  stream INTEGER,\n"                                                  \
+	"  stream_error INTEGER,\n"
+
+static const char schema_sql[] =
+	"CREATE TABLE IF NOT EXISTS client(\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  name TEXT NOT NULL UNIQUE,\n"
+	"  host TEXT);\n"
+	"CREATE TABLE IF NOT EXISTS process(\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  client_id INTEGER NOT NULL REFERENCES client(id),\n"
+	"  pid INTEGER NOT NULL,\n"
+	"  ppid INTEGER,\n"
+	"  start_ns INTEGER NOT NULL,\n"
+	"  end_ns INTEGER,\n"
+	"  ended INTEGER NOT NULL DEFAULT 0,\n"
+	"  host TEXT,\n"
+	"  program TEXT,\n"
+	"  argv TEXT,\n"
+	"  spool TEXT,\n"
+	"  dropped INTEGER NOT NULL DEFAULT 0,\n"
+	"  UNIQUE(client_id, pid, start_ns));\n"
+	"CREATE TABLE IF NOT EXISTS connection(\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  process_id INTEGER NOT NULL REFERENCES process(id),\n"
+	"  seq INTEGER NOT NULL,\n"
+	"  fd INTEGER,\n"
+	"  family INTEGER,\n"
+	"  peer_addr TEXT,\n"
+	"  peer_port INTEGER,\n"
+	"  local_addr TEXT,\n"
+	"  local_port INTEGER,\n"
+	"  t1_ns INTEGER,\n"
+	"  t2_ns INTEGER,\n"
+	"  t2_how TEXT,\n"
+	"  connect_error TEXT,\n"
+	"  teof_ns INTEGER,\n"
+	"  tshut_ns INTEGER,\n"
+	"  t7_ns INTEGER,\n"
+	"  end_class TEXT,\n"
+	"  end_error TEXT,\n"
+	"  nonblocking INTEGER,\n"
+	"  complete INTEGER NOT NULL DEFAULT 0,\n" CONN_V2_COLUMNS
+		CONN_V3_COLUMNS "  UNIQUE(process_id, seq));\n"
+	"CREATE TABLE IF NOT EXISTS exchange(\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  connection_id INTEGER NOT NULL REFERENCES connection(id),\n"
+	"  seq INTEGER NOT NULL,\n"
+	"  t3_ns INTEGER,\n"
+	"  t4_ns INTEGER,\n"
+	"  t5_ns INTEGER,\n"
+	"  tfb_ns INTEGER,\n"
+	"  t6_ns INTEGER,\n"
+	"  ds INTEGER NOT NULL DEFAULT 0,\n"
+	"  dr INTEGER NOT NULL DEFAULT 0,\n"
+	"  send_calls INTEGER,\n"
+	"  recv_calls INTEGER,\n"
+	"  server_first INTEGER NOT NULL DEFAULT 0,\n"
+	"  peeked INTEGER NOT NULL DEFAULT 0,\n"
+	"  complete INTEGER NOT NULL DEFAULT 0,\n"
+	"  method TEXT,\n"
+	"  path TEXT,\n"
+	"  status INTEGER,\n"
+	"  host TEXT,\n" EXCH_V3_COLUMNS "  UNIQUE(connection_id, seq));\n"
+	"CREATE INDEX IF NOT EXISTS connection_t1 ON connection(t1_ns);\n"
+	"CREATE INDEX IF NOT EXISTS connection_peer ON connection(peer_addr, "
+	"peer_port);\n"
+	"CREATE INDEX IF NOT EXISTS exchange_t3 ON exchange(t3_ns);\n"
+	"CREATE VIEW IF NOT EXISTS connection_metrics AS\n"
+	"SELECT c.id AS connection_id, cl.name AS client, p.program, p.pid,\n"
+	"  c.peer_addr, c.peer_port, c.local_addr, c.local_port,\n"
+	"  c.t1_ns, c.t2_ns, c.teof_ns, c.t7_ns,\n"
+	"  CASE WHEN c.connect_error IS NULL THEN (c.t2_ns - c.t1_ns) / 1e6 END\n"
+	"    AS te_ms,\n"
+	"  (c.t7_ns - c.t1_ns) / 1e6 AS tt_ms,\n"
+	"  CASE WHEN c.t7_ns > c.t1_ns THEN\n"
+	"    ((SELECT total(ds) + total(dr) FROM exchange e\n"
+	"      WHERE e.connection_id = c.id)) * 1e9 / (c.t7_ns - c.t1_ns) END\n"
+	"    AS ra,\n"
+	"  c.end_class, c.connect_error,\n"
+	"  c.tls, c.tls_version, c.protocol,\n"
+	"  CASE WHEN c.tls_end_ns >= c.tls_start_ns THEN\n"
+	"    (c.tls_end_ns - c.tls_start_ns) / 1e6 END AS tls_ms,\n"
+	"  c.rtt_us / 1e3 AS rtt_ms, c.min_rtt_us / 1e3 AS min_rtt_ms,\n"
+	"  c.retrans, c.delivery_rate,\n"
+	"  c.dns_name, (c.dns_end_ns - c.dns_start_ns) / 1e6 AS dns_ms,\n"
+	"  (SELECT count(*) FROM exchange e WHERE e.connection_id = c.id)\n"
+	"    AS exchanges,\n"
+	"  (SELECT coalesce(sum(ds), 0) FROM exchange e\n"
+	"    WHERE e.connection_id = c.id) AS bytes_sent,\n"
+	"  (SELECT coalesce(sum(dr), 0) FROM exchange e\n"
+	"    WHERE e.connection_id = c.id) AS bytes_received\n"
+	"FROM connection c JOIN process p ON p.id = c.process_id\n"
+	"  JOIN client cl ON cl.id = p.client_id;\n"
+	"CREATE VIEW IF NOT EXISTS exchange_metrics AS\n"
+	"SELECT e.connection_id, e.seq, cl.name AS client, p.program, p.pid,\n"
+	"  c.peer_addr, c.peer_port, c.local_port,\n"
+	"  c.t1_ns, c.t2_ns, e.t3_ns, e.t4_ns, e.t5_ns, e.tfb_ns, e.t6_ns,\n"
+	"  c.teof_ns, c.t7_ns, e.ds, e.dr,\n"
+	"  CASE WHEN c.connect_error IS NULL THEN (c.t2_ns - c.t1_ns) / 1e6 END\n"
+	"    AS te_ms,\n"
+	"  (e.t4_ns - e.t3_ns) / 1e6 AS ts_ms,\n"
+	"  (e.tfb_ns - e.t4_ns) / 1e6 AS tw_ms,\n"
+	"  (e.t6_ns - e.t5_ns) / 1e6 AS tr_ms,\n"
+	"  (e.t6_ns - e.tfb_ns) / 1e6 AS trecv_ms,\n"
+	"  CASE WHEN e.stream IS NULL THEN (n.t3_ns - e.t6_ns) / 1e6 END\n"
+	"    AS tgap_ms,\n"
+	"  (c.t7_ns - c.t1_ns) / 1e6 AS tt_ms,\n"
+	"  CASE WHEN e.t4_ns > e.t3_ns THEN e.ds * 1e9 / (e.t4_ns - e.t3_ns) END\n"
+	"    AS rs,\n"
+	"  CASE WHEN e.t6_ns > e.t5_ns THEN e.dr * 1e9 / (e.t6_ns - e.t5_ns) END\n"
+	"    AS rr,\n"
+	"  e.method, e.path, e.status, e.host, c.end_class, e.complete,\n"
+	"  c.tls,\n"
+	"  CASE WHEN c.tls_end_ns >= c.tls_start_ns THEN\n"
+	"    (c.tls_end_ns - c.tls_start_ns) / 1e6 END AS tls_ms,\n"
+	"  c.dns_name, (c.dns_end_ns - c.dns_start_ns) / 1e6 AS dns_ms,\n"
+	"  c.protocol, e.stream, e.stream_error\n"
+	"FROM exchange e JOIN connection c ON c.id = e.connection_id\n"
+	"  JOIN process p ON p.id = c.process_id\n"
+	"  JOIN client cl ON cl.id = p.client_id\n"
+	"  LEFT JOIN exchange n ON n.connection_id = e.connection_id\n"
+	"    AND n.seq = e.seq + 1;\n";
+
+static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
+	[OBS_SQL_CLIENT_INS] = "INSERT INTO client(name, host) VALUES(?1, ?2) "
+			       "ON CONFLICT(name) DO NOTHING",
+	[OBS_SQL_CLIENT_GET] = "SELECT id FROM client WHERE name = ?1",
+	[OBS_SQL_PROCESS_UPSERT] =
+		"INSERT INTO process(client_id, pid, ppid, start_ns, end_ns, "
+		"ended, host, program, argv, spool, dropped) "
+		"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+		"ON CONFLICT(client_id, pid, start_ns) DO UPDATE SET "
+		"end_ns = excluded.end_ns, ended = excluded.ended, "
+		"dropped = excluded.dropped RETURNING id",
+	[OBS_SQL_CONN_INS] =
+		"INSERT INTO connection(process_id, seq, " OBS_SQL_CONN_COLUMNS
+		") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+		"?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) "
+		"ON CONFLICT(process_id, seq) DO NOTHING",
+	[OBS_SQL_CONN_GET] =
+		"SELECT id FROM connection WHERE process_id = ?1 AND "
+		"seq = ?2",
+	[OBS_SQL_CONN_UPD] =
+		"UPDATE connection SET (" OBS_SQL_CONN_COLUMNS
+		") = (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+		"?14, ?15, ?16, ?17, ?18, ?19, ?20) "
+		"WHERE process_id = ?1 AND seq = ?2 AND complete = 0",
+	[OBS_SQL_EXCH_INS] =
+		"INSERT INTO exchange(connection_id, seq, " OBS_SQL_EXCH_COLUMNS
+		") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+		"?12, ?13, ?14, ?15, ?16, ?17, ?18) "
+		"ON CONFLICT(connection_id, seq) DO NOTHING",
+	[OBS_SQL_EXCH_UPD] =
+		"UPDATE exchange SET (" OBS_SQL_EXCH_COLUMNS
+		") = (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+		"?14, ?15, ?16, ?17, ?18) WHERE connection_id = ?1 AND "
+		"seq = ?2 AND complete = 0",
+	[OBS_SQL_EXCH_DEL] =
+		"DELETE FROM exchange WHERE connection_id = ?1 AND "
+		"seq = ?2",
+	[OBS_SQL_HTTP_UPD] = "UPDATE exchange SET host = ?3, path = ?4 WHERE "
+			     "connection_id = ?1 AND seq = ?2",
+	[OBS_SQL_INFO_UPD] =
+		"UPDATE connection SET tls = ?2, tls_version = ?3, "
+		"tls_start_ns = ?4, tls_end_ns = ?5, rtt_us = ?6, "
+		"rttvar_us = ?7, min_rtt_us = ?8, retrans = ?9, "
+		"snd_cwnd = ?10, pmtu = ?11, delivery_rate = ?12, "
+		"dns_name = ?13, dns_start_ns = ?14, dns_end_ns = ?15 "
+		"WHERE id = ?1",
+};
+
+const char *obs_schema_ingest_sql(enum obs_ingest_sql which)
+{
+	return ingest_sql[which];
+}
+
+/* The columns added since version 1, by table: version 2 the connection's
+ * TLS, TCP_INFO and DNS; version 3 its protocol and the exchange's HTTP/2
+ * stream. */
+static const char *const added_columns[][2] = {
+	{ "connection", "tls INTEGER NOT NULL DEFAULT 0" },
+	{ "connection", "tls_version TEXT" },
+	{ "connection", "tls_start_ns INTEGER" },
+	{ "connection", "tls_end_ns INTEGER" },
+	{ "connection", "rtt_us INTEGER" },
+	{ "connection", "rttvar_us INTEGER" },
+	{ "connection", "min_rtt_us INTEGER" },
+	{ "connection", "retrans INTEGER" },
+	{ "connection", "snd_cwnd INTEGER" },
+	{ "connection", "pmtu INTEGER" },
+	{ "connection", "delivery_rate INTEGER" },
+	{ "connection", "dns_name TEXT" },
+	{ "connection", "dns_start_ns INTEGER" },
+	{ "connection", "dns_end_ns INTEGER" },
+	{ "connection", "protocol TEXT" },
+	{ "exchange", "stream INTEGER" },
+	{ "exchange", "stream_error INTEGER" },
+};
+
+/* Whether table has a column named like the start of def. */
+static bool has_column(sqlite3 *db, const char *table, const char *def)
+{
+	sqlite3_stmt *st = NULL;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT 1 FROM pragma_table_info(?1) WHERE "
+			       "name = substr(?2, 1, instr(?2, ' ') - 1)",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, def, -1, SQLITE_STATIC);
+		found = sqlite3_step(st) == SQLITE_ROW;
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* An older version to this one: the columns it lacks, and views that show
+ * them. One transaction: all or nothing. */
+static int upgrade(sqlite3 *db, int version, const char *path, char *err,
+		   size_t errlen)
+{
+	char sql[128], *msg = NULL;
+	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+
+	for (size_t i = 0; rc == SQLITE_OK &&
+			   i < sizeof(added_columns) / sizeof(*added_columns);
+	     i++) {
+		if (has_column(db, added_columns[i][0], added_columns[i][1]))
+			continue;
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s",
+			 added_columns[i][0], added_columns[i][1]);
+		rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db,
+				  "DROP VIEW IF EXISTS connection_metrics;"
+				  "DROP VIEW IF EXISTS exchange_metrics;",
+				  NULL, NULL, &msg);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, schema_sql, NULL, NULL, &msg);
+	if (rc == SQLITE_OK) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+			 OBS_SCHEMA_VERSION);
+		rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen,
+			 "%s: cannot upgrade from schema version %d: %s", path,
+			 version, msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* Check (or create) the schema. 0 ok, -1 with err set. */
+int obs_schema_ensure(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int version = -1, rc;
+	char *msg = NULL;
+
+	rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version < 0) {
+		snprintf(err, errlen, "%s: not an observe database (%s)", path,
+			 sqlite3_errmsg(db));
+		return -1;
+	}
+	if (version > OBS_SCHEMA_VERSION) {
+		snprintf(err, errlen,
+			 "%s: schema version %d is newer than this program's "
+			 "(%d)",
+			 path, version, OBS_SCHEMA_VERSION);
+		return -1;
+	}
+	if (version == OBS_SCHEMA_VERSION)
+		return 0;
+	if (version >= 1)
+		return upgrade(db, version, path, err, errlen);
+	if (version == 0) {
+		/* A database with tables of its own is not ours to change. */
+		int tables = 0;
+		rc = sqlite3_prepare_v2(db,
+					"SELECT count(*) FROM sqlite_master",
+					-1, &st, NULL);
+		if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+			tables = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_OK) {
+			snprintf(err, errlen,
+				 "%s: not an observe database (%s)", path,
+				 sqlite3_errmsg(db));
+			return -1;
+		}
+		if (tables > 0) {
+			snprintf(err, errlen,
+				 "%s: not an observe database (it has other "
+				 "tables and no schema version)",
+				 path);
+			return -1;
+		}
+	}
+	rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, schema_sql, NULL, NULL, &msg);
+	if (rc == SQLITE_OK) {
+		char pragma[64];
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d",
+			 OBS_SCHEMA_VERSION);
+		rc = sqlite3_exec(db, pragma, NULL, NULL, &msg);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot create the schema: %s", path,
+			 msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+int obs_schema_version(sqlite3 *db, const char *schema, char *err,
+		       size_t errlen)
+{
+	char *sql = sqlite3_mprintf("PRAGMA \"%w\".user_version", schema);
+	sqlite3_stmt *st = NULL;
+	int version = -1;
+
+	if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	else
+		snprintf(err, errlen, "%s",
+			 sql ? sqlite3_errmsg(db) : "out of memory");
+	sqlite3_finalize(st);
+	sqlite3_free(sql);
+	return version;
+}
+
+void obs_schema_too_old(int version, char *why, size_t whylen)
+{
+	snprintf(why, whylen,
+		 "made by an older observe (schema version %d; this "
+		 "manager reads %d): `slicer -o FILE` upgrades it",
+		 version, OBS_SCHEMA_VERSION);
+}
+
+int64_t obs_schema_max_id(sqlite3 *db, const char *table)
+{
+	char sql[96];
+	sqlite3_stmt *st;
+	int64_t id = -1;
+
+	snprintf(sql, sizeof(sql), "SELECT coalesce(max(id), 0) FROM %s",
+		 table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
+char *obs_schema_filter_sql(enum obs_filter_sql which, const char *expr)
+{
+	switch (which) {
+	case OBS_SQL_FILTER_EXCH:
+		return sqlite3_mprintf(
+			"DELETE FROM exchange AS x WHERE x.id > ?1 AND "
+			"x.connection_id IN (SELECT id FROM connection WHERE "
+			"process_id = ?2) AND NOT EXISTS (SELECT 1 FROM "
+			"exchange_metrics WHERE connection_id = x.connection_id "
+			"AND seq = x.seq AND (%s))",
+			expr);
+	case OBS_SQL_FILTER_CONN:
+		return sqlite3_mprintf(
+			"DELETE FROM connection WHERE id > ?1 AND process_id = ?2 "
+			"AND NOT EXISTS (SELECT 1 FROM exchange e "
+			"WHERE e.connection_id = connection.id)");
+	case OBS_SQL_FILTER_PROC:
+	default:
+		return sqlite3_mprintf(
+			"DELETE FROM process WHERE id = ?2 AND id > ?1 AND NOT "
+			"EXISTS (SELECT 1 FROM connection c "
+			"WHERE c.process_id = process.id)");
+	}
+}
+
+/* Rows are matched on their identity: client name; pid and process start;
+ * connection number; exchange number. */
+const char obs_schema_merge_sql[] =
+	"INSERT INTO client(name, host) SELECT name, host FROM src.client "
+	"WHERE true ON CONFLICT(name) DO NOTHING;"
+	"INSERT INTO process(client_id, pid, ppid, start_ns, end_ns, ended, "
+	"host, program, argv, spool, dropped) "
+	"SELECT c.id, p.pid, p.ppid, p.start_ns, p.end_ns, p.ended, p.host, "
+	"p.program, p.argv, p.spool, p.dropped FROM src.process p "
+	"JOIN src.client sc ON sc.id = p.client_id "
+	"JOIN main.client c ON c.name = sc.name WHERE true "
+	"ON CONFLICT(client_id, pid, start_ns) DO UPDATE SET "
+	"end_ns = excluded.end_ns, ended = excluded.ended, "
+	"dropped = excluded.dropped WHERE process.ended = 0;"
+	"CREATE TEMP TABLE process_map AS "
+	"SELECT p.id AS src_id, mp.id AS dst_id FROM src.process p "
+	"JOIN src.client sc ON sc.id = p.client_id "
+	"JOIN main.client c ON c.name = sc.name "
+	"JOIN main.process mp ON mp.client_id = c.id AND mp.pid = p.pid "
+	"AND mp.start_ns = p.start_ns;"
+	"INSERT INTO connection(process_id, seq, fd, family, peer_addr, "
+	"peer_port, local_addr, local_port, t1_ns, t2_ns, t2_how, "
+	"connect_error, teof_ns, tshut_ns, t7_ns, end_class, end_error, "
+	"nonblocking, complete, tls, tls_version, tls_start_ns, tls_end_ns, "
+	"rtt_us, rttvar_us, min_rtt_us, retrans, snd_cwnd, pmtu, "
+	"delivery_rate, dns_name, dns_start_ns, dns_end_ns, protocol) "
+	"SELECT m.dst_id, k.seq, k.fd, k.family, k.peer_addr, k.peer_port, "
+	"k.local_addr, k.local_port, k.t1_ns, k.t2_ns, k.t2_how, "
+	"k.connect_error, k.teof_ns, k.tshut_ns, k.t7_ns, k.end_class, "
+	"k.end_error, k.nonblocking, k.complete, k.tls, k.tls_version, "
+	"k.tls_start_ns, k.tls_end_ns, k.rtt_us, k.rttvar_us, k.min_rtt_us, "
+	"k.retrans, k.snd_cwnd, k.pmtu, k.delivery_rate, k.dns_name, "
+	"k.dns_start_ns, k.dns_end_ns, k.protocol "
+	"FROM src.connection k "
+	"JOIN temp.process_map m ON m.src_id = k.process_id WHERE true "
+	"ON CONFLICT(process_id, seq) DO UPDATE SET "
+	"t2_ns = excluded.t2_ns, t2_how = excluded.t2_how, "
+	"connect_error = excluded.connect_error, teof_ns = excluded.teof_ns, "
+	"tshut_ns = excluded.tshut_ns, t7_ns = excluded.t7_ns, "
+	"end_class = excluded.end_class, end_error = excluded.end_error, "
+	"complete = excluded.complete, tls = excluded.tls, "
+	"tls_version = excluded.tls_version, "
+	"tls_start_ns = excluded.tls_start_ns, tls_end_ns = excluded.tls_end_ns, "
+	"rtt_us = excluded.rtt_us, rttvar_us = excluded.rttvar_us, "
+	"min_rtt_us = excluded.min_rtt_us, retrans = excluded.retrans, "
+	"snd_cwnd = excluded.snd_cwnd, pmtu = excluded.pmtu, "
+	"delivery_rate = excluded.delivery_rate, dns_name = excluded.dns_name, "
+	"dns_start_ns = excluded.dns_start_ns, dns_end_ns = excluded.dns_end_ns, "
+	"protocol = excluded.protocol "
+	"WHERE connection.complete = 0;"
+	"CREATE TEMP TABLE connection_map AS "
+	"SELECT k.id AS src_id, mk.id AS dst_id FROM src.connection k "
+	"JOIN temp.process_map m ON m.src_id = k.process_id "
+	"JOIN main.connection mk ON mk.process_id = m.dst_id AND mk.seq = k.seq;"
+	"INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns, tfb_ns, "
+	"t6_ns, ds, dr, send_calls, recv_calls, server_first, peeked, complete, "
+	"method, path, status, host, stream, stream_error) "
+	"SELECT m.dst_id, x.seq, x.t3_ns, x.t4_ns, x.t5_ns, x.tfb_ns, x.t6_ns, "
+	"x.ds, x.dr, x.send_calls, x.recv_calls, x.server_first, x.peeked, "
+	"x.complete, x.method, x.path, x.status, x.host, x.stream, "
+	"x.stream_error FROM src.exchange x "
+	"JOIN temp.connection_map m ON m.src_id = x.connection_id WHERE true "
+	"ON CONFLICT(connection_id, seq) DO UPDATE SET "
+	"t3_ns = excluded.t3_ns, t4_ns = excluded.t4_ns, t5_ns = excluded.t5_ns, "
+	"tfb_ns = excluded.tfb_ns, t6_ns = excluded.t6_ns, ds = excluded.ds, "
+	"dr = excluded.dr, send_calls = excluded.send_calls, "
+	"recv_calls = excluded.recv_calls, complete = excluded.complete, "
+	"method = excluded.method, path = excluded.path, "
+	"status = excluded.status, host = excluded.host, "
+	"stream = excluded.stream, stream_error = excluded.stream_error "
+	"WHERE exchange.complete = 0;"
+	"DROP TABLE temp.process_map;"
+	"DROP TABLE temp.connection_map;";
+
+const char obs_schema_merge_cleanup_sql[] =
+	"DROP TABLE IF EXISTS temp.process_map;"
+	"DROP TABLE IF EXISTS temp.connection_map";
+
+/* No index on exchange(t3_ns) in a central database: the times of many
+ * clients interleave, so every merged row would land at a random place in
+ * it; keeping it made merging 100 x 100,000 exchanges take 100 s instead of
+ * 16 s (scripts/bench-merge.sh). Time filters scan instead. */
+const char obs_schema_central_sql[] = "DROP INDEX IF EXISTS exchange_t3";

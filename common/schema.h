@@ -1,0 +1,108 @@
+/* schema.h - the tables' shape, in one place: the DDL and the views, the
+ * schema version and its upgrade, and the SQL of every statement that
+ * writes rows (ingest, merge, filter). A store for another engine mirrors
+ * this module. The tables and views are documented in docs/schema.md.
+ *
+ * The functions that run SQL take an open SQLite connection; messages name
+ * the database file (path) and the reason.
+ */
+#ifndef OBSERVE_SCHEMA_H
+#define OBSERVE_SCHEMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+/* Kept in PRAGMA user_version. */
+#define OBS_SCHEMA_VERSION 3
+
+/* Create the schema in an empty database, upgrade one of version 1 or 2, accept
+ * one of this version. A database of a newer version, or one with tables of
+ * its own and no version, is refused. 0, or -1 with a message in err. */
+int obs_schema_ensure(sqlite3 *db, const char *path, char *err, size_t errlen);
+
+/* The schema version of the attached database `schema` ("main", "src"):
+ * its user_version, or -1 when it cannot be read (err: SQLite's reason). */
+int obs_schema_version(sqlite3 *db, const char *schema, char *err,
+		       size_t errlen);
+
+/* The message for a database of an older version that the manager does
+ * not read: how to upgrade it. */
+void obs_schema_too_old(int version, char *why, size_t whylen);
+
+/* The largest id of table (e.g. "exchange", "main.exchange"), 0 when it is
+ * empty, -1 on error. */
+int64_t obs_schema_max_id(sqlite3 *db, const char *table);
+
+/* The statements of ingest (common/store.c), prepared once per store. The
+ * parameters of each are listed; times are epoch ns or NULL. */
+enum obs_ingest_sql {
+	/* ?1 name, ?2 host; a known name changes nothing */
+	OBS_SQL_CLIENT_INS,
+	/* ?1 name -> id */
+	OBS_SQL_CLIENT_GET,
+	/* ?1 client_id, ?2 pid, ?3 ppid, ?4 start_ns, ?5 end_ns, ?6 ended,
+	 * ?7 host, ?8 program, ?9 argv, ?10 spool, ?11 dropped -> id; a known
+	 * process gets end_ns, ended and dropped */
+	OBS_SQL_PROCESS_UPSERT,
+	/* ?1 process_id, ?2 seq, then OBS_SQL_CONN_COLUMNS as ?3..?20; a
+	 * known connection changes nothing */
+	OBS_SQL_CONN_INS,
+	/* ?1 process_id, ?2 seq -> id */
+	OBS_SQL_CONN_GET,
+	/* as OBS_SQL_CONN_INS, on a row still in flight (complete = 0) */
+	OBS_SQL_CONN_UPD,
+	/* ?1 connection_id, ?2 seq, then OBS_SQL_EXCH_COLUMNS as ?3..?18; a
+	 * known exchange changes nothing */
+	OBS_SQL_EXCH_INS,
+	/* as OBS_SQL_EXCH_INS, on a row still in flight (complete = 0) */
+	OBS_SQL_EXCH_UPD,
+	/* ?1 connection_id, ?2 seq */
+	OBS_SQL_EXCH_DEL,
+	/* ?1 connection_id, ?2 seq, ?3 host, ?4 path */
+	OBS_SQL_HTTP_UPD,
+	/* ?1 id, ?2 tls, ?3 tls_version, ?4 tls_start_ns, ?5 tls_end_ns,
+	 * ?6 rtt_us, ?7 rttvar_us, ?8 min_rtt_us, ?9 retrans, ?10 snd_cwnd,
+	 * ?11 pmtu, ?12 delivery_rate, ?13 dns_name, ?14 dns_start_ns,
+	 * ?15 dns_end_ns */
+	OBS_SQL_INFO_UPD,
+	OBS_SQL_INGEST_COUNT
+};
+
+/* The connection and exchange columns of OBS_SQL_CONN_* and
+ * OBS_SQL_EXCH_*, in the order of their parameters from ?3. */
+#define OBS_SQL_CONN_COLUMNS                                                   \
+	"fd, family, peer_addr, peer_port, local_addr, local_port, t1_ns, "    \
+	"t2_ns, t2_how, connect_error, teof_ns, tshut_ns, t7_ns, "             \
+	"end_class, end_error, nonblocking, complete, protocol"
+#define OBS_SQL_EXCH_COLUMNS                                                   \
+	"t3_ns, t4_ns, t5_ns, tfb_ns, t6_ns, ds, dr, send_calls, recv_calls, " \
+	"server_first, peeked, complete, method, status, stream, stream_error"
+
+const char *obs_schema_ingest_sql(enum obs_ingest_sql which);
+
+/* The statements that delete what a filter leaves out of a file's ingest:
+ * ?1 the largest id of the table before the file, ?2 its process. The
+ * exchanges for which expr does not hold over exchange_metrics, then the
+ * connections left with no exchange, then the process left with none. */
+enum obs_filter_sql {
+	OBS_SQL_FILTER_EXCH,
+	OBS_SQL_FILTER_CONN,
+	OBS_SQL_FILTER_PROC,
+	OBS_SQL_FILTER_COUNT
+};
+/* sqlite3_malloc'd (sqlite3_free); NULL when out of memory. */
+char *obs_schema_filter_sql(enum obs_filter_sql which, const char *expr);
+
+/* Merge the database attached as `src` into main: new rows are inserted,
+ * rows still in flight in main are brought up to date, nothing else
+ * changes. Run in one transaction; it makes temporary tables that
+ * obs_schema_merge_cleanup_sql drops after a failure. */
+extern const char obs_schema_merge_sql[];
+extern const char obs_schema_merge_cleanup_sql[];
+
+/* Before many merges into a central database: the indexes merging cannot
+ * afford (rows of many clients interleave in time), dropped. */
+extern const char obs_schema_central_sql[];
+
+#endif

@@ -1,0 +1,441 @@
+/* live.c - observe --live (see live.h). Each refresh lists the spool
+ * directory, maps each spool again (it grows), and reads the records not
+ * yet counted from the first slot still in flight on: a connection counts
+ * (its end class, an error) once complete, an exchange (its Tw and Tr, an
+ * HTTP status of 500 or more or a reset stream as an error) once complete;
+ * a slot counted is
+ * never read again. Tw and Tr are kept per refresh for the last
+ * LIVE_WINDOW refreshes, about LIVE_WINDOW seconds. */
+#define _GNU_SOURCE
+#include "live.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spool_reader.h"
+#include "text.h"
+
+#define MAX_SERVERS_SHOWN 10
+#define END_CLASSES (OBS_END_EXIT + 1)
+
+static const char *const end_names[END_CLASSES] = {
+	[OBS_END_NONE] = "open",
+	[OBS_END_SERVER_CLOSE] = "server_close",
+	[OBS_END_CLIENT_CLOSE] = "client_close",
+	[OBS_END_RESET] = "reset",
+	[OBS_END_TIMEOUT] = "timeout",
+	[OBS_END_REFUSED] = "refused",
+	[OBS_END_CONNECT_ERROR] = "connect_error",
+	[OBS_END_UNTERMINATED] = "unterminated",
+	[OBS_END_LOST] = "lost",
+	[OBS_END_EXIT] = "exit",
+};
+
+struct samples {
+	double *v;
+	size_t n, cap;
+};
+
+struct server {
+	char name[64];
+	uint64_t exchanges, errors, ends[END_CLASSES];
+	/* per refresh, the last LIVE_WINDOW + 1 of them (a ring) */
+	uint64_t counted[LIVE_WINDOW + 1];
+	struct samples tw[LIVE_WINDOW + 1], tr[LIVE_WINDOW + 1];
+};
+
+struct spool {
+	char *name;
+	uint8_t *done;	 /* per slot: counted */
+	size_t slots;	 /* of done */
+	size_t from;	 /* the first slot not counted */
+	int32_t *server; /* per connection number: its server + 1, 0 unknown */
+	size_t conns;
+};
+
+struct live {
+	char *dir, *command;
+	struct spool *sp;
+	size_t nsp;
+	struct server *srv;
+	size_t nsrv;
+	unsigned tick;			   /* refreshes so far */
+	double start, at[LIVE_WINDOW + 1]; /* monotonic s: of each refresh */
+	int lines;			   /* drawn on the terminal */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct live *live_start(const char *spool_dir, char *const *command)
+{
+	struct live *l = calloc(1, sizeof(*l));
+	size_t len = 0;
+	FILE *f;
+
+	if (!l || !(l->dir = strdup(spool_dir)) ||
+	    !(f = open_memstream(&l->command, &len))) {
+		live_end(l);
+		return NULL;
+	}
+	for (int i = 0; command[i] && i < 6; i++) { /* for a terminal */
+		fprintf(f, "%s", i ? " " : "");
+		text_tty_put(f, command[i]);
+	}
+	if (fclose(f) != 0) {
+		live_end(l);
+		return NULL;
+	}
+	l->start = l->at[0] = now_s();
+	return l;
+}
+
+/* Grow *p (n elements of size each, now *have) to at least want, zeroed.
+ * 0, or -1 when out of memory. */
+static int grow(void *p, size_t size, size_t *have, size_t want)
+{
+	void *more;
+
+	if (want <= *have)
+		return 0;
+	want = want < 2 * *have ? 2 * *have : want;
+	if (!(more = realloc(*(void **)p, want * size)))
+		return -1;
+	memset((char *)more + *have * size, 0, (want - *have) * size);
+	*(void **)p = more;
+	*have = want;
+	return 0;
+}
+
+/* The server of a connection record, added if new; -1 when out of
+ * memory. */
+static int server_of(struct live *l, const struct obs_conn_body *c)
+{
+	char addr[INET6_ADDRSTRLEN] = "?", name[64];
+
+	inet_ntop(c->family == 10 ? AF_INET6 : AF_INET, c->peer_addr, addr,
+		  sizeof(addr));
+	snprintf(name, sizeof(name), c->family == 10 ? "[%s]:%u" : "%s:%u",
+		 addr, c->peer_port);
+	for (size_t i = 0; i < l->nsrv; i++)
+		if (strcmp(l->srv[i].name, name) == 0)
+			return (int)i;
+	if (grow(&l->srv, sizeof(*l->srv), &l->nsrv, l->nsrv + 1) != 0)
+		return -1;
+	snprintf(l->srv[l->nsrv - 1].name, sizeof(l->srv[0].name), "%s", name);
+	return (int)l->nsrv - 1;
+}
+
+static int sample(struct samples *s, double v)
+{
+	if (s->n == s->cap &&
+	    grow(&s->v, sizeof(*s->v), &s->cap, s->cap ? 2 * s->cap : 64))
+		return -1;
+	s->v[s->n++] = v;
+	return 0;
+}
+
+/* Count the record at slot i if it is complete (or needs no counting).
+ * -1 when out of memory. */
+static int count_record(struct live *l, struct spool *s,
+			const struct obs_record *r, size_t i)
+{
+	unsigned slot = l->tick % (LIVE_WINDOW + 1);
+	uint32_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+	struct server *srv;
+	int k;
+
+	if (r->kind == OBS_REC_CONNECTION) {
+		if (grow(&s->server, sizeof(*s->server), &s->conns,
+			 r->conn_seq + 1) != 0 ||
+		    (k = server_of(l, &r->u.conn)) < 0)
+			return -1;
+		s->server[r->conn_seq] = k + 1;
+		if (!(state & OBS_RS_COMPLETE))
+			return 0;
+		srv = &l->srv[k];
+		srv->ends[r->u.conn.end_class]++;
+		if (r->u.conn.end_class == OBS_END_RESET ||
+		    r->u.conn.end_class == OBS_END_TIMEOUT ||
+		    r->u.conn.end_class == OBS_END_REFUSED ||
+		    r->u.conn.end_class == OBS_END_CONNECT_ERROR)
+			srv->errors++;
+	} else if (r->kind == OBS_REC_EXCHANGE) {
+		const struct obs_exch_body *x = &r->u.exch;
+
+		if (!(state & OBS_RS_COMPLETE) || r->conn_seq >= s->conns ||
+		    !s->server[r->conn_seq])
+			return 0; /* later */
+		srv = &l->srv[s->server[r->conn_seq] - 1];
+		if (x->flags & OBS_XF_TLS_ALERT) {
+			s->done[i] = 1; /* not a request */
+			return 0;
+		}
+		srv->exchanges++;
+		srv->counted[slot]++;
+		if (x->status >= 500 || (x->flags & OBS_XF_RESET))
+			srv->errors++;
+		if (x->t4 && x->tfb >= x->t4 &&
+		    sample(&srv->tw[slot], (double)(x->tfb - x->t4) / 1e6))
+			return -1;
+		if (x->t5 && x->t6 >= x->t5 &&
+		    sample(&srv->tr[slot], (double)(x->t6 - x->t5) / 1e6))
+			return -1;
+	}
+	s->done[i] = 1;
+	return 0;
+}
+
+/* What spool s gained. -1 when out of memory. */
+static int read_spool(struct live *l, struct spool *s)
+{
+	struct obs_spool sp;
+	const struct obs_record *r;
+	char path[4096], err[256];
+	size_t off, slots;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", l->dir, s->name);
+	if (obs_spool_open(&sp, path, err, sizeof(err)) != 0)
+		return 0; /* not yet a spool: next time */
+	slots = (sp.end - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE;
+	if (grow(&s->done, 1, &s->slots, slots) != 0) {
+		obs_spool_close(&sp);
+		return -1;
+	}
+	sp.next = OBS_SPOOL_HEADER_SIZE + s->from * OBS_RECORD_SIZE;
+	while (rc == 0 && (r = obs_spool_next(&sp, &off, NULL, NULL))) {
+		size_t i = (off - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE;
+
+		if (!s->done[i])
+			rc = count_record(l, s, r, i);
+	}
+	while (s->from < slots && s->done[s->from])
+		s->from++;
+	obs_spool_close(&sp);
+	return rc;
+}
+
+/* The spools in the directory now, each read. -1 when out of memory. */
+static int read_spools(struct live *l)
+{
+	DIR *d = opendir(l->dir);
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d)
+		return 0;
+	while (rc == 0 && (e = readdir(d))) {
+		size_t len = strlen(e->d_name), i;
+		size_t suffix = sizeof(OBS_SPOOL_SUFFIX) - 1;
+
+		if (len <= suffix ||
+		    strcmp(e->d_name + len - suffix, OBS_SPOOL_SUFFIX) != 0)
+			continue;
+		for (i = 0; i < l->nsp; i++)
+			if (strcmp(l->sp[i].name, e->d_name) == 0)
+				break;
+		if (i == l->nsp) {
+			if (grow(&l->sp, sizeof(*l->sp), &l->nsp, l->nsp + 1) !=
+				    0 ||
+			    !(l->sp[i].name = strdup(e->d_name))) {
+				rc = -1;
+				break;
+			}
+		}
+		rc = read_spool(l, &l->sp[i]);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* p50 and p99 (nearest rank) of the samples of the ring w but its slot
+ * skip (the refresh before the window) into p[0], p[1]; -1 when there are
+ * none (or no memory to sort them). */
+static void window_percentiles(const struct samples *w, unsigned skip,
+			       double p[2])
+{
+	size_t n = 0, k = 0;
+	double *all;
+
+	p[0] = p[1] = -1;
+	for (unsigned i = 0; i <= LIVE_WINDOW; i++)
+		n += i == skip ? 0 : w[i].n;
+	if (!n || !(all = malloc(n * sizeof(*all))))
+		return;
+	for (unsigned i = 0; i <= LIVE_WINDOW; i++) {
+		if (i == skip || !w[i].n) /* (memcpy from NULL: undefined) */
+			continue;
+		memcpy(all + k, w[i].v, w[i].n * sizeof(*all));
+		k += w[i].n;
+	}
+	qsort(all, n, sizeof(*all), by_value);
+	p[0] = all[(n * 50 + 99) / 100 - 1];
+	p[1] = all[(n * 99 + 99) / 100 - 1];
+	free(all);
+}
+
+static int by_exchanges(const void *a, const void *b)
+{
+	const struct server *x = *(struct server *const *)a,
+			    *y = *(struct server *const *)b;
+
+	return (x->exchanges < y->exchanges) - (x->exchanges > y->exchanges);
+}
+
+/* One line, cut to the terminal's width (a line that wraps would make
+ * the redraw go wrong). */
+static void line(struct live *l, int width, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void line(struct live *l, int width, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (width > 1 && strlen(buf) >= (size_t)width)
+		buf[width - 1] = '\0';
+	fprintf(stderr, "%s\033[K\n", buf);
+	l->lines++;
+}
+
+static void ms(char *buf, size_t size, double v)
+{
+	if (v < 0)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, v < 100 ? "%.3f" : "%.1f", v);
+}
+
+static void draw(struct live *l, double now)
+{
+	struct winsize ws;
+	int width = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col
+			    ? ws.ws_col
+			    : 100;
+	unsigned oldest = l->tick >= LIVE_WINDOW ? l->tick - LIVE_WINDOW : 0;
+	double span = now - l->at[oldest % (LIVE_WINDOW + 1)];
+	uint64_t total = 0;
+	struct server **order =
+		malloc((l->nsrv ? l->nsrv : 1) * sizeof(*order));
+
+	if (!order)
+		return;
+	if (l->lines)
+		fprintf(stderr, "\033[%dA", l->lines); /* to the table's top */
+	l->lines = 0;
+	for (size_t i = 0; i < l->nsrv; i++) {
+		order[i] = &l->srv[i];
+		total += l->srv[i].exchanges;
+	}
+	qsort(order, l->nsrv, sizeof(*order), by_exchanges);
+	line(l, width,
+	     "observe --live: %s  %.0f s, %zu process%s, %llu exchanges",
+	     l->command, now - l->start, l->nsp, l->nsp == 1 ? "" : "es",
+	     (unsigned long long)total);
+	line(l, width, "%-21s %8s %8s %7s %7s %7s %7s %4s %s", "server", "exch",
+	     "rate/s", "Tw p50", "Tw p99", "Tr p50", "Tr p99", "err",
+	     "connections ended");
+	for (size_t i = 0; i < l->nsrv && i < MAX_SERVERS_SHOWN; i++) {
+		struct server *s = order[i];
+		uint64_t recent = 0;
+		double tw[2], tr[2];
+		char f[4][16], ends[256] = "";
+		size_t len = 0;
+
+		for (unsigned t = oldest + 1; t <= l->tick; t++)
+			recent += s->counted[t % (LIVE_WINDOW + 1)];
+		window_percentiles(s->tw, oldest % (LIVE_WINDOW + 1), tw);
+		window_percentiles(s->tr, oldest % (LIVE_WINDOW + 1), tr);
+		ms(f[0], sizeof(f[0]), tw[0]);
+		ms(f[1], sizeof(f[1]), tw[1]);
+		ms(f[2], sizeof(f[2]), tr[0]);
+		ms(f[3], sizeof(f[3]), tr[1]);
+		for (int e = 1; e < END_CLASSES; e++)
+			if (s->ends[e] && len < sizeof(ends))
+				len += (size_t)snprintf(
+					ends + len, sizeof(ends) - len,
+					"%s%s %llu", len ? ", " : "",
+					end_names[e],
+					(unsigned long long)s->ends[e]);
+		line(l, width, "%-21.21s %8llu %8.1f %7s %7s %7s %7s %4llu %s",
+		     s->name, (unsigned long long)s->exchanges,
+		     span > 0 ? (double)recent / span : 0.0, f[0], f[1], f[2],
+		     f[3], (unsigned long long)s->errors, ends);
+	}
+	if (l->nsrv > MAX_SERVERS_SHOWN)
+		line(l, width, "... %zu more servers",
+		     l->nsrv - MAX_SERVERS_SHOWN);
+	line(l, width,
+	     "(rate, Tw and Tr in ms: the last %d s; errors: reset, timeout, "
+	     "refused, connect error, HTTP 5xx, reset stream)",
+	     LIVE_WINDOW);
+	fprintf(stderr, "\033[J");
+	fflush(stderr);
+	free(order);
+}
+
+void live_refresh(struct live *l)
+{
+	double now = now_s();
+	unsigned slot;
+
+	if (!l)
+		return;
+	l->tick++;
+	slot = l->tick % (LIVE_WINDOW + 1);
+	l->at[slot] = now;
+	for (size_t i = 0; i < l->nsrv; i++) { /* the slot's old samples */
+		l->srv[i].counted[slot] = 0;
+		l->srv[i].tw[slot].n = l->srv[i].tr[slot].n = 0;
+	}
+	if (read_spools(l) != 0)
+		return; /* out of memory: the table as it was */
+	draw(l, now);
+}
+
+void live_end(struct live *l)
+{
+	if (!l)
+		return;
+	if (l->lines) /* the table erased: the summary takes its place */
+		fprintf(stderr, "\033[%dA\033[J", l->lines);
+	for (size_t i = 0; i < l->nsp; i++) {
+		free(l->sp[i].name);
+		free(l->sp[i].done);
+		free(l->sp[i].server);
+	}
+	for (size_t i = 0; i < l->nsrv; i++)
+		for (int k = 0; k <= LIVE_WINDOW; k++) {
+			free(l->srv[i].tw[k].v);
+			free(l->srv[i].tr[k].v);
+		}
+	free(l->sp);
+	free(l->srv);
+	free(l->dir);
+	free(l->command);
+	free(l);
+}

@@ -1,0 +1,220 @@
+/* fdtable.c - the per-fd table of tracked connections and their pool. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include "fdtable.h"
+
+#define OBS_MAX_FDS (1u << 20)
+#define OBS_POOL_CHUNK 256
+
+struct obs_conn **obs_fd_table;
+unsigned int obs_fd_table_size;
+static int fd_high;	  /* highest fd ever tracked */
+static uint64_t conn_seq; /* connections opened in this process */
+static struct obs_conn *pool_free;
+
+/* Map the table, sized by RLIMIT_NOFILE (at start). 0 when it is usable. */
+int fd_table_init(void)
+{
+	struct rlimit rl;
+	size_t size = OBS_MAX_FDS;
+	void *table;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_max != RLIM_INFINITY && rl.rlim_max < size)
+		size = rl.rlim_max < 1024 ? 1024 : rl.rlim_max;
+	table = mmap(NULL, size * sizeof(*obs_fd_table), PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (table == MAP_FAILED)
+		return -1;
+	obs_fd_table = table;
+	__atomic_store_n(&obs_fd_table_size, (unsigned int)size,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* In a forked child: forget every connection (they are the parent's). */
+void fd_table_forget(void)
+{
+	if (obs_fd_table) {
+		int high = fd_high;
+		for (int fd = 0; fd <= high; fd++)
+			obs_fd_table[fd] = NULL;
+	}
+	fd_high = 0;
+	conn_seq = 0;
+	pool_free = NULL; /* the parent's pool pages stay, unused */
+}
+
+void conn_attach(int fd, struct obs_conn *c)
+{
+	int high = __atomic_load_n(&fd_high, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&obs_fd_table[fd], c, __ATOMIC_RELEASE);
+	while (fd > high &&
+	       !__atomic_compare_exchange_n(&fd_high, &high, fd, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* A zeroed connection from the pool (memory from mmap, never freed: a
+ * racing thread that still holds a pointer reads stale but valid memory). */
+struct obs_conn *conn_new(void)
+{
+	struct obs_conn *c;
+
+	obs_mutex_lock();
+	if (!pool_free) {
+		void *chunk = mmap(NULL, OBS_POOL_CHUNK * sizeof(*c),
+				   PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (chunk != MAP_FAILED) {
+			struct obs_conn *arr = chunk;
+			for (int i = 0; i < OBS_POOL_CHUNK; i++) {
+				arr[i].next_free = pool_free;
+				pool_free = &arr[i];
+			}
+		}
+	}
+	c = pool_free;
+	if (c) {
+		pool_free = c->next_free;
+		memset(c, 0, sizeof(*c));
+	}
+	obs_mutex_unlock();
+	return c;
+}
+
+uint64_t conn_next_seq(void)
+{
+	return __atomic_add_fetch(&conn_seq, 1, __ATOMIC_RELAXED);
+}
+
+static void conn_free(struct obs_conn *c)
+{
+	obs_mutex_lock();
+	c->next_free = pool_free;
+	pool_free = c;
+	obs_mutex_unlock();
+}
+
+void conn_ref(struct obs_conn *c)
+{
+	obs_conn_lock(c);
+	c->refs++;
+	obs_conn_unlock(c);
+}
+
+/* Drop one fd's reference; the last one ends the connection at t7 with
+ * end_class (OBS_END_NONE: closed by the program or the peer, as seen). */
+void conn_unref_as(struct obs_conn *c, int64_t t7, uint8_t end_class)
+{
+	int left;
+
+	obs_conn_lock(c);
+	left = --c->refs;
+	obs_conn_unlock(c);
+	if (left > 0)
+		return;
+	obs_xm_end(c, t7, end_class);
+	conn_free(c);
+}
+
+void conn_unref(struct obs_conn *c, int64_t t7)
+{
+	conn_unref_as(c, t7, OBS_END_NONE);
+}
+
+/* fd no longer refers to c (closed where the layer could not see): if the
+ * table still says it does, drop that reference; the last one ends c as
+ * lost, without T7. Inside the layer (obs_enter). */
+void fd_lost(int fd, struct obs_conn *c)
+{
+	if ((unsigned int)fd < obs_fd_table_size &&
+	    __atomic_compare_exchange_n(&obs_fd_table[fd], &c, NULL, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		OBS_LOG(OBS_LOG_DEBUG,
+			"fd %d is no longer the socket it was: connection lost",
+			fd);
+		conn_unref_as(c, 0, OBS_END_LOST);
+	}
+}
+
+/* An fd number came back from the kernel (socket, open, accept, dup...):
+ * whatever the table still holds for it is stale (closed behind our back).
+ * Not in a vfork() child (the table is its parent's), nor from a signal
+ * handler inside the layer. */
+void fd_fresh(int fd)
+{
+	struct obs_conn *stale;
+
+	if (obs_in_vfork_child() || !obs_enter())
+		return;
+	stale = conn_of(fd);
+	if (stale)
+		fd_lost(fd, stale);
+	obs_leave();
+}
+
+/* The process leaves at t: every connection still open ends with it
+ * (undo: an exec that failed takes that back). Inside the layer. */
+void conns_exit(int64_t t, bool undo)
+{
+	int high = __atomic_load_n(&fd_high, __ATOMIC_RELAXED);
+
+	for (int fd = 0; fd <= high && obs_fd_table_size; fd++) {
+		struct obs_conn *c = conn_of(fd);
+
+		if (!c)
+			continue;
+		if (undo)
+			obs_xm_exit_undo(c);
+		else
+			obs_xm_exit(c, t);
+	}
+}
+
+/* Detach every tracked fd in [first, last]; the connections whose last
+ * reference this was are chained on next_free for closing afterwards. */
+struct obs_conn *detach_range(unsigned int first, unsigned int last)
+{
+	struct obs_conn *to_close = NULL;
+	unsigned int high =
+		(unsigned int)__atomic_load_n(&fd_high, __ATOMIC_RELAXED);
+
+	if (!obs_fd_table_size)
+		return NULL;
+	if (last > high)
+		last = high;
+	for (unsigned int fd = first; fd <= last && fd < obs_fd_table_size;
+	     fd++) {
+		struct obs_conn *c = conn_detach((int)fd);
+		int left;
+
+		if (!c)
+			continue;
+		obs_conn_lock(c);
+		left = --c->refs;
+		obs_conn_unlock(c);
+		if (left == 0) {
+			c->next_free = to_close;
+			to_close = c;
+		}
+	}
+	return to_close;
+}
+
+void close_detached(struct obs_conn *c)
+{
+	int64_t t = c ? obs_now() : 0;
+
+	while (c) {
+		struct obs_conn *next = c->next_free;
+		obs_xm_close(c, t);
+		conn_free(c);
+		c = next;
+	}
+}

@@ -1,0 +1,266 @@
+/* h2.h - an HTTP/2 frame follower: one connection's frames, in both
+ * directions, turned into per-stream events (one exchange per stream).
+ *
+ * Pure logic like exchange.c: no clocks, no system calls in the frame walk,
+ * no allocation. The caller (the exchange state machine) feeds the bytes of
+ * every send (OBS_H2_TX, client to server) and every receive (OBS_H2_RX)
+ * exactly as the kernel moved them, in the order of its bookkeeping, split
+ * anywhere; the follower calls back with events, and the caller, which knows
+ * the call's entry and return times, turns them into exchange records:
+ *
+ *   OPEN    (TX) the client's HEADERS opened the stream      T3 = its entry
+ *   REQUEST (TX) its header block is decoded: :method, :path (no query, no
+ *                fragment), :authority                        labels
+ *   FIRST   (RX) the first answer frame (HEADERS, DATA or RST_STREAM) of
+ *                the stream is in this receive                TFB = its return
+ *   STATUS  (RX) the final :status (1xx informational responses are not)
+ *   END     the frame that carries END_STREAM is complete:    T4 (TX), T6 (RX)
+ *   RESET   RST_STREAM (code = its error), or streams above a server's
+ *           GOAWAY's last stream id (RX, code 7 REFUSED_STREAM)
+ *   CLOSE   the stream is over (both sides ended, reset, the connection
+ *           ended or the follower gave up) and forgotten
+ *   BYTES   bytes of the stream's frames (the 9-byte header and the payload;
+ *           stream 0: the connection's) moved in this call: Ds (TX), Dr (RX)
+ *
+ * A frame's header counts in the call that completes it (a header split over
+ * two calls counts in the second; one cut by the end, in obs_h2_end()), its
+ * payload as it comes, so the BYTES of a connection add up to everything
+ * fed (until LOST). FIRST lies in the call that completes the answer
+ * frame's header. The connection preface, the 101
+ * of an Upgrade, SETTINGS, PING, PRIORITY, GOAWAY, WINDOW_UPDATE on stream 0,
+ * PUSH_PROMISE and everything on a pushed (even) stream, frames of unknown
+ * type, and frames of streams not (or no longer) followed are the
+ * connection's (stream 0). A WINDOW_UPDATE or RST_STREAM on a followed
+ * stream is that stream's. Streams overlap, which is the point: events of
+ * several streams interleave in one call.
+ *
+ * How it starts: obs_h2_init() for prior knowledge (the client's first bytes
+ * are the preface "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", see obs_h2_preface());
+ * obs_h2_upgrade() after it for an HTTP/1.1 request that the server answers
+ * with "101 Switching Protocols" (Upgrade: h2c): stream 1 is that request,
+ * already sent; feed the receive that holds the 101 from its first byte.
+ * The server's first frame must be SETTINGS, and so must the client's after
+ * the preface. Anything else, or a frame that breaks the framing rules
+ * (length above the receiver's SETTINGS_MAX_FRAME_SIZE, a frame inside a
+ * header block, a wrong length or stream for its type, padding longer than
+ * the frame), is not HTTP/2: the follower closes its streams, says LOST once
+ * and ignores everything after; the caller goes back to exchanges by
+ * direction.
+ *
+ * Labels: header blocks are decoded with libnghttp2's HPACK inflater (one per
+ * direction: the dynamic tables differ), fed each fragment as it arrives
+ * (HEADERS with PADDED and PRIORITY, CONTINUATION, and PUSH_PROMISE, whose
+ * blocks change the table too); a side's SETTINGS_HEADER_TABLE_SIZE raises
+ * the limit of the inflater of what that side receives (an Upgrade request's
+ * HTTP2-Settings is not read). Only :method, :path, :authority (host when
+ * there is no :authority: the same label) and :status are copied out, into
+ * the same NUL-padded fields as HTTP/1.x (struct obs_http_req, OBS_HF_* when
+ * cut); no other header value is copied anywhere. libnghttp2 is loaded with
+ * dlopen("libnghttp2.so.14", RTLD_NOW | RTLD_LOCAL) by the first header block
+ * of the first HTTP/2 connection of the process (or obs_h2_lib_load()), its
+ * functions found with dlsym; a process that never speaks HTTP/2 never loads
+ * it. Absent: streams are still split and timed, labels are missing, and
+ * NOLABELS says so (code OBS_H2_NL_NOLIB_NOW on the one connection whose
+ * attempt failed: the caller's cue for one OBSERVE_LOG warning).
+ *
+ * Bounds. At most OBS_H2_STREAMS streams are followed at once; a stream the
+ * client opens beyond them is counted (untracked) and said (UNTRACKED), and
+ * its frames are the connection's. The inflaters allocate from a fixed arena
+ * of OBS_H2_ARENA bytes per direction inside struct obs_h2, never from the
+ * host's malloc; nothing of a header block is kept by the follower itself,
+ * so blocks of any size and any number of CONTINUATIONs decode. A dynamic
+ * table or a single header field too large for the arena (Huffman-coded
+ * above about 31 KiB, as decoding reserves twice that; plain above about
+ * 63 KiB, libnghttp2's own limit being 64 KiB), or a block the inflater
+ * rejects, ends the labels of that direction (NOLABELS with OBS_H2_NL_NOMEM
+ * or OBS_H2_NL_HPACK): the dynamic table cannot be kept without decoding,
+ * but streams are still split and timed.
+ *
+ * Memory: struct obs_h2 is 2 * OBS_H2_ARENA + 1.6 KiB, fixed; take it from
+ * anonymous memory (never the MAP_SHARED spool) and do not move it (the
+ * inflaters point into it). obs_h2_init() writes its first 1.5 KiB and the
+ * head of each arena; the arenas are touched as the tables grow (h2load and
+ * nginx, 4 KiB tables: 1.7 KiB for the requests, 14 KiB for the answers).
+ * obs_h2_end() wipes what the arenas held (header values of the dynamic tables)
+ * before the memory is reused.
+ *
+ * Threads: one connection's follower is used under the caller's lock. The
+ * library load takes the loader's lock and mallocs once per process; call
+ * obs_h2_lib_load() outside the caller's lock when the first bytes of a
+ * connection are the preface to keep that out of the lock.
+ */
+#ifndef OBSERVE_H2_H
+#define OBSERVE_H2_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "proto.h"
+
+#define OBS_H2_STREAMS 128	 /* streams followed at once (power of 2) */
+#define OBS_H2_ARENA (64 * 1024) /* HPACK memory per direction */
+
+enum obs_h2_dir {
+	OBS_H2_TX = 0, /* client to server: the sends */
+	OBS_H2_RX = 1, /* server to client: the receives */
+};
+
+enum obs_h2_kind {
+	OBS_H2_EV_BYTES = 1, /* stream (0: the connection) moved bytes */
+	OBS_H2_EV_OPEN,	     /* TX: a stream begins (T3) */
+	OBS_H2_EV_REQUEST,   /* TX: its labels (req) */
+	OBS_H2_EV_FIRST,     /* RX: its first answer frame (TFB) */
+	OBS_H2_EV_STATUS,    /* RX: its final status */
+	OBS_H2_EV_END,	     /* dir: END_STREAM complete (T4 / T6) */
+	OBS_H2_EV_RESET,     /* dir: reset, code = HTTP/2 error code */
+	OBS_H2_EV_CLOSE,     /* the stream is over and forgotten */
+	OBS_H2_EV_GOAWAY,    /* dir: stream = last stream id, code */
+	OBS_H2_EV_UNTRACKED, /* TX: a stream beyond OBS_H2_STREAMS */
+	OBS_H2_EV_NOLABELS,  /* dir: no more labels, code = OBS_H2_NL_* */
+	OBS_H2_EV_LOST,	     /* not HTTP/2 (any more), code = OBS_H2_LOST_* */
+};
+
+/* Why the labels of a direction end (NOLABELS). */
+#define OBS_H2_NL_NOLIB_NOW 1 /* libnghttp2 could not be loaded, just now */
+#define OBS_H2_NL_NOLIB 2     /* ... in an earlier attempt */
+#define OBS_H2_NL_NOMEM 3     /* the arena is full */
+#define OBS_H2_NL_HPACK 4     /* the inflater rejected a header block */
+
+/* Why the follower gave up (LOST). */
+#define OBS_H2_LOST_PREFACE 1  /* the client's first bytes are no preface */
+#define OBS_H2_LOST_UPGRADE 2  /* no "HTTP/1.1 101" header before frames */
+#define OBS_H2_LOST_SETTINGS 3 /* a side's first frame is no SETTINGS */
+#define OBS_H2_LOST_FRAME 4    /* a frame that breaks the framing rules */
+
+/* HTTP/2 error code of the RESET of a stream refused by GOAWAY. */
+#define OBS_H2_REFUSED_STREAM 7
+
+struct obs_h2_ev {
+	uint8_t kind;			/* enum obs_h2_kind */
+	uint8_t dir;			/* enum obs_h2_dir */
+	uint16_t status;		/* STATUS */
+	uint32_t stream;		/* GOAWAY: its last stream id */
+	uint32_t code;			/* RESET, GOAWAY, NOLABELS, LOST */
+	uint64_t bytes;			/* BYTES */
+	const struct obs_http_req *req; /* REQUEST, valid during the call */
+};
+
+/* Called for each event, in order, during obs_h2_feed() and obs_h2_end(). */
+typedef void obs_h2_fn(void *ctx, const struct obs_h2_ev *ev);
+
+/* One followed stream. */
+struct obs_h2_stream {
+	uint32_t id;	/* 0: a free slot */
+	uint32_t flags; /* OBS_H2S_* of h2.c */
+};
+
+/* One direction's walk. */
+struct obs_h2_way {
+	uint8_t phase;	  /* preface, 101, frames (h2.c) */
+	uint8_t hdr_have; /* bytes of the frame header seen; 9: payload */
+	uint8_t hdr[9];	  /* the frame header, when split */
+	uint8_t type;	  /* the current frame's */
+	uint8_t flags;
+	bool seen_frame;    /* a frame has begun (the first is SETTINGS) */
+	bool need_padlen;   /* header-block frame: the pad length is next */
+	uint8_t part_have;  /* bytes of part[] collected */
+	uint8_t part[8];    /* SETTINGS entry, RST_STREAM, GOAWAY's start */
+	uint8_t crlf;	    /* 101: the header's end matched so far */
+	uint32_t pos;	    /* preface / 101 bytes seen */
+	uint32_t sid;	    /* the current frame's stream */
+	uint32_t owner;	    /* the stream its bytes count for, 0: none */
+	uint32_t left;	    /* payload bytes still to come */
+	uint32_t pre;	    /* header-block frame: bytes before the fragment */
+	uint32_t frag;	    /* header-block fragment bytes still to come */
+	uint32_t max_frame; /* the receiver's SETTINGS_MAX_FRAME_SIZE */
+	/* the header block in progress */
+	bool in_block;	     /* expecting CONTINUATION of blk_sid */
+	bool blk_end_stream; /* its HEADERS carried END_STREAM */
+	bool blk_authority;  /* :authority seen (host is then ignored) */
+	uint8_t blk_kind;    /* request, response, other (h2.c) */
+	uint32_t blk_sid;
+	uint16_t status;	 /* RX: :status of the block */
+	struct obs_http_req req; /* TX: the block's labels */
+	/* HPACK */
+	uint8_t hpack;	     /* none yet, ready, lost (h2.c) */
+	void *inflater;	     /* nghttp2_hd_inflater in arena[dir] */
+	uint32_t table_want; /* SETTINGS_HEADER_TABLE_SIZE announced */
+	uint32_t table_set;  /* ... given to the inflater */
+};
+
+struct obs_h2_blk;
+
+/* The memory of one inflater: first fit, address-ordered free list. */
+struct obs_h2_arena {
+	struct obs_h2_blk *free; /* free blocks by address */
+	size_t touched;		 /* bytes from the start ever handed out */
+	void *allocator[5];	 /* nghttp2_mem: the inflater keeps a pointer */
+	_Alignas(16) unsigned char mem[OBS_H2_ARENA];
+};
+
+struct obs_h2 {
+	struct obs_h2_way way[2];		      /* by enum obs_h2_dir */
+	struct obs_h2_stream streams[OBS_H2_STREAMS]; /* by (id / 2) % N */
+	uint32_t nstreams;			      /* slots in use */
+	uint32_t displaced; /* ... not at their id's own slot */
+	uint32_t last_sid;  /* the highest stream the client opened */
+	uint32_t untracked; /* streams beyond OBS_H2_STREAMS */
+	bool lost;	    /* given up (or ended): ignore everything */
+	/* during a call: where events go, bytes not yet said */
+	obs_h2_fn *fn;
+	void *ctx;
+	uint8_t pend_dir;
+	uint32_t pend_sid;
+	uint64_t pend_bytes;
+	struct obs_h2_arena arena[2]; /* last: init touches little */
+};
+
+/* Begin following a connection whose client speaks HTTP/2 with prior
+ * knowledge: its first bytes sent are the preface. */
+void obs_h2_init(struct obs_h2 *h);
+
+/* After obs_h2_init(): the connection is an h2c Upgrade instead. Stream 1
+ * is the HTTP/1.1 request already sent (the caller's current exchange: no
+ * OPEN, no REQUEST, its TX END is behind it); the next receive fed must
+ * begin with the server's "HTTP/1.1 101" response, which the follower skips
+ * up to its blank line; then frames follow in both directions (the client's
+ * after its preface). */
+void obs_h2_upgrade(struct obs_h2 *h);
+
+/* n more bytes moved in direction dir (p[0..n): only what the kernel took
+ * or wrote); events go to fn(ctx, ...) before it returns. Nothing happens
+ * after LOST or obs_h2_end(). */
+void obs_h2_feed(struct obs_h2 *h, enum obs_h2_dir dir, const uint8_t *p,
+		 size_t n, obs_h2_fn *fn, void *ctx);
+
+/* The connection ends: BYTES for the start of a frame header still
+ * waiting for its end, CLOSE for each stream still followed, then the
+ * arenas are wiped. Idempotent; the memory may be reused after it. */
+void obs_h2_end(struct obs_h2 *h, obs_h2_fn *fn, void *ctx);
+
+/* Whether p[0..n) begins like the client preface (all of it or, when n is
+ * shorter, as much as there is; at least "PRI * HTTP/2.0"). */
+static inline bool obs_h2_preface(const uint8_t *p, size_t n)
+{
+	static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+	if (n < 14)
+		return false;
+	return memcmp(p, preface, n < 24 ? n : 24) == 0;
+}
+
+/* Load libnghttp2 (once per process; later calls cost one atomic load).
+ * Whether its inflater is usable. Thread-safe; a thread that re-enters
+ * while it loads (a signal handler) gets false rather than waiting. */
+bool obs_h2_lib_load(void);
+
+/* Why the load failed (dlerror's text, cut), or "". */
+const char *obs_h2_lib_error(void);
+
+/* Tests only, single-threaded: forget the load, and load soname next time
+ * (NULL: libnghttp2.so.14). */
+void obs_h2_lib_reset(const char *soname);
+
+#endif

@@ -1,0 +1,78 @@
+/* hooks.h - what the files of the layer share: the real functions, the fd
+ * table, and the calls one file makes into another.
+ *
+ * Each hook looks its fd up in one array; an fd the layer does not track
+ * (anything but a connected AF_INET/AF_INET6 stream socket) goes straight to
+ * the real function. For a tracked fd the hook reads the monotonic clock
+ * around the real call and hands the outcome to the exchange state machine.
+ * errno is kept exactly as the real call left it.
+ */
+#ifndef OBSERVE_HOOKS_H
+#define OBSERVE_HOOKS_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "exchange.h"
+#include "fdtable.h"
+#include "layer.h"
+#include "real.h"
+
+/* A hook: the only kind of symbol the library exports. */
+#define EXPORT __attribute__((visibility("default")))
+
+/* Every hook (hooks.def), declared as exported. */
+#define HOOK(name, ret, params) EXPORT ret name params;
+#include "hooks.def"
+#undef HOOK
+
+/* init.c: note this process's pid and start time (at start, in a child). */
+OBS_HIDDEN void obs_set_start(void);
+
+/* process.c: register the fork handlers (once, at start). */
+OBS_HIDDEN void obs_fork_install(void);
+
+/* resolve.c: at a tracked connect, the newest lookup that gave the peer's
+ * address (peer: 4 or 16 bytes by family) names the connection. */
+OBS_HIDDEN void dns_match(struct obs_conn *c, int family, const uint8_t *peer,
+			  int64_t t1);
+
+/* hooks_tls.c: the hooked TLS call this thread is in (NULL: none), for
+ * the socket hooks: the calls they make on the session's connection carry
+ * its records (obs_data.tls_in); the first such call binds a session whose
+ * connection is not known by its fd (obs_tls_bind). */
+struct obs_tls_call {
+	struct obs_conn *c; /* the session's connection, NULL: not known yet */
+	uint8_t in;	    /* enum obs_tls_in */
+	bool preface;	    /* a write that begins with the HTTP/2 preface */
+	struct obs_tls_call *prev;
+	int64_t t_in;
+	uint8_t (*alpn)(const void *session);
+	const void *session;
+};
+OBS_HIDDEN extern __thread struct obs_tls_call *obs_tls_cur
+	__attribute__((tls_model("initial-exec")));
+OBS_HIDDEN uint8_t obs_tls_bind(struct obs_tls_call *tc, struct obs_conn *c);
+/* What the TLS call this thread is in says of a socket call on c (enum
+ * obs_tls_in); inside the layer (obs_enter). */
+static inline uint8_t tls_in_of(struct obs_conn *c)
+{
+	struct obs_tls_call *tc = obs_tls_cur;
+
+	if (LIKELY(!tc))
+		return OBS_TLSIN_NONE;
+	if (UNLIKELY(tc->c != c))
+		return obs_tls_bind(tc, c);
+	return tc->in;
+}
+
+/* h2pool.c: memory for HTTP/2 attached to c (obs_xh2_wanted said so);
+ * outside c's lock, inside the layer. */
+OBS_HIDDEN void obs_h2_attach_new(struct obs_conn *c);
+
+/* hooks_fd.c: an AF_INET/AF_INET6 address's bytes (zero-padded to 16) and
+ * port. */
+OBS_HIDDEN void peer_of(const struct sockaddr *sa, uint8_t addr[16],
+			uint16_t *port);
+
+#endif

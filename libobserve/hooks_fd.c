@@ -1,0 +1,533 @@
+/* hooks_fd.c - connect, close and the calls that make, copy or end fds. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/tcp.h> /* struct tcp_info as the kernel has it */
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hooks.h"
+#include "raw_syscall.h"
+
+/* Whether fd is a stream socket (one getsockopt, only at connect). */
+static bool is_stream_socket(int fd)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+
+	return REAL(getsockopt)(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+	       type == SOCK_STREAM;
+}
+
+void peer_of(const struct sockaddr *sa, uint8_t addr[16], uint16_t *port)
+{
+	memset(addr, 0, 16);
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)sa;
+		memcpy(addr, &s6->sin6_addr, 16);
+		*port = ntohs(s6->sin6_port);
+	} else {
+		const struct sockaddr_in *s4 = (const void *)sa;
+		memcpy(addr, &s4->sin_addr, 4);
+		*port = ntohs(s4->sin_port);
+	}
+}
+
+static void note_local_addr(struct obs_conn *c, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	uint8_t addr[16];
+	uint16_t port = 0;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+		return;
+	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)
+		return;
+	peer_of((struct sockaddr *)&ss, addr, &port);
+	obs_xm_local_addr(c, addr, port);
+}
+
+/* Whether connect(fd, addr, len) may open a connection to track: an
+ * AF_INET/AF_INET6 address of the right length, an fd the table can hold. */
+static bool connect_trackable(int fd, const struct sockaddr *addr,
+			      socklen_t len)
+{
+	return obs_fd_table_size && addr && len >= sizeof(sa_family_t) &&
+	       (unsigned int)fd < obs_fd_table_size &&
+	       ((addr->sa_family == AF_INET &&
+		 len >= sizeof(struct sockaddr_in)) ||
+		(addr->sa_family == AF_INET6 &&
+		 len >= sizeof(struct sockaddr_in6)));
+}
+
+/* connect() on an fd the table holds: a completion check of a connect in
+ * progress, or a new attempt after a failed one (a new connection: the
+ * old one goes). Returns true with *ret set when the call was made here. */
+static bool connect_again(int fd, struct obs_conn *c,
+			  const struct sockaddr *addr, socklen_t len, int *ret)
+{
+	int64_t t_in;
+	int err;
+
+	if (!obs_enter()) { /* a signal handler inside the layer */
+		*ret = REAL(connect)(fd, addr, len);
+		return true;
+	}
+	if (c->phase == OBS_PH_CONNECTING || c->phase == OBS_PH_UP) {
+		obs_leave();
+		t_in = obs_now();
+		*ret = REAL(connect)(fd, addr, len);
+		err = errno;
+		obs_enter_again();
+		obs_xm_connect_again(c, t_in, obs_now(), *ret, err);
+		obs_leave();
+		errno = err;
+		return true;
+	}
+	c = conn_detach(fd);
+	if (c)
+		conn_unref(c, 0);
+	obs_leave();
+	return false;
+}
+
+EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	int saved = errno, ret, err;
+	struct obs_conn *c = conn_of(fd);
+	int64_t t_in, t_out;
+	uint8_t peer[16];
+	uint16_t port = 0;
+
+	if (UNLIKELY(!obs_real.connect)) {
+		obs_resolve();
+		if (!obs_real.connect) /* inside dlsym: the system call */
+			return (int)syscall(SYS_connect, fd, addr, len);
+	}
+	if (c && connect_again(fd, c, addr, len, &ret))
+		return ret;
+	if (!connect_trackable(fd, addr, len))
+		return obs_real.connect(fd, addr, len);
+	if (!obs_enter())
+		return obs_real.connect(fd, addr, len);
+	if (obs_in_vfork_child() || !is_stream_socket(fd) ||
+	    obs_spool_ensure() != 0 || !(c = conn_new())) {
+		obs_leave();
+		errno = saved;
+		return obs_real.connect(fd, addr, len);
+	}
+	obs_leave();
+	peer_of(addr, peer, &port);
+	errno = saved;
+	t_in = obs_now();
+	ret = obs_real.connect(fd, addr, len);
+	err = errno;
+	t_out = obs_now();
+	obs_enter_again();
+	obs_xm_connect_first(c, conn_next_seq(), fd, addr->sa_family, peer,
+			     port, t_in, t_out, ret, err);
+	note_local_addr(c, fd);
+	dns_match(c, addr->sa_family, peer, t_in);
+	conn_attach(fd, c);
+	obs_leave();
+	OBS_LOG(OBS_LOG_DEBUG, "connect fd %d port %u: %d (%s)", fd, port, ret,
+		ret == 0 ? "ok" : strerror(err));
+	errno = ret == 0 ? saved : err;
+	return ret;
+}
+
+/* TCP_INFO of a connection about to be closed for good: one getsockopt,
+ * at close only (errno kept by the caller). */
+static void note_tcp_info(struct obs_conn *c, int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	struct obs_tcp_info out;
+
+	memset(&ti, 0, sizeof(ti));
+	if (REAL(getsockopt)(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < offsetof(struct tcp_info, tcpi_total_retrans) +
+			    sizeof(ti.tcpi_total_retrans))
+		return;
+	out.rtt_us = ti.tcpi_rtt;
+	out.rttvar_us = ti.tcpi_rttvar;
+	out.retrans = ti.tcpi_total_retrans;
+	out.snd_cwnd = ti.tcpi_snd_cwnd;
+	out.pmtu = ti.tcpi_pmtu;
+	/* newer fields: zero when the kernel's struct is shorter */
+	out.min_rtt_us = len >= offsetof(struct tcp_info, tcpi_min_rtt) +
+						 sizeof(ti.tcpi_min_rtt)
+				 ? ti.tcpi_min_rtt
+				 : 0;
+	out.delivery_rate =
+		len >= offsetof(struct tcp_info, tcpi_delivery_rate) +
+					sizeof(ti.tcpi_delivery_rate)
+			? ti.tcpi_delivery_rate
+			: 0;
+	obs_xm_tcp_info(c, &out);
+}
+
+/* The real syscall(), with six arguments (the kernel reads as many as the
+ * call has; the rest are ignored). */
+static long real_syscall(long n, long a1, long a2, long a3, long a4, long a5,
+			 long a6)
+{
+	long (*fn)(long, ...) =
+		__atomic_load_n(&obs_real.syscall, __ATOMIC_RELAXED);
+
+	if (UNLIKELY(!fn) && !(fn = REAL(syscall)))
+		return obs_raw_syscall(n, a1, a2, a3, a4, a5, a6);
+	return fn(n, a1, a2, a3, a4, a5, a6);
+}
+
+/* How a tracked fd is being closed. */
+enum closer { BY_CLOSE, BY_SYSCALL, BY_FCLOSE };
+
+static long close_real(int fd, enum closer how, FILE *file)
+{
+	switch (how) {
+	case BY_SYSCALL:
+		return real_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+	case BY_FCLOSE:
+		return REAL(fclose)(file);
+	default:
+		return REAL(close)(fd);
+	}
+}
+
+/* Close the tracked fd with the real call (close, syscall(SYS_close) or
+ * fclose of a stream on it): the fd's reference leaves the table before
+ * the number can be reused, TCP_INFO is read when it is the last one, and
+ * the connection ends at the call's return (lost, when the call says the
+ * fd was not open: EBADF). In a vfork() child (the table is the parent's)
+ * or a signal handler inside the layer, only the real call. Returns its
+ * result, errno as it left it. */
+static long close_tracked(int fd, enum closer how, FILE *file)
+{
+	struct obs_conn *c;
+	long ret;
+	int err;
+
+	if (!obs_enter())
+		return close_real(fd, how, file);
+	if (obs_in_vfork_child()) {
+		obs_leave();
+		return close_real(fd, how, file);
+	}
+	c = conn_detach(fd);
+	if (c && __atomic_load_n(&c->refs, __ATOMIC_RELAXED) == 1 &&
+	    c->phase == OBS_PH_UP)
+		note_tcp_info(c, fd);
+	obs_leave();
+	ret = close_real(fd, how, file);
+	err = errno;
+	if (c) {
+		obs_enter_again();
+		/* EBADF: the fd was no longer open, closed unseen before */
+		if (ret < 0 && err == EBADF)
+			conn_unref_as(c, 0, OBS_END_LOST);
+		else
+			conn_unref(c, obs_now());
+		obs_leave();
+	}
+	errno = err;
+	return ret;
+}
+
+static __attribute__((noinline)) int close_slow(int fd)
+{
+	if (LIKELY(!conn_of(fd))) {
+		if (UNLIKELY(!REAL(close)))
+			return obs_sys_close(fd);
+		return obs_real.close(fd);
+	}
+	return (int)close_tracked(fd, BY_CLOSE, NULL);
+}
+
+EXPORT int close(int fd)
+{
+	int (*fn)(int) = __atomic_load_n(&obs_real.close, __ATOMIC_RELAXED);
+
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+		return fn(fd);
+	return close_slow(fd);
+}
+
+EXPORT int shutdown(int fd, int how)
+{
+	struct obs_conn *c = conn_of(fd);
+	int ret, err;
+
+	ret = REAL(shutdown)(fd, how);
+	if (c && ret == 0 && obs_enter()) {
+		err = errno;
+		obs_xm_shutdown(c, obs_now(), how);
+		obs_leave();
+		errno = err;
+	}
+	return ret;
+}
+
+EXPORT int socket(int domain, int type, int protocol)
+{
+	return fd_from_kernel(REAL(socket)(domain, type, protocol));
+}
+
+/* After a successful dup of oldfd to newfd. replaced: newfd was open
+ * before (dup2/dup3), so the kernel closed it just now; otherwise whatever
+ * the table holds for newfd is stale. Not in a vfork() child, nor from a
+ * signal handler inside the layer. Keeps errno. */
+static void dup_done(int oldfd, int newfd, bool replaced)
+{
+	int err = errno;
+	struct obs_conn *c;
+
+	if (LIKELY(!conn_of(newfd) && !conn_of(oldfd)))
+		return;
+	if (!obs_enter())
+		return;
+	if (obs_in_vfork_child())
+		goto out;
+	c = conn_of(newfd);
+	if (c) {
+		if (replaced) {
+			c = conn_detach(newfd);
+			if (c)
+				conn_unref(c, obs_now());
+		} else {
+			fd_lost(newfd, c);
+		}
+	}
+	c = conn_of(oldfd);
+	if (c) {
+		conn_ref(c);
+		conn_attach(newfd, c);
+	}
+out:
+	obs_leave();
+	errno = err;
+}
+
+EXPORT int dup(int oldfd)
+{
+	int fd = REAL(dup)(oldfd);
+
+	if (fd >= 0 && obs_fd_table_size)
+		dup_done(oldfd, fd, false);
+	return fd;
+}
+
+/* dup2/dup3 onto a tracked newfd closes its connection (for this fd). */
+static int dup_onto(int oldfd, int newfd, int ret)
+{
+	if (ret >= 0 && obs_fd_table_size && oldfd != newfd)
+		dup_done(oldfd, newfd, true);
+	return ret;
+}
+
+EXPORT int dup2(int oldfd, int newfd)
+{
+	return dup_onto(oldfd, newfd, REAL(dup2)(oldfd, newfd));
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	return dup_onto(oldfd, newfd, REAL(dup3)(oldfd, newfd, flags));
+}
+
+static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, void *arg)
+{
+	int ret = fn(fd, cmd, arg);
+
+	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ret >= 0 &&
+	    obs_fd_table_size)
+		dup_done(fd, ret, false);
+	return ret;
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(REAL(fcntl), fd, cmd, arg);
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(REAL(fcntl64), fd, cmd, arg);
+}
+
+/* close_range, closefrom and their system calls: the tracked fds in
+ * [first, last] leave the table before the real call (the numbers can be
+ * reused as soon as it returns), their connections end at its return. Not
+ * in a vfork() child, nor from a signal handler inside the layer. */
+static struct obs_conn *range_begin(unsigned int first, unsigned int last,
+				    bool *entered)
+{
+	struct obs_conn *closing = NULL;
+
+	*entered = false;
+	if (!obs_fd_table_size || !obs_enter())
+		return NULL;
+	if (!obs_in_vfork_child()) {
+		closing = detach_range(first, last);
+		*entered = true;
+	}
+	obs_leave();
+	return closing;
+}
+
+static void range_end(struct obs_conn *closing, bool entered)
+{
+	int err = errno;
+
+	if (!entered || !closing)
+		return;
+	obs_enter_again();
+	close_detached(closing);
+	obs_leave();
+	errno = err;
+}
+
+EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	struct obs_conn *closing = NULL;
+	bool entered = false;
+	int ret;
+
+	if (!REAL(close_range)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!(flags & CLOSE_RANGE_CLOEXEC))
+		closing = range_begin(first, last, &entered);
+	ret = obs_real.close_range(first, last, flags);
+	range_end(closing, entered);
+	return ret;
+}
+
+EXPORT void closefrom(int lowfd)
+{
+	struct obs_conn *closing = NULL;
+	bool entered = false;
+	int err = errno;
+
+	if (lowfd >= 0)
+		closing = range_begin((unsigned int)lowfd, UINT_MAX, &entered);
+	if (REAL(closefrom))
+		obs_real.closefrom(lowfd);
+	range_end(closing, entered);
+	errno = err;
+}
+
+EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	struct obs_conn *c = conn_of(fd);
+	int ret = REAL(getsockopt)(fd, level, name, val, len);
+
+	if (UNLIKELY(c != NULL) && ret == 0 && level == SOL_SOCKET &&
+	    name == SO_ERROR && val && len && *len >= sizeof(int) &&
+	    obs_enter()) {
+		int err = errno;
+		obs_xm_so_error(c, obs_now(), *(int *)val);
+		obs_leave();
+		errno = err;
+	}
+	return ret;
+}
+
+/* fclose() of a stream on a tracked socket (fdopen): glibc closes the fd
+ * inside, where close() is not seen; the connection ends here, at
+ * fclose's return. */
+EXPORT int fclose(FILE *f)
+{
+	int fd, err;
+
+	if (UNLIKELY(!REAL(fclose)))
+		return EOF;
+	if (!f || !obs_fd_table_size)
+		return obs_real.fclose(f);
+	err = errno;
+	fd = fileno(f); /* -1 (and EBADF) for a stream without an fd */
+	errno = err;
+	if (LIKELY(!conn_of(fd)))
+		return obs_real.fclose(f);
+	return (int)close_tracked(fd, BY_FCLOSE, f);
+}
+
+/* The system calls syscall() may make that end fds or replace them. */
+static bool ends_fds(long n)
+{
+	return n == SYS_close || n == SYS_close_range || n == SYS_dup3
+#ifdef SYS_dup2
+	       || n == SYS_dup2
+#endif
+		;
+}
+
+static __attribute__((noinline)) long
+syscall_fds(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	struct obs_conn *closing = NULL;
+	bool entered = false;
+	long ret;
+
+	if (n == SYS_close) {
+		if (!conn_of((int)a1))
+			return real_syscall(n, a1, a2, a3, a4, a5, a6);
+		return close_tracked((int)a1, BY_SYSCALL, NULL);
+	}
+	if (n == SYS_close_range) {
+		if (!((unsigned int)a3 & CLOSE_RANGE_CLOEXEC))
+			closing = range_begin((unsigned int)a1,
+					      (unsigned int)a2, &entered);
+		ret = real_syscall(n, a1, a2, a3, a4, a5, a6);
+		range_end(closing, entered);
+		return ret;
+	}
+	/* dup2, dup3 */
+	ret = real_syscall(n, a1, a2, a3, a4, a5, a6);
+	return dup_onto((int)a1, (int)a2, (int)ret);
+}
+
+/* syscall(): Node.js (libuv) closes its sockets with syscall(SYS_close),
+ * which close() never sees. Only the calls that end or replace fds
+ * (close, close_range, dup2, dup3) are looked at; every other one (futex,
+ * gettid, ...) goes straight on with its six arguments, its result and its
+ * errno untouched. */
+EXPORT long syscall(long n, ...)
+{
+	va_list ap;
+	long a1, a2, a3, a4, a5, a6;
+
+	va_start(ap, n);
+	a1 = va_arg(ap, long);
+	a2 = va_arg(ap, long);
+	a3 = va_arg(ap, long);
+	a4 = va_arg(ap, long);
+	a5 = va_arg(ap, long);
+	a6 = va_arg(ap, long);
+	va_end(ap);
+	if (LIKELY(!ends_fds(n)) || !obs_fd_table_size)
+		return real_syscall(n, a1, a2, a3, a4, a5, a6);
+	return syscall_fds(n, a1, a2, a3, a4, a5, a6);
+}

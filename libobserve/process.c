@@ -1,0 +1,162 @@
+/* process.c - process life: fork, exec and the ways out of a process.
+ *
+ * Hazards written down:
+ * - A child of fork() must not write into its parent's spool (the mapping is
+ *   shared): it forgets the parent's spool and connections and gets its own.
+ * - vfork() children share our memory (Python's subprocess: vfork, then
+ *   close_range, dup2 and execve in the child): the hooks that end fds or
+ *   the process check the pid (obs_in_vfork_child) and leave the parent's
+ *   table and spool alone there. glibc's posix_spawn uses internal calls
+ *   that do not reach the hooks.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hooks.h"
+
+bool obs_in_vfork_child(void)
+{
+	return (int32_t)getpid() != obs_proc.pid;
+}
+
+/* Hooked calls that went unobserved, said once as the process leaves. */
+static void report_unobserved(void)
+{
+	uint64_t n = __atomic_load_n(&obs_unobserved, __ATOMIC_RELAXED);
+
+	if (n)
+		OBS_LOG(OBS_LOG_WARN,
+			"%llu hooked calls from signal handlers that "
+			"interrupted the layer went unobserved",
+			(unsigned long long)n);
+}
+
+/* The process leaves (exit, _exit; exec: not for good, so no report): the
+ * spool is marked ended and the connections still open end with it, class
+ * exit, T7 = now. Not in a vfork() child (the spool and the table are its
+ * parent's); from a signal handler inside the layer only the mark (no lock
+ * is taken). */
+static void leaving(bool for_good)
+{
+	if (!obs_fd_table_size || obs_in_vfork_child())
+		return;
+	if (obs_enter()) {
+		conns_exit(obs_now(), false);
+		if (for_good)
+			report_unobserved();
+		obs_leave();
+	}
+	obs_spool_mark_ended(true);
+}
+
+/* An exec that failed: this image goes on, and so do its connections. */
+static void still_here(void)
+{
+	int err = errno;
+
+	if (!obs_fd_table_size || obs_in_vfork_child())
+		return;
+	if (obs_enter()) {
+		conns_exit(0, true);
+		obs_leave();
+	}
+	obs_spool_mark_ended(false);
+	errno = err;
+}
+
+__attribute__((destructor)) static void obs_fini(void)
+{
+	leaving(true);
+}
+
+/* Fork: hold the mutex across fork so the child never inherits it held.
+ * A fork from a signal handler that interrupted the layer (the mutex may be
+ * this thread's already) does without: the child makes its mutex anew
+ * anyway. */
+static __thread bool fork_locked __attribute__((tls_model("initial-exec")));
+
+static void obs_before_fork(void)
+{
+	fork_locked = !obs_reentered();
+	if (fork_locked)
+		obs_mutex_lock();
+}
+
+static void obs_after_fork_parent(void)
+{
+	if (fork_locked)
+		obs_mutex_unlock();
+	fork_locked = false;
+}
+
+/* The child forgets the parent's spool and connections: the spool mapping
+ * is shared with the parent, and the parent goes on recording its own
+ * connections. The child's own connections go to its own spool. */
+static void obs_after_fork_child(void)
+{
+	fork_locked = false;
+	obs_mutex_reinit();
+	fd_table_forget();
+	obs_spool_forget();
+	obs_set_start();
+}
+
+/* Register the fork handlers (once, at start). */
+void obs_fork_install(void)
+{
+	pthread_atfork(obs_before_fork, obs_after_fork_parent,
+		       obs_after_fork_child);
+}
+
+EXPORT void _exit(int status)
+{
+	leaving(true);
+	if (REAL(_exit))
+		obs_real._exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+EXPORT void _Exit(int status)
+{
+	leaving(true);
+	if (REAL(_Exit))
+		obs_real._Exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+/* exec ends this image's recording (its connections end as it leaves);
+ * the new image loads the layer anew (same pid, new spool). If exec fails,
+ * recording goes on, and so do the connections. */
+#define EXEC_WRAP(call)                                                        \
+	do {                                                                   \
+		int ret_;                                                      \
+		leaving(false);                                                \
+		ret_ = (call);                                                 \
+		still_here();                                                  \
+		return ret_;                                                   \
+	} while (0)
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	EXEC_WRAP(REAL(execve)(path, argv, envp));
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	EXEC_WRAP(REAL(execv)(path, argv));
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	EXEC_WRAP(REAL(execvp)(file, argv));
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	EXEC_WRAP(REAL(execvpe)(file, argv, envp));
+}

@@ -1,0 +1,23 @@
+/* commands.h - the manager's commands, one file each, called by main.c with
+ * argv[0] the command's name; each returns the exit status. */
+#ifndef OBSERVE_MANAGER_COMMANDS_H
+#define OBSERVE_MANAGER_COMMANDS_H
+
+/* manager pull -o CENTRAL.db [-e SSH-COMMAND] SOURCE... (pull.c) */
+int cmd_pull(int argc, char **argv);
+
+/* manager stats CENTRAL.db [--by ...|--view ...] [FILTER...] (stats_cmd.c) */
+int cmd_stats(int argc, char **argv);
+
+/* manager report CENTRAL.db -o DIR [FILTER...] [-q] (report.c) */
+int cmd_report(int argc, char **argv);
+
+/* manager waterfall DB -o FILE.svg|png [--rows N] [FILTER...]
+ * (waterfall_cmd.c) */
+int cmd_waterfall(int argc, char **argv);
+
+/* manager compare A.db [B.db] [--by ...] [--a-where EXPR] [--b-where EXPR]
+ * [FILTER...] [--csv] (compare_cmd.c) */
+int cmd_compare(int argc, char **argv);
+
+#endif

@@ -1,0 +1,24 @@
+/* db.h - the manager's read-only access to an observe database (stats,
+ * report): opened with its schema checked, statements prepared with their
+ * errors said. */
+#ifndef OBSERVE_MANAGER_DB_H
+#define OBSERVE_MANAGER_DB_H
+
+#include <stddef.h>
+#include <sqlite3.h>
+
+/* Opens an observe database read-only, the filters' SQL functions
+ * registered; NULL, with a message naming the file and the reason on
+ * stderr, when it is missing, no SQLite database, or of another schema
+ * version. */
+sqlite3 *db_open(const char *path);
+
+/* Whether the layer lost records in the database's processes (its spool
+ * full: process.dropped): 1 with "N records lost by the layer (spool full)
+ * in M processes" in buf, else 0 (also when it cannot tell). */
+int db_dropped(sqlite3 *db, char *buf, size_t size);
+
+/* A prepared statement, or NULL with SQLite's message on stderr. */
+sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql);
+
+#endif

@@ -1,0 +1,296 @@
+/* report_data.c - manager report's reading: the span, the connections and
+ * exchanges the filter keeps per client, the throughput buckets, the
+ * statistics and analyses as text (see report_data.h). Nothing is drawn or
+ * written here. */
+#define _GNU_SOURCE
+#include "report_data.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses.h"
+#include "db.h"
+#include "filter.h"
+#include "table.h"
+
+const struct report_metric report_metrics[M_COUNT] = {
+	[M_TT] = { "tt", "Tt, connection time (T7 - T1)", "ms" },
+	[M_TE] = { "te", "Te, connection set-up (T2 - T1)", "ms" },
+	[M_RA] = { "ra", "Ra, connection transfer rate", "bytes/s" },
+	[M_TW] = { "tw", "Tw, wait for the first byte (TFB - T4)", "ms" },
+	[M_TR] = { "tr", "Tr, response (T6 - T5)", "ms" },
+	[M_RR] = { "rr", "Rr, response transfer rate", "bytes/s" },
+};
+
+static int points_push(struct report_points *p, double x, double y)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		struct report_point *more = realloc(p->v, cap * sizeof(*more));
+		if (!more)
+			return -1;
+		p->v = more;
+		p->cap = cap;
+	}
+	p->v[p->n].x = x;
+	p->v[p->n].y = y;
+	p->n++;
+	return 0;
+}
+
+/* The client named name, added at the end if new; NULL when out of
+ * memory (nothing added). */
+static struct report_client *client_of(struct report_data *d, const char *name)
+{
+	struct report_client *more;
+	char *copy;
+
+	for (size_t i = 0; i < d->nc; i++)
+		if (strcmp(d->c[i].name, name) == 0)
+			return &d->c[i];
+	copy = strdup(name);
+	more = copy ? realloc(d->c, (d->nc + 1) * sizeof(*more)) : NULL;
+	if (!more) {
+		free(copy);
+		return NULL;
+	}
+	d->c = more;
+	memset(&d->c[d->nc], 0, sizeof(d->c[d->nc]));
+	d->c[d->nc].name = copy;
+	return &d->c[d->nc++];
+}
+
+/* sql (sqlite3_malloc'd, may be NULL: out of memory) prepared, and freed;
+ * NULL with the reason said. */
+static sqlite3_stmt *prepare(struct report_data *d, char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (!sql)
+		fprintf(stderr, "manager: out of memory\n");
+	else if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK)
+		fprintf(stderr, "manager: %s: %s\n", d->db_path,
+			sqlite3_errmsg(d->db));
+	sqlite3_free(sql);
+	return st;
+}
+
+/* The end of st's rows: rc is the last step's result, SQLITE_NOMEM when the
+ * caller ran out of memory. st finalized; 0, or -1 with the reason said. */
+static int finish(struct report_data *d, sqlite3_stmt *st, int rc)
+{
+	if (rc == SQLITE_NOMEM)
+		fprintf(stderr, "manager: out of memory\n");
+	else if (rc != SQLITE_DONE)
+		fprintf(stderr, "manager: %s: %s\n", d->db_path,
+			sqlite3_errmsg(d->db));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The column's text, "" for NULL. */
+static const char *text(sqlite3_stmt *st, int col)
+{
+	const char *t = (const char *)sqlite3_column_text(st, col);
+
+	return t ? t : "";
+}
+
+/* A row of client (column 0) and three figures (columns 1 to 3, NULL
+ * where unknown): the figures into the client's m[first..first + 2], the
+ * client's connections (first M_TT) or exchanges counted. The client, or
+ * NULL when out of memory. */
+static struct report_client *figures_of_row(struct report_data *d,
+					    sqlite3_stmt *st, int first)
+{
+	struct report_client *c = client_of(d, text(st, 0));
+
+	if (!c)
+		return NULL;
+	if (first == M_TT)
+		c->connections++;
+	else
+		c->exchanges++;
+	for (int i = 0; i < 3; i++)
+		if (sqlite3_column_type(st, 1 + i) != SQLITE_NULL &&
+		    vec_push(&c->m[first + i],
+			     sqlite3_column_double(st, 1 + i)) != 0)
+			return NULL;
+	return c;
+}
+
+/* The span and the row count, which decide the sampling. */
+static int read_span(struct report_data *d)
+{
+	sqlite3_stmt *st =
+		prepare(d, sqlite3_mprintf("SELECT count(*), min(t3_ns), "
+					   "max(coalesce(t6_ns, t3_ns)) FROM "
+					   "exchange_metrics WHERE (%s)",
+					   d->where));
+	int64_t rows = 0;
+	int rc;
+
+	if (!st)
+		return -1;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		rows = sqlite3_column_int64(st, 0);
+		d->t_first = sqlite3_column_int64(st, 1);
+		d->t_last = sqlite3_column_int64(st, 2);
+		rc = SQLITE_DONE;
+	}
+	d->sample_every = rows > REPORT_MAX_POINTS
+				  ? (size_t)(rows / REPORT_MAX_POINTS + 1)
+				  : 1;
+	d->bucket_s =
+		stats_round_step((double)(d->t_last - d->t_first) / 1e9, 100);
+	return finish(d, st, rc);
+}
+
+/* Tt, Te, Ra of the connections with an exchange the filter keeps. */
+static int read_connections(struct report_data *d)
+{
+	char *conns = filter_connections(d->where);
+	sqlite3_stmt *st = prepare(
+		d, conns ? sqlite3_mprintf("SELECT client, tt_ms, te_ms, ra "
+					   "FROM connection_metrics m WHERE "
+					   "%s ORDER BY client",
+					   conns)
+			 : NULL);
+	int rc;
+
+	sqlite3_free(conns);
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (!figures_of_row(d, st, M_TT)) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+	return finish(d, st, rc);
+}
+
+/* Tw, Tr, Rr of the exchanges, and the samples of the scatter and the
+ * series: every sample_every-th exchange of all. */
+static int read_exchanges(struct report_data *d)
+{
+	sqlite3_stmt *st = prepare(
+		d,
+		sqlite3_mprintf("SELECT client, tw_ms, tr_ms, rr, dr, "
+				"(t6_ns - t3_ns) / 1e6, t3_ns FROM "
+				"exchange_metrics WHERE (%s) ORDER BY client",
+				d->where));
+	int64_t k = 0;
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct report_client *c = figures_of_row(d, st, M_TW);
+
+		if (!c) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		if (k++ % (int64_t)d->sample_every)
+			continue;
+		/* log-log: positive values only */
+		if (sqlite3_column_int64(st, 4) > 0 &&
+		    sqlite3_column_double(st, 5) > 0 &&
+		    points_push(&c->scatter,
+				(double)sqlite3_column_int64(st, 4),
+				sqlite3_column_double(st, 5)) != 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL &&
+		    points_push(
+			    &c->series,
+			    (double)(sqlite3_column_int64(st, 6) - d->t_first) /
+				    1e9,
+			    sqlite3_column_double(st, 2)) != 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+	}
+	return finish(d, st, rc);
+}
+
+/* The bytes received per client and bucket_s bucket. */
+static int read_throughput(struct report_data *d)
+{
+	sqlite3_stmt *st = prepare(
+		d, sqlite3_mprintf("SELECT client, CAST((t6_ns - %lld) / %lld "
+				   "AS INTEGER), total(dr) FROM "
+				   "exchange_metrics WHERE (%s) AND t6_ns IS "
+				   "NOT NULL GROUP BY 1, 2 ORDER BY 1, 2",
+				   (long long)d->t_first,
+				   (long long)(d->bucket_s * 1e9), d->where));
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct report_client *c = client_of(d, text(st, 0));
+
+		if (!c ||
+		    points_push(&c->rate, (double)sqlite3_column_int64(st, 1),
+				sqlite3_column_double(st, 2)) != 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+	}
+	return finish(d, st, rc);
+}
+
+int report_data_read(struct report_data *d)
+{
+	if (read_span(d) != 0 || read_connections(d) != 0 ||
+	    read_exchanges(d) != 0 || read_throughput(d) != 0)
+		return -1;
+	for (size_t i = 0; i < d->nc; i++)
+		for (int m = 0; m < M_COUNT; m++)
+			stats_sort(d->c[i].m[m].v, d->c[i].m[m].n);
+	return 0;
+}
+
+void report_data_free(struct report_data *d)
+{
+	for (size_t i = 0; i < d->nc; i++) {
+		free(d->c[i].name);
+		for (int m = 0; m < M_COUNT; m++)
+			vec_free(&d->c[i].m[m]);
+		free(d->c[i].scatter.v);
+		free(d->c[i].series.v);
+		free(d->c[i].rate.v);
+	}
+	free(d->c);
+	d->c = NULL;
+	d->nc = 0;
+}
+
+char *report_data_text(const struct report_data *d, const char *view)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "manager: out of memory\n");
+		return NULL;
+	}
+	if (!view)
+		rc = table_stats(d->db, "client", d->where, false, f);
+	else
+		rc = analyses_view(d->db, view, d->where, 0, false, f);
+	if (fclose(f) != 0 && rc == 0) {
+		fprintf(stderr, "manager: out of memory\n");
+		rc = 2;
+	}
+	if (rc != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# run-fuzz-h2.sh [SECONDS] - build the HTTP/2 follower's fuzz target
+# (fuzz_h2.c with libobserve/h2.c) with clang's libFuzzer, AddressSanitizer
+# and UBSan, seed it with the unit tests' connections (test_h2 writes them
+# when H2_SEEDS is set) and run it: briefly in CI (default 20 s), longer on
+# demand (tests/fuzz/run-fuzz-h2.sh 600). The follower dlopens libnghttp2 as
+# in the layer. Exit 77 (skipped) without clang/libFuzzer.
+source "$(dirname "$0")/../lib/common.sh"
+seconds=${1:-20}
+command -v clang >/dev/null || skip "clang is not installed"
+[ -x "$BUILD/bin/test_h2" ] || fail "no $BUILD/bin/test_h2: build the project first"
+clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -I"$REPO/libobserve" -I"$REPO/common" "$REPO/tests/fuzz/fuzz_h2.c" \
+  "$REPO/libobserve/h2.c" -ldl -o "$WORK/fuzz_h2" 2>"$WORK/build.log" ||
+  { cat "$WORK/build.log" >&2; skip "clang cannot build a libFuzzer target here"; }
+ok "fuzz target built"
+
+mkdir -p "$WORK/corpus"
+H2_SEEDS=$WORK/corpus "$BUILD/bin/test_h2" >/dev/null 2>&1 || fail "test_h2 failed while writing the seeds"
+[ "$(ls "$WORK/corpus" | wc -l)" -gt 10 ] || fail "test_h2 wrote too few seeds"
+"$WORK/fuzz_h2" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=1024 \
+  -artifact_prefix="$WORK/" -print_final_stats=1 "$WORK/corpus" 2>"$WORK/fuzz.log" ||
+  { tail -40 "$WORK/fuzz.log" >&2
+    mkdir -p "$BUILD/fuzz-artifacts"; cp "$WORK"/crash-* "$WORK"/leak-* "$WORK"/timeout-* "$BUILD/fuzz-artifacts/" 2>/dev/null || true
+    fail "the fuzzer found a problem (inputs kept in $BUILD/fuzz-artifacts)"; }
+grep -E 'stat::number_of_executed_units|Done' "$WORK/fuzz.log" | head -3
+ok "no crash, broken promise, undefined behaviour or hang in $seconds s"

@@ -159,8 +159,9 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 		"ended, host, program, argv, spool, dropped) "
 		"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
 		"ON CONFLICT(client_id, pid, start_ns) DO UPDATE SET "
-		"end_ns = excluded.end_ns, ended = excluded.ended, "
-		"dropped = excluded.dropped RETURNING id",
+		"end_ns = coalesce(excluded.end_ns, end_ns), "
+		"ended = max(ended, excluded.ended), "
+		"dropped = max(dropped, excluded.dropped) RETURNING id",
 	[OBS_SQL_CONN_INS] =
 		"INSERT INTO connection(process_id, seq, " OBS_SQL_CONN_COLUMNS
 		") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "

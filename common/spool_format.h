@@ -1,7 +1,13 @@
 /* spool_format.h - the on-disk layout of a libobserve spool file.
  *
  * One spool per process: <dir>/<client>.<pid>.<start>.spool, written only by
- * that process through a MAP_SHARED mapping, read by the slicer.
+ * that process through a MAP_SHARED mapping, read by the slicer. A spool
+ * that fills its segment (OBSERVE_SPOOL_SEGMENT_MB) rolls over into the next
+ * segment, <dir>/<client>.<pid>.<start>.<NNNNNN>.spool (NNNNNN = 000001 on,
+ * zero-padded): a file of its own with the same header (segment,
+ * first_record set) and the OBS_SPOOL_SEALED flag set on the one before.
+ * Connection numbers (conn_seq) run on across segments: an exchange record
+ * may name a connection whose record is in an earlier segment.
  *
  *   [ header: OBS_SPOOL_HEADER_SIZE bytes ][ record ][ record ] ...
  *
@@ -30,13 +36,18 @@
  * them. 3 adds the connection's application protocol and the exchange's
  * HTTP/2 stream (fields that were zero padding before: a version 2 file
  * reads as one with neither known). */
-#define OBS_SPOOL_VERSION 3u
+/* 4 adds segments (header: segment, first_record, segment_records; the
+ * OBS_SPOOL_SEALED flag); a version 3 file reads as segment 0 of one. */
+#define OBS_SPOOL_VERSION 4u
 #define OBS_SPOOL_HEADER_SIZE 4096u
 #define OBS_RECORD_SIZE 128u
 #define OBS_SPOOL_SUFFIX ".spool"
 
 /* Header flags. */
 #define OBS_SPOOL_ENDED 0x1u /* the process left through exit/_exit */
+/* the writer went on in the next segment: no record is added to this file,
+ * the ones in flight may still be updated (version 4) */
+#define OBS_SPOOL_SEALED 0x2u
 
 enum obs_record_kind {
 	OBS_REC_EMPTY = 0,
@@ -119,11 +130,15 @@ struct obs_spool_header {
 	uint64_t records_reserved; /*  64 slots handed out (a hint) */
 	uint64_t records_dropped;  /*  72 records lost: spool full */
 	uint32_t argv_len;	   /*  80 bytes used in argv[] */
-	uint32_t reserved0;	   /*  84 */
+	uint32_t segment;	   /*  84 0, 1, ... (version 4) */
 	char client[64];	   /*  88 NUL-terminated */
 	char host[64];		   /* 152 NUL-terminated */
 	char program[256];	   /* 216 NUL-terminated, full path */
-	char argv[OBS_SPOOL_HEADER_SIZE - 472]; /* 472 NUL-separated */
+	char argv[OBS_SPOOL_HEADER_SIZE - 488]; /* 472 NUL-separated */
+	/* the process's record number of this segment's first record, and
+	 * the record slots a segment holds (version 4; 0 before) */
+	uint64_t first_record;	  /* 4080 */
+	uint64_t segment_records; /* 4088 */
 };
 
 struct obs_conn_body {

@@ -127,6 +127,11 @@ int obs_spool_open(struct obs_spool *sp, const char *path, char *err,
 		snprintf(err, errlen, "damaged header (clock pair)");
 		goto fail;
 	}
+	if (h->version >= 4 && h->first_record > (1ull << 56)) {
+		snprintf(err, errlen, "damaged header (first record %llu)",
+			 (unsigned long long)h->first_record);
+		goto fail;
+	}
 	if (h->argv_len > sizeof(h->argv)) {
 		snprintf(err, errlen, "damaged header (argv length %u)",
 			 h->argv_len);
@@ -170,7 +175,9 @@ static const char *record_problem(const struct obs_spool *sp,
 		return "unknown record state bits";
 	if (r->conn_seq == 0)
 		return "connection number 0";
-	if (r->conn_seq > (sp->end - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE)
+	/* a later segment's records may name connections of earlier ones */
+	if (r->conn_seq > (sp->end - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE +
+				  (h->version >= 4 ? h->first_record : 0))
 		return "connection number out of range";
 	if (r->kind == OBS_REC_CONNECTION) {
 		const struct obs_conn_body *c = &r->u.conn;

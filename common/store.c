@@ -29,7 +29,11 @@ struct obs_store {
 	char host[65];
 	/* delete the new rows the filter drops (enum obs_filter_sql) */
 	sqlite3_stmt *filter[OBS_SQL_FILTER_COUNT];
-	FILE *progress; /* a terminal, or NULL */
+	FILE *progress;	    /* a terminal, or NULL */
+	bool delete_stored; /* unlink a spool file once wholly stored */
+	/* the process whose records_dropped was counted last, and how many */
+	int64_t dropped_process;
+	uint64_t dropped_seen;
 };
 
 static const char *const t2_how_names[] = { NULL, "connect", "so_error",
@@ -90,6 +94,11 @@ int obs_store_register_functions(sqlite3 *db)
 void obs_store_set_progress(obs_store *store, FILE *tty)
 {
 	store->progress = tty;
+}
+
+void obs_store_set_delete(obs_store *store, bool on)
+{
+	store->delete_stored = on;
 }
 
 sqlite3 *obs_store_db(obs_store *store)
@@ -257,6 +266,8 @@ struct ingest {
 	int64_t *conn_ids; /* connection row id by conn_seq */
 	size_t n_conn_ids;
 	bool skipped;
+	uint64_t seen;	    /* records published (good or damaged) */
+	uint64_t in_flight; /* records not yet complete (not over) */
 };
 
 static void say(FILE *msgs, const char *path, const char *fmt, ...)
@@ -288,6 +299,7 @@ static void report_record(void *ctx, size_t offset, const char *why)
 	struct ingest *in = ctx;
 
 	in->stats->records_bad++;
+	in->seen++;
 	in->skipped = true;
 	say(in->msgs, in->sp.path, "offset %zu: %s: record skipped", offset,
 	    why);
@@ -446,6 +458,28 @@ static int remember_conn(struct ingest *in, uint64_t seq, int64_t id)
 	return 0;
 }
 
+/* The row id of connection seq of this process: from the ids this file
+ * gave, else from the database (its record is in an earlier segment of the
+ * spool, stored before). 0 or -1 when there is none, -2 on a database
+ * error. */
+static int64_t conn_row(struct ingest *in, uint64_t seq)
+{
+	sqlite3_stmt *st = in->store->st[OBS_SQL_CONN_GET];
+	int64_t id = seq < in->n_conn_ids ? in->conn_ids[seq] : 0;
+	int rc;
+
+	if (id != 0 || in->sp.hdr->version < 4 || in->sp.hdr->segment == 0)
+		return id;
+	sqlite3_bind_int64(st, 1, in->process_id);
+	sqlite3_bind_int64(st, 2, (int64_t)seq);
+	rc = sqlite3_step(st);
+	id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -2;
+	return remember_conn(in, seq, id) == 0 ? id : -2;
+}
+
 static void bind_conn(sqlite3_stmt *st, struct ingest *in,
 		      const struct obs_record *r, char *peer, char *local,
 		      size_t addrlen)
@@ -569,9 +603,10 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 {
 	obs_store *s = in->store;
 	sqlite3_stmt *st = s->st[OBS_SQL_EXCH_INS];
-	int64_t conn_id =
-		r->conn_seq < in->n_conn_ids ? in->conn_ids[r->conn_seq] : 0;
+	int64_t conn_id = conn_row(in, r->conn_seq);
 
+	if (conn_id == -2)
+		return -1;
 	if (conn_id <= 0) {
 		report_record(in, offset,
 			      "exchange of a connection with no record");
@@ -604,10 +639,9 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 static int64_t conn_id_of(struct ingest *in, const struct obs_record *r,
 			  size_t offset)
 {
-	int64_t id =
-		r->conn_seq < in->n_conn_ids ? in->conn_ids[r->conn_seq] : 0;
+	int64_t id = conn_row(in, r->conn_seq);
 
-	if (id <= 0)
+	if (id == 0 || id == -1)
 		report_record(in, offset, "a record of a connection with none");
 	return id;
 }
@@ -630,7 +664,7 @@ static int ingest_http(struct ingest *in, const struct obs_record *r,
 	int64_t conn_id = conn_id_of(in, r, offset);
 
 	if (conn_id <= 0)
-		return 0;
+		return conn_id == -2 ? -1 : 0;
 	sqlite3_bind_int64(st, 1, conn_id);
 	sqlite3_bind_int64(st, 2, r->u.http.seq);
 	bind_field(st, 3, r->u.http.host, sizeof(r->u.http.host));
@@ -656,7 +690,7 @@ static int ingest_info(struct ingest *in, const struct obs_record *r,
 	char version[16];
 
 	if (conn_id <= 0)
-		return 0;
+		return conn_id == -2 ? -1 : 0;
 	sqlite3_bind_int64(st, 1, conn_id);
 	sqlite3_bind_int(st, 2, tls);
 	switch (f->tls_version) {
@@ -729,6 +763,42 @@ static void progress_show(obs_store *s, const struct ingest *in, bool *shown,
 	*shown = true;
 }
 
+/* Whether the file just stored will never change: its process is gone
+ * (or ended), or it is a sealed segment whose every slot is published and
+ * complete. */
+static bool finished(const struct ingest *in)
+{
+	const struct obs_spool_header *h = in->sp.hdr;
+
+	if (in->over)
+		return true;
+	return h->version >= 4 && (h->flags & OBS_SPOOL_SEALED) &&
+	       in->in_flight == 0 && h->segment_records &&
+	       in->seen == h->segment_records;
+}
+
+/* Unlink the spool file just stored (slicer --delete), when the name still
+ * leads to the file that was read. */
+static void delete_file(struct ingest *in, struct obs_ingest_stats *stats)
+{
+	struct stat open_st, name_st;
+
+	if (fstat(in->sp.fd, &open_st) != 0 ||
+	    lstat(in->sp.path, &name_st) != 0 ||
+	    open_st.st_dev != name_st.st_dev ||
+	    open_st.st_ino != name_st.st_ino) {
+		say(in->msgs, in->sp.path,
+		    "not deleted: it is no longer the file read");
+		return;
+	}
+	if (unlink(in->sp.path) != 0) {
+		say(in->msgs, in->sp.path, "cannot delete: %s",
+		    strerror(errno));
+		return;
+	}
+	stats->files_deleted++;
+}
+
 /* Ingest one spool file in one transaction. 0 ok, 1 skipped something,
  * -1 database error (the file's transaction is rolled back). */
 static int ingest_file(obs_store *s, const char *path,
@@ -767,6 +837,9 @@ static int ingest_file(obs_store *s, const char *path,
 		goto dberr_rollback;
 	while ((r = obs_spool_next(&in.sp, &offset, report_record, &in))) {
 		stats->records++;
+		in.seen++;
+		if (!(r->state & OBS_RS_COMPLETE))
+			in.in_flight++;
 		if (s->progress && (stats->records & 0x3fff) == 0)
 			progress_show(s, &in, &shown, t_start);
 		if (r->kind == OBS_REC_CONNECTION) {
@@ -818,14 +891,29 @@ static int ingest_file(obs_store *s, const char *path,
 		in.skipped = true;
 	}
 	if (in.sp.hdr->records_dropped) {
+		/* a segment's count goes on from the one before it: a
+		 * process's loss is counted once, at its largest */
+		uint64_t before = s->dropped_process == in.process_id
+					  ? s->dropped_seen
+					  : 0;
+
 		say(msgs, path,
 		    "the writer lost %" PRIu64 " records (spool full)",
 		    in.sp.hdr->records_dropped);
-		stats->records_dropped += in.sp.hdr->records_dropped;
-		stats->processes_dropped++;
+		if (in.sp.hdr->records_dropped > before)
+			stats->records_dropped +=
+				in.sp.hdr->records_dropped - before;
+		if (before == 0)
+			stats->processes_dropped++;
+		if (in.sp.hdr->records_dropped > before) {
+			s->dropped_process = in.process_id;
+			s->dropped_seen = in.sp.hdr->records_dropped;
+		}
 	}
 	if (process_ids && n_process_ids && *n_process_ids < max_process_ids)
 		process_ids[(*n_process_ids)++] = in.process_id;
+	if (s->delete_stored && !in.skipped && finished(&in))
+		delete_file(&in, stats);
 	rc = in.skipped ? 1 : 0;
 	if (in.skipped)
 		stats->files_bad++;
@@ -844,9 +932,16 @@ out:
 	return rc;
 }
 
+/* By name without the suffix: a process's segments in order (<base> before
+ * <base>.000001). */
 static int name_cmp(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	size_t suffix = sizeof(OBS_SPOOL_SUFFIX) - 1;
+	size_t nx = strlen(x) - suffix, ny = strlen(y) - suffix;
+	int c = memcmp(x, y, nx < ny ? nx : ny);
+
+	return c ? c : (nx > ny) - (nx < ny);
 }
 
 static bool has_suffix(const char *name, const char *suffix)

@@ -11,6 +11,7 @@
 #ifndef OBSERVE_STORE_H
 #define OBSERVE_STORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
@@ -31,6 +32,7 @@ struct obs_ingest_stats {
 	/* records the layer could not write (spool full: the header's
 	 * records_dropped) in the files read, and the files that lost any */
 	uint64_t records_dropped, processes_dropped;
+	uint64_t files_deleted; /* spool files deleted once stored */
 };
 
 /* Open (creating if needed) the database at path, set WAL and a busy
@@ -48,6 +50,11 @@ int obs_store_register_functions(sqlite3 *db);
 /* Show progress on `tty` (a terminal: the caller checks isatty) for files
  * that take longer than about a second; NULL (the default) shows none. */
 void obs_store_set_progress(obs_store *store, FILE *tty);
+
+/* Delete each spool file once every record of it is stored and final:
+ * its process is gone, or it is a sealed segment (the layer went on in
+ * the next one) whose records are all complete. Off by default. */
+void obs_store_set_delete(obs_store *store, bool on);
 
 /* Keep only the exchanges (and their connections) for which the SQL
  * boolean expression expr holds, evaluated by SQLite over the columns of

@@ -25,6 +25,32 @@ void obs_set_start(void)
  * taken from the working directory at start, so that a chdir of the
  * program neither stops recording (the layer opens the directory by name
  * again to grow the spool) nor sends the spool elsewhere. */
+/* A size in MiB from the environment: a whole number from 1 to 1,048,576,
+ * or 0 (unset or not such a number: the default, said once). */
+static uint32_t env_mb(const char *name)
+{
+	const char *v = secure_getenv(name);
+	unsigned long n = 0;
+
+	if (!v || !*v)
+		return 0;
+	for (const char *p = v; *p; p++) {
+		if (*p < '0' || *p > '9' || n > (1ul << 20)) {
+			n = 0;
+			break;
+		}
+		n = n * 10 + (unsigned long)(*p - '0');
+	}
+	if (n == 0 || n > (1ul << 20)) {
+		OBS_LOG(OBS_LOG_WARN,
+			"%s=%s is not a size in MiB (1 to 1048576): the "
+			"default is used",
+			name, v);
+		return 0;
+	}
+	return (uint32_t)n;
+}
+
 static void obs_pick_dir(void)
 {
 	const char *dir = secure_getenv("OBSERVE_DIR");
@@ -100,6 +126,8 @@ __attribute__((constructor)) static void obs_init(int argc, char **argv,
 	obs_pick_dir();
 	if (obs_proc.disabled)
 		return;
+	obs_proc.segment_mb = env_mb("OBSERVE_SPOOL_SEGMENT_MB");
+	obs_proc.limit_mb = env_mb("OBSERVE_SPOOL_LIMIT_MB");
 
 	if (fd_table_init() != 0) {
 		OBS_LOG(OBS_LOG_WARN, "no memory for the fd table: disabled");

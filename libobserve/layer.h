@@ -24,6 +24,9 @@ struct obs_process {
 	char dir[512];	 /* spool directory */
 	char argv[3600]; /* the command line, NUL-separated, as at start */
 	uint32_t argv_len;
+	/* OBSERVE_SPOOL_SEGMENT_MB, OBSERVE_SPOOL_LIMIT_MB in MiB (0: the
+	 * defaults, see spool.c) */
+	uint32_t segment_mb, limit_mb;
 };
 
 OBS_HIDDEN extern struct obs_process obs_proc;

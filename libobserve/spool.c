@@ -4,13 +4,23 @@
  *
  * The spool lives inside other people's programs and must never harm them:
  * - Address space grows with use: the file is mapped in chunks, the header
- *   and 128 records first, then chunks that double up to 1 MiB, 1 GiB in
- *   all. A chunk is never moved while the process runs, so the record
- *   pointers handed out stay valid; record index -> chunk is arithmetic.
+ *   and 128 records first, then chunks that double up to 1 MiB, up to the
+ *   segment's size (OBSERVE_SPOOL_SEGMENT_MB, 256 MiB by default, 1 GiB at
+ *   most). A chunk is never moved while its records may be written, so the
+ *   record pointers handed out stay valid; record index -> chunk is
+ *   arithmetic.
+ * - No cap that loses data: a full segment rolls over into the next file
+ *   (<client>.<pid>.<start>.000001.spool, ...), the full one is sealed
+ *   (OBS_SPOOL_SEALED) and stays mapped while records in it are in flight;
+ *   a sealed segment whose records are all complete is unmapped at a later
+ *   roll-over (the slicer may delete it once stored). What the process's
+ *   segments hold on disk is bounded by OBSERVE_SPOOL_LIMIT_MB (4 GiB by
+ *   default): a roll-over that would pass it waits, its records counted as
+ *   dropped, and is tried again every OBS_SPOOL_RETRY drops.
  * - No signal: a store through a shared mapping into a page the file system
  *   cannot back raises SIGBUS, growing a file past RLIMIT_FSIZE raises
  *   SIGXFSZ. Each chunk's blocks are reserved (written, or posix_fallocate)
- *   before it is mapped, and nothing grows past RLIMIT_FSIZE or the cap.
+ *   before it is mapped, and nothing grows past RLIMIT_FSIZE.
  *   When growth is impossible, recording stops in this process: every later
  *   record is counted in the header's records_dropped, one warning says
  *   why, and the host's call goes on.
@@ -51,13 +61,20 @@
  * mapping per MiB (about 1030 for a full 1 GiB spool). */
 #define OBS_SPOOL_FIRST_SHIFT 7		   /* 128 records, 16 KiB */
 #define OBS_SPOOL_CHUNK_SHIFT 13	   /* 1 MiB: the largest chunk */
-#define OBS_SPOOL_MAX_RECORDS (1ull << 23) /* 1 GiB of records at most */
+#define OBS_SPOOL_MAX_RECORDS (1ull << 23) /* 1 GiB a segment at most */
 #define OBS_SPOOL_DOUBLING (OBS_SPOOL_CHUNK_SHIFT - OBS_SPOOL_FIRST_SHIFT + 1)
 #define OBS_SPOOL_FIXED_BASE (2ull << OBS_SPOOL_CHUNK_SHIFT)
 #define OBS_SPOOL_CHUNKS                                                       \
 	(1 + OBS_SPOOL_DOUBLING +                                              \
 	 ((OBS_SPOOL_MAX_RECORDS - OBS_SPOOL_FIXED_BASE) >>                    \
 	  OBS_SPOOL_CHUNK_SHIFT))
+
+#define OBS_SPOOL_SEGMENTS 16	  /* segments mapped at once, at most */
+#define OBS_SPOOL_SEGMENT_MB 256u /* default segment size */
+#define OBS_SPOOL_LIMIT_MB 4096u  /* default limit of a process's segments */
+#define OBS_SPOOL_KEPT 64u	  /* headers of retired segments kept mapped */
+#define OBS_SPOOL_RETRY 4096u	  /* drops between tries of a waiting roll */
+#define OBS_SPOOL_MB_RECORDS (1u << 13) /* records in a MiB */
 
 _Static_assert(OBS_SPOOL_HEADER_SIZE % 4096 == 0 &&
 		       (OBS_RECORD_SIZE << OBS_SPOOL_FIRST_SHIFT) % 4096 == 0,
@@ -71,18 +88,38 @@ static pthread_mutex_t obs_mutex = PTHREAD_MUTEX_INITIALIZER;
  * lock its own thread holds. */
 static __thread bool in_spool_lock __attribute__((tls_model("initial-exec")));
 
-static struct {
-	struct obs_spool_header *hdr; /* NULL until created */
+/* One segment file, mapped. */
+struct segment {
+	struct obs_spool_header *hdr; /* NULL: a free slot */
 	/* chunk[k]: the first record of chunk k, NULL until mapped; written
 	 * under the mutex, in order, published with release */
 	char *chunk[OBS_SPOOL_CHUNKS];
 	unsigned int chunks; /* chunks mapped */
-	bool failed;	     /* creation failed: do not retry */
-	bool stopped;	     /* growth failed: every later record is dropped */
-	dev_t dir_dev, file_dev; /* what was created, for growth to check */
-	ino_t dir_ino, file_ino;
-	char name[96];	     /* the file's name in the directory */
-	char path[PATH_MAX]; /* directory and name, for messages */
+	uint32_t number;     /* 0, 1, ... */
+	dev_t file_dev;	     /* what was created, for growth to check */
+	ino_t file_ino;
+	uint64_t done_upto; /* the records before it are complete */
+};
+
+static struct {
+	/* the segment records go to: NULL until created, published with
+	 * release (after seg_records) */
+	struct segment *cur;
+	struct segment seg[OBS_SPOOL_SEGMENTS];
+	uint64_t seg_records; /* record slots in a segment */
+	uint64_t limit;	      /* bytes of records the segments may hold */
+	uint32_t oldest;      /* the oldest segment that may be on disk */
+	/* a roll-over waits (limit, slots): records_dropped to try again at */
+	uint64_t retry_at;
+	bool failed;  /* creation failed: do not retry */
+	bool stopped; /* growth failed: every later record is dropped */
+	bool waited;  /* said once that a roll-over waits */
+	dev_t dir_dev;
+	ino_t dir_ino;
+	char base[80];		    /* <client>.<pid>.<start> */
+	char path[PATH_MAX];	    /* the current segment's, for messages */
+	void *kept[OBS_SPOOL_KEPT]; /* headers of retired segments */
+	unsigned int kept_next;
 } spool;
 
 long obs_sys_write(int fd, const void *buf, unsigned long len)
@@ -185,13 +222,15 @@ static void chunk_span(unsigned int k, uint64_t *first, uint64_t *count)
 	}
 }
 
-/* The chunk that holds record idx (OBS_SPOOL_CHUNKS: beyond the cap), and
+/* The chunk that holds record idx (OBS_SPOOL_CHUNKS: beyond the segment), and
  * in *first that chunk's first record. The hot path: no loop, no call. */
 static inline unsigned int chunk_of(uint64_t idx, uint64_t *first)
 {
 	unsigned int k;
 
 	*first = 0;
+	if (__builtin_expect(idx >= spool.seg_records, 0))
+		return OBS_SPOOL_CHUNKS;
 	if (idx < (1ull << OBS_SPOOL_FIRST_SHIFT))
 		return 0;
 	if (idx < OBS_SPOOL_FIXED_BASE) {
@@ -200,8 +239,6 @@ static inline unsigned int chunk_of(uint64_t idx, uint64_t *first)
 		*first = 1ull << (OBS_SPOOL_FIRST_SHIFT + k - 1);
 		return k;
 	}
-	if (idx >= OBS_SPOOL_MAX_RECORDS)
-		return OBS_SPOOL_CHUNKS;
 	k = 1 + OBS_SPOOL_DOUBLING +
 	    (unsigned int)((idx - OBS_SPOOL_FIXED_BASE) >>
 			   OBS_SPOOL_CHUNK_SHIFT);
@@ -434,7 +471,7 @@ static void safe_name(char *dst, size_t size, const char *src)
 		dst[0] = '_';
 }
 
-/* What spool_create writes before it maps the file: the header and the
+/* What segment_create writes before it maps the file: the header and the
  * first records (zeros), chunk 0 exactly. Static: too much for a hooked
  * call's stack; creation holds the layer's mutex. */
 static struct {
@@ -442,32 +479,130 @@ static struct {
 	char records[OBS_RECORD_SIZE << OBS_SPOOL_FIRST_SHIFT];
 } first;
 
-/* Create this process's spool in the checked directory and map chunk 0;
- * under the mutex. Says why once when it cannot. */
-static int spool_create(void)
+/* Segment n's file name: <base>.spool, then <base>.000001.spool, ... */
+static int segment_name(uint32_t n, char *out, size_t size)
 {
+	int len = n == 0 ? snprintf(out, size, "%s.spool", spool.base)
+			 : snprintf(out, size, "%s.%06u.spool", spool.base,
+				    (unsigned int)n);
+
+	return len < 0 || (size_t)len >= size ? -1 : 0;
+}
+
+/* Create segment number n in the checked directory dirfd, as slot g, and
+ * map its chunk 0; under the mutex. Its header continues the one before
+ * (prev, NULL for the first). -1 with the reason in why. */
+static int segment_create(struct segment *g, int dirfd, uint32_t n,
+			  const struct obs_spool_header *prev, char *why,
+			  size_t len)
+{
+	char name[sizeof(spool.base) + 16];
 	struct stat st;
 	uint64_t limit;
-	char why[sizeof(obs_proc.dir) + 256], name[64];
 	void *map;
-	int dirfd, fd = -1, n;
+	int fd;
 
-	safe_name(name, sizeof(name), obs_proc.client);
-	n = snprintf(spool.name, sizeof(spool.name), "%s.%d.%lld.spool", name,
-		     (int)obs_proc.pid, (long long)obs_proc.start_ns);
-	if (n < 0 || (size_t)n >= sizeof(spool.name))
-		return -1;
-	n = snprintf(spool.path, sizeof(spool.path), "%s/%s", obs_proc.dir,
-		     spool.name);
-	if (n < 0 || (size_t)n >= sizeof(spool.path))
-		return -1;
-	if (!fsize_allows(sizeof(first), &limit)) {
-		OBS_LOG(OBS_LOG_WARN,
-			"not recording: the file size limit (ulimit -f) of "
-			"%llu bytes leaves no room for a spool",
-			(unsigned long long)limit);
+	if (segment_name(n, name, sizeof(name)) != 0 ||
+	    snprintf(spool.path, sizeof(spool.path), "%s/%s", obs_proc.dir,
+		     name) >= (int)sizeof(spool.path)) {
+		snprintf(why, len, "the spool's name is too long");
 		return -1;
 	}
+	if (!fsize_allows(sizeof(first), &limit)) {
+		snprintf(why, len,
+			 "the file size limit (ulimit -f) of %llu bytes leaves "
+			 "no room for a spool",
+			 (unsigned long long)limit);
+		return -1;
+	}
+	fd = openat(dirfd, name,
+		    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+			    O_NOCTTY,
+		    0600);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		snprintf(why, len, "cannot create %s: %s", spool.path,
+			 strerror(errno));
+		goto fail;
+	}
+	/* Chunk 0 is written, not faulted in through the mapping: that backs
+	 * its blocks (a full file system fails here, not with SIGBUS later),
+	 * and on ext4 the first write fault into a hole costs ~0.2 ms and
+	 * each later one ~10 us (page_mkwrite), a buffered write ~1.4 us a
+	 * page. Nothing else can see the file yet, so the zeros overwrite
+	 * nothing. Before T1 of the first connect. */
+	memset(&first, 0, sizeof(first)); /* again after fork, a roll-over */
+	fill_header(&first.header);
+	first.header.segment = n;
+	first.header.segment_records = spool.seg_records;
+	if (prev) {
+		first.header.first_record =
+			prev->first_record + spool.seg_records;
+		/* the process's count goes on (the slicer keeps the most) */
+		first.header.records_dropped = __atomic_load_n(
+			&prev->records_dropped, __ATOMIC_RELAXED);
+	}
+	errno = 0;
+	if (pwrite(fd, &first, sizeof(first), 0) != (ssize_t)sizeof(first)) {
+		snprintf(why, len, "cannot write %s: %s", spool.path,
+			 errno ? strerror(errno) : "short write");
+		goto fail_unlink;
+	}
+	map = mmap(NULL, sizeof(first), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   0);
+	if (map == MAP_FAILED) {
+		snprintf(why, len, "cannot map %s: %s", spool.path,
+			 strerror(errno));
+		goto fail_unlink;
+	}
+	obs_sys_close(fd);
+	memset(g, 0, sizeof(*g));
+	g->number = n;
+	g->file_dev = st.st_dev;
+	g->file_ino = st.st_ino;
+	g->chunk[0] = (char *)map + OBS_SPOOL_HEADER_SIZE;
+	g->chunks = 1;
+	__atomic_store_n(&g->hdr, (struct obs_spool_header *)map,
+			 __ATOMIC_RELEASE);
+	return 0;
+fail_unlink:
+	unlinkat(dirfd, name, 0);
+fail:
+	if (fd >= 0)
+		obs_sys_close(fd);
+	return -1;
+}
+
+/* The segment geometry from the environment: segment_mb MiB a segment
+ * (1 GiB at most, the limit at most), limit_mb MiB in all. */
+static void spool_sizes(void)
+{
+	uint64_t seg = obs_proc.segment_mb ? obs_proc.segment_mb
+					   : OBS_SPOOL_SEGMENT_MB;
+	uint64_t limit =
+		obs_proc.limit_mb ? obs_proc.limit_mb : OBS_SPOOL_LIMIT_MB;
+
+	if (seg > OBS_SPOOL_MAX_RECORDS / OBS_SPOOL_MB_RECORDS)
+		seg = OBS_SPOOL_MAX_RECORDS / OBS_SPOOL_MB_RECORDS;
+	if (seg > limit)
+		seg = limit;
+	spool.seg_records = seg * OBS_SPOOL_MB_RECORDS;
+	spool.limit = limit << 20;
+}
+
+/* Create this process's spool (segment 0) in the checked directory; under
+ * the mutex. Says why once when it cannot. */
+static int spool_create(void)
+{
+	char why[sizeof(obs_proc.dir) + 256], name[64];
+	struct stat st;
+	int dirfd, n;
+
+	safe_name(name, sizeof(name), obs_proc.client);
+	n = snprintf(spool.base, sizeof(spool.base), "%s.%d.%lld", name,
+		     (int)obs_proc.pid, (long long)obs_proc.start_ns);
+	if (n < 0 || (size_t)n >= sizeof(spool.base))
+		return -1;
+	spool_sizes();
 	dirfd = open_dir(true, &st, why, sizeof(why));
 	if (dirfd < 0) {
 		OBS_LOG(OBS_LOG_WARN, "not recording: %s", why);
@@ -475,67 +610,30 @@ static int spool_create(void)
 	}
 	spool.dir_dev = st.st_dev;
 	spool.dir_ino = st.st_ino;
-	fd = openat(dirfd, spool.name,
-		    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
-			    O_NOCTTY,
-		    0600);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		OBS_LOG(OBS_LOG_WARN, "not recording: cannot create %s: %s",
-			spool.path, strerror(errno));
-		goto fail;
+	if (segment_create(&spool.seg[0], dirfd, 0, NULL, why, sizeof(why)) !=
+	    0) {
+		OBS_LOG(OBS_LOG_WARN, "not recording: %s", why);
+		obs_sys_close(dirfd);
+		return -1;
 	}
-	spool.file_dev = st.st_dev;
-	spool.file_ino = st.st_ino;
-	/* Chunk 0 is written, not faulted in through the mapping: that backs
-	 * its blocks (a full file system fails here, not with SIGBUS later),
-	 * and on ext4 the first write fault into a hole costs ~0.2 ms and
-	 * each later one ~10 us (page_mkwrite), a buffered write ~1.4 us a
-	 * page. Nothing else can see the file yet, so the zeros overwrite
-	 * nothing. Before T1 of the first connect. */
-	memset(&first.header, 0, sizeof(first.header)); /* again after fork */
-	fill_header(&first.header);
-	errno = 0;
-	if (pwrite(fd, &first, sizeof(first), 0) != (ssize_t)sizeof(first)) {
-		OBS_LOG(OBS_LOG_WARN, "not recording: cannot write %s: %s",
-			spool.path, errno ? strerror(errno) : "short write");
-		goto fail_unlink;
-	}
-	map = mmap(NULL, sizeof(first), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		   0);
-	if (map == MAP_FAILED) {
-		OBS_LOG(OBS_LOG_WARN, "not recording: cannot map %s: %s",
-			spool.path, strerror(errno));
-		goto fail_unlink;
-	}
-	obs_sys_close(fd);
 	obs_sys_close(dirfd);
-	spool.chunk[0] = (char *)map + OBS_SPOOL_HEADER_SIZE;
-	spool.chunks = 1;
-	__atomic_store_n(&spool.hdr, (struct obs_spool_header *)map,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(&spool.cur, &spool.seg[0], __ATOMIC_RELEASE);
 	OBS_LOG(OBS_LOG_INFO, "spool %s", spool.path);
 	return 0;
-fail_unlink:
-	unlinkat(dirfd, spool.name, 0);
-fail:
-	if (fd >= 0)
-		obs_sys_close(fd);
-	obs_sys_close(dirfd);
-	return -1;
 }
 
 int obs_spool_ensure(void)
 {
 	int rc = 0, saved;
 
-	if (__atomic_load_n(&spool.hdr, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE))
 		return 0;
 	if (in_spool_lock)
 		return -1; /* a signal handler's connect while making it */
 	saved = errno;
 	obs_mutex_lock();
 	in_spool_lock = true;
-	if (!spool.hdr) {
+	if (!spool.cur) {
 		if (spool.failed || spool_create() != 0) {
 			spool.failed = true;
 			rc = -1;
@@ -547,27 +645,41 @@ int obs_spool_ensure(void)
 	return rc;
 }
 
-/* The spool file opened again for growth: the directory by name, checked
- * to be the one the spool was created in and still trusted; the file
- * relative to it, never through a symlink, checked to be the very file
- * created. -1 with the reason in why. */
-static int spool_reopen(char *why, size_t len)
+/* The spool directory opened again (O_PATH), checked to be the one the
+ * spool was created in and still trusted. -1 with the reason in why. */
+static int spool_dir(char *why, size_t len)
 {
 	struct stat st;
-	int dirfd, fd;
+	int dirfd = open_dir(false, &st, why, len);
 
-	dirfd = open_dir(false, &st, why, len);
-	if (dirfd < 0)
-		return -1;
-	if (st.st_dev != spool.dir_dev || st.st_ino != spool.dir_ino) {
+	if (dirfd >= 0 &&
+	    (st.st_dev != spool.dir_dev || st.st_ino != spool.dir_ino)) {
 		snprintf(why, len,
 			 "%s is no longer the directory it was made in",
 			 obs_proc.dir);
 		obs_sys_close(dirfd);
 		return -1;
 	}
-	fd = openat(dirfd, spool.name,
-		    O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	return dirfd;
+}
+
+/* Segment g's file opened again for growth: the directory by name (see
+ * spool_dir), the file relative to it, never through a symlink, checked
+ * to be the very file created. -1 with the reason in why. */
+static int spool_reopen(const struct segment *g, char *why, size_t len)
+{
+	char name[sizeof(spool.base) + 16];
+	struct stat st;
+	int dirfd, fd;
+
+	dirfd = spool_dir(why, len);
+	if (dirfd < 0)
+		return -1;
+	fd = segment_name(g->number, name, sizeof(name)) != 0
+		     ? -1
+		     : openat(dirfd, name,
+			      O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+				      O_NONBLOCK);
 	if (fd < 0) {
 		snprintf(why, len, "cannot open it again: %s", strerror(errno));
 		obs_sys_close(dirfd);
@@ -575,7 +687,7 @@ static int spool_reopen(char *why, size_t len)
 	}
 	obs_sys_close(dirfd);
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_dev != spool.file_dev || st.st_ino != spool.file_ino) {
+	    st.st_dev != g->file_dev || st.st_ino != g->file_ino) {
 		snprintf(why, len, "it is no longer the file created");
 		obs_sys_close(fd);
 		return -1;
@@ -583,14 +695,16 @@ static int spool_reopen(char *why, size_t len)
 	return fd;
 }
 
-/* Map chunks until chunk k is mapped, each one's blocks reserved before
- * it is mapped; under the mutex. 0, or -1 with the reason in why. */
-static int spool_map_upto(unsigned int k, char *why, size_t len)
+/* Map chunks of segment g until chunk k is mapped, each one's blocks
+ * reserved before it is mapped; under the mutex. 0, or -1 with the reason
+ * in why. */
+static int spool_map_upto(struct segment *g, unsigned int k, char *why,
+			  size_t len)
 {
 	int fd = -1, rc = -1, err;
 
-	while (spool.chunks <= k) {
-		unsigned int next = spool.chunks;
+	while (g->chunks <= k) {
+		unsigned int next = g->chunks;
 		uint64_t limit;
 		size_t size;
 		void *map;
@@ -605,7 +719,7 @@ static int spool_map_upto(unsigned int k, char *why, size_t len)
 				 (unsigned long long)limit);
 			goto out;
 		}
-		if (fd < 0 && (fd = spool_reopen(why, len)) < 0)
+		if (fd < 0 && (fd = spool_reopen(g, why, len)) < 0)
 			goto out;
 		err = posix_fallocate(fd, off, (off_t)size);
 		if (err != 0) {
@@ -620,9 +734,9 @@ static int spool_map_upto(unsigned int k, char *why, size_t len)
 				 size, strerror(errno));
 			goto out;
 		}
-		__atomic_store_n(&spool.chunk[next], (char *)map,
+		__atomic_store_n(&g->chunk[next], (char *)map,
 				 __ATOMIC_RELEASE);
-		spool.chunks = next + 1;
+		g->chunks = next + 1;
 	}
 	rc = 0;
 out:
@@ -631,27 +745,192 @@ out:
 	return rc;
 }
 
-/* Chunk k, mapped now if it was not, or NULL when the spool cannot grow:
- * then recording stops for good and one warning says why. NULL too, the
- * record lost but recording going on, for a hook re-entered from a signal
- * handler while its thread grows the spool. Keeps errno. */
-static char *spool_grow(unsigned int k)
+/* Whether every record of the sealed segment g is published and complete:
+ * nothing will be written to it again. Resumes where it stopped last. */
+static bool segment_done(struct segment *g)
 {
-	char why[sizeof(obs_proc.dir) + 256], *c = NULL;
-	int saved = errno;
+	for (uint64_t i = g->done_upto; i < spool.seg_records; i++) {
+		uint64_t first_idx;
+		unsigned int k = chunk_of(i, &first_idx);
+		const struct obs_record *r;
+
+		if (k >= g->chunks) {
+			g->done_upto = i;
+			return false;
+		}
+		r = (const struct obs_record *)(g->chunk[k] +
+						(i - first_idx) *
+							OBS_RECORD_SIZE);
+		if (__atomic_load_n(&r->kind, __ATOMIC_ACQUIRE) == 0 ||
+		    !(__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) &
+		      OBS_RS_COMPLETE)) {
+			g->done_upto = i;
+			return false;
+		}
+	}
+	g->done_upto = spool.seg_records;
+	return true;
+}
+
+static void segment_unmap(struct segment *g)
+{
+	for (unsigned int k = 0; k < g->chunks; k++) {
+		size_t len;
+		off_t off;
+
+		chunk_extent(k, &off, &len);
+		munmap(k == 0 ? (void *)g->hdr : (void *)g->chunk[k], len);
+	}
+	memset(g, 0, sizeof(*g));
+}
+
+/* Unmap the sealed segment g, every record of it complete, and free its
+ * slot. Its chunk 0 (the header) stays mapped for OBS_SPOOL_KEPT more
+ * retirements: a thread that loaded spool.cur before the roll-over may
+ * still add 1 to the header's counter; it gets a slot past the segment's
+ * end, so it touches no other chunk, and tries the current segment. */
+static void segment_retire(struct segment *g)
+{
+	void **kept = &spool.kept[spool.kept_next++ % OBS_SPOOL_KEPT];
+
+	if (*kept)
+		munmap(*kept, sizeof(first));
+	*kept = g->hdr;
+	for (unsigned int k = 1; k < g->chunks; k++) {
+		size_t len;
+		off_t off;
+
+		chunk_extent(k, &off, &len);
+		munmap(g->chunk[k], len);
+	}
+	memset(g, 0, sizeof(*g));
+}
+
+/* The bytes of records this process's segments up to number `upto` hold on
+ * disk now (the slicer may have deleted some); spool.oldest moves past
+ * those gone. */
+static uint64_t spool_on_disk(int dirfd, uint32_t upto)
+{
+	char name[sizeof(spool.base) + 16];
+	uint64_t sum = 0;
+	bool gone = true;
+
+	for (uint32_t n = spool.oldest; n <= upto; n++) {
+		struct stat st;
+
+		if (segment_name(n, name, sizeof(name)) != 0 ||
+		    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (gone)
+				spool.oldest = n + 1;
+			continue;
+		}
+		gone = false;
+		if ((uint64_t)st.st_size > OBS_SPOOL_HEADER_SIZE)
+			sum += (uint64_t)st.st_size - OBS_SPOOL_HEADER_SIZE;
+	}
+	return sum;
+}
+
+/* Roll the full segment g (the current one) over into the next; under
+ * the mutex. 0 done; 1 it waits (the limit, or every slot holds records
+ * in flight), the reason in why; -1 it cannot (the reason in why). */
+static int spool_roll(struct segment *g, char *why, size_t len)
+{
+	struct segment *next = NULL;
+	bool ending = g->hdr->flags & OBS_SPOOL_ENDED;
+	uint64_t used;
+	int dirfd;
+
+	for (unsigned int i = 0; i < OBS_SPOOL_SEGMENTS; i++) {
+		struct segment *s = &spool.seg[i];
+
+		/* not while exiting: a failed exec takes the completion of
+		 * the connections still open back */
+		if (s->hdr && s != g && !ending && segment_done(s))
+			segment_retire(s);
+		if (!s->hdr && !next)
+			next = s;
+	}
+	if (!next) {
+		snprintf(why, len,
+			 "each of its %u segments mapped has records in "
+			 "flight (connections still open)",
+			 OBS_SPOOL_SEGMENTS);
+		return 1;
+	}
+	dirfd = spool_dir(why, len);
+	if (dirfd < 0)
+		return -1;
+	used = spool_on_disk(dirfd, g->number);
+	if (used + spool.seg_records * OBS_RECORD_SIZE > spool.limit) {
+		snprintf(why, len,
+			 "its segments on disk hold %llu MiB, the limit "
+			 "(OBSERVE_SPOOL_LIMIT_MB) is %llu MiB",
+			 (unsigned long long)(used >> 20),
+			 (unsigned long long)(spool.limit >> 20));
+		obs_sys_close(dirfd);
+		return 1;
+	}
+	if (segment_create(next, dirfd, g->number + 1, g->hdr, why, len) != 0) {
+		obs_sys_close(dirfd);
+		return -1;
+	}
+	obs_sys_close(dirfd);
+	if (ending)
+		next->hdr->flags |= OBS_SPOOL_ENDED;
+	__atomic_fetch_or(&g->hdr->flags, OBS_SPOOL_SEALED, __ATOMIC_RELEASE);
+	__atomic_store_n(&spool.cur, next, __ATOMIC_RELEASE);
+	spool.retry_at = 0;
+	OBS_LOG(OBS_LOG_INFO, "spool %s", spool.path);
+	return 0;
+}
+
+/* Segment g's chunk k made available: 0, *c the chunk, mapped now if it
+ * was not; 1, the spool went on in the next segment (k beyond g's end):
+ * try there; -1, the record is lost. When growth fails recording stops
+ * for good and one warning says why; a roll-over that must wait is said
+ * once and tried again every OBS_SPOOL_RETRY drops. -1 too, the record
+ * lost but recording going on, for a hook re-entered from a signal
+ * handler while its thread grows the spool. Keeps errno. */
+static int spool_grow(struct segment *g, struct obs_spool_header *h,
+		      unsigned int k, char **c)
+{
+	char why[sizeof(obs_proc.dir) + 256];
+	uint64_t retry = __atomic_load_n(&spool.retry_at, __ATOMIC_RELAXED);
+	int saved = errno, rc = -1, roll;
 
 	if (__atomic_load_n(&spool.stopped, __ATOMIC_ACQUIRE) || in_spool_lock)
-		return NULL; /* stopped, or re-entered from a signal handler */
+		return -1; /* stopped, or re-entered from a signal handler */
+	if (k >= OBS_SPOOL_CHUNKS && retry &&
+	    __atomic_load_n(&h->records_dropped, __ATOMIC_RELAXED) < retry &&
+	    g == __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE))
+		return -1; /* a roll-over waits */
 	obs_mutex_lock();
 	in_spool_lock = true;
 	if (spool.stopped)
 		goto out;
-	if (k >= OBS_SPOOL_CHUNKS)
-		snprintf(why, sizeof(why),
-			 "it holds %llu records, the most a spool may",
-			 (unsigned long long)OBS_SPOOL_MAX_RECORDS);
-	else if (spool_map_upto(k, why, sizeof(why)) == 0) {
-		c = spool.chunk[k];
+	if (g->hdr != h || (k >= OBS_SPOOL_CHUNKS && g != spool.cur)) {
+		rc = 1; /* another thread rolled it over (g may be reused) */
+		goto out;
+	}
+	if (k < OBS_SPOOL_CHUNKS) {
+		if (spool_map_upto(g, k, why, sizeof(why)) == 0) {
+			*c = g->chunk[k];
+			rc = 0;
+			goto out;
+		}
+	} else if ((roll = spool_roll(g, why, sizeof(why))) >= 0) {
+		rc = roll == 0 ? 1 : -1;
+		if (roll == 1) {
+			spool.retry_at =
+				g->hdr->records_dropped + OBS_SPOOL_RETRY;
+			if (!spool.waited)
+				OBS_LOG(OBS_LOG_WARN,
+					"spool %s: %s; records are counted as "
+					"dropped until it can go on",
+					spool.path, why);
+			spool.waited = true;
+		}
 		goto out;
 	}
 	__atomic_store_n(&spool.stopped, true, __ATOMIC_RELEASE);
@@ -663,38 +942,58 @@ out:
 	in_spool_lock = false;
 	obs_mutex_unlock();
 	errno = saved;
-	return c;
+	return rc;
 }
 
 struct obs_record *obs_record_alloc(void)
 {
-	struct obs_spool_header *h =
-		__atomic_load_n(&spool.hdr, __ATOMIC_ACQUIRE);
+	struct segment *g = __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE);
+	struct obs_spool_header *h;
 	uint64_t idx, first_idx;
 	unsigned int k;
 	char *c;
 
-	if (!h)
+	if (!g)
 		return NULL;
-	idx = __atomic_fetch_add(&h->records_reserved, 1, __ATOMIC_RELAXED);
-	k = chunk_of(idx, &first_idx);
-	c = k < OBS_SPOOL_CHUNKS
-		    ? __atomic_load_n(&spool.chunk[k], __ATOMIC_ACQUIRE)
-		    : NULL;
-	if (__builtin_expect(!c, 0) && !(c = spool_grow(k))) {
-		__atomic_fetch_add(&h->records_dropped, 1, __ATOMIC_RELAXED);
-		return NULL;
+	for (int tries = 0; tries < 3; tries++) {
+		int rc;
+
+		/* NULL: a segment retired since g was loaded (see
+		 * segment_retire) */
+		h = __atomic_load_n(&g->hdr, __ATOMIC_ACQUIRE);
+		if (__builtin_expect(h == NULL, 0)) {
+			g = __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE);
+			continue;
+		}
+		idx = __atomic_fetch_add(&h->records_reserved, 1,
+					 __ATOMIC_RELAXED);
+		k = chunk_of(idx, &first_idx);
+		c = k < OBS_SPOOL_CHUNKS
+			    ? __atomic_load_n(&g->chunk[k], __ATOMIC_ACQUIRE)
+			    : NULL;
+		if (__builtin_expect(c != NULL, 1))
+			goto found;
+		rc = spool_grow(g, h, k, &c);
+		if (rc == 0)
+			goto found;
+		g = __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE);
+		if (rc < 0)
+			break;
 	}
+	__atomic_fetch_add(&g->hdr->records_dropped, 1, __ATOMIC_RELAXED);
+	return NULL;
+found:
 	return (struct obs_record *)(c + (idx - first_idx) * OBS_RECORD_SIZE);
 }
 
 void obs_spool_mark_ended(bool ended)
 {
-	struct obs_spool_header *h =
-		__atomic_load_n(&spool.hdr, __ATOMIC_ACQUIRE);
+	struct segment *g = __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE);
+	struct obs_spool_header *h;
 
-	if (!h)
+	if (!g)
 		return;
+	h = g->hdr; /* the earlier segments: sealed, the slicer reads on */
 	if (ended) {
 		h->end_mono_ns = obs_now();
 		__atomic_fetch_or(&h->flags, OBS_SPOOL_ENDED, __ATOMIC_RELEASE);
@@ -707,13 +1006,11 @@ void obs_spool_mark_ended(bool ended)
 
 void obs_spool_forget(void)
 {
-	for (unsigned int k = 0; k < spool.chunks; k++) {
-		size_t len;
-		off_t off;
-
-		chunk_extent(k, &off, &len);
-		munmap(k == 0 ? (void *)spool.hdr : (void *)spool.chunk[k],
-		       len);
-	}
+	for (unsigned int i = 0; i < OBS_SPOOL_SEGMENTS; i++)
+		if (spool.seg[i].hdr)
+			segment_unmap(&spool.seg[i]);
+	for (unsigned int i = 0; i < OBS_SPOOL_KEPT; i++)
+		if (spool.kept[i])
+			munmap(spool.kept[i], sizeof(first));
 	memset(&spool, 0, sizeof(spool));
 }

@@ -1,6 +1,6 @@
 /* main.c - slicer: read spool files into the client database, filtered.
  *
- *   slicer [-o DB] [-q] [FILTER...] SPOOL|DIR...
+ *   slicer [-o DB] [-q] [--delete] [FILTER...] SPOOL|DIR...
  *   slicer export [-d DB] --format csv|jsonl|har [FILTER...] [-o FILE]
  *
  * Exit status: 0 everything read, 1 something was skipped (named on stderr;
@@ -22,7 +22,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: slicer [-o DB] [-q] [FILTER...] SPOOL|DIR...\n"
+		"usage: slicer [-o DB] [-q] [--delete] [FILTER...] SPOOL|DIR...\n"
 		"       slicer export [-d DB] --format csv|jsonl|har [FILTER...] "
 		"[-o FILE]\n"
 		"\n"
@@ -33,6 +33,10 @@ static void usage(FILE *out)
 		"\n"
 		"  -o, --output DB   database (default ./observe.db; created)\n"
 		"  -q, --quiet       no summary line\n"
+		"  --delete          delete each spool file once it is stored\n"
+		"                    and final: its process is gone, or it is\n"
+		"                    a full segment (the spool rolled over)\n"
+		"                    with no record in flight\n"
 		"Filters (all must hold; exchanges left out are not stored):\n"
 		"  -w, --where EXPR  SQL boolean expression over the columns of\n"
 		"                    exchange_metrics, evaluated by SQLite, e.g.\n"
@@ -59,11 +63,14 @@ static void usage(FILE *out)
 struct slicer_options {
 	const char *db_path; /* NULL: not given */
 	bool quiet;
+	bool delete_stored;
 };
 
 static const struct cmd_option options[] = {
 	{ "output", 'o', CMD_TEXT, offsetof(struct slicer_options, db_path) },
 	{ "quiet", 'q', CMD_FLAG, offsetof(struct slicer_options, quiet) },
+	{ "delete", 0, CMD_FLAG,
+	  offsetof(struct slicer_options, delete_stored) },
 	{ NULL },
 };
 static const struct cmdline cmdline = { "slicer", options, usage };
@@ -128,6 +135,7 @@ int main(int argc, char **argv)
 	}
 	if (!quiet && isatty(STDERR_FILENO))
 		obs_store_set_progress(store, stderr);
+	obs_store_set_delete(store, o.delete_stored);
 	if (f.expr && obs_store_set_filter(store, f.expr, err, sizeof(err))) {
 		fprintf(stderr, "slicer: %s\n", err);
 		obs_store_close(store);
@@ -160,6 +168,9 @@ int main(int argc, char **argv)
 				", %" PRIu64 " records lost by the layer "
 				"(spool full) in %" PRIu64 " processes",
 				stats.records_dropped, stats.processes_dropped);
+		if (stats.files_deleted)
+			fprintf(stderr, ", %" PRIu64 " files deleted",
+				stats.files_deleted);
 		fprintf(stderr, " -> %s\n", db_path);
 	}
 	return worst;

@@ -197,7 +197,24 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 		"snd_cwnd = ?10, pmtu = ?11, delivery_rate = ?12, "
 		"dns_name = ?13, dns_start_ns = ?14, dns_end_ns = ?15 "
 		"WHERE id = ?1",
+	[OBS_SQL_MARK_GET] = "SELECT next_offset, pending FROM ingest_mark "
+			     "WHERE process_id = ?1 AND segment = ?2",
+	[OBS_SQL_MARK_PUT] = "INSERT OR REPLACE INTO ingest_mark(process_id, "
+			     "segment, next_offset, pending) "
+			     "VALUES(?1, ?2, ?3, ?4)",
 };
+
+/* next_offset: every slot before it holds a record stored in its final
+ * state, but those at the offsets in pending (little-endian 64-bit
+ * integers): records still in flight, read again first. */
+const char obs_schema_mark_sql[] =
+	"CREATE TABLE IF NOT EXISTS ingest_mark(\n"
+	"  process_id INTEGER NOT NULL REFERENCES process(id) "
+	"ON DELETE CASCADE,\n"
+	"  segment INTEGER NOT NULL,\n"
+	"  next_offset INTEGER NOT NULL,\n"
+	"  pending BLOB,\n"
+	"  PRIMARY KEY(process_id, segment)) WITHOUT ROWID;\n";
 
 const char *obs_schema_ingest_sql(enum obs_ingest_sql which)
 {

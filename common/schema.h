@@ -66,6 +66,10 @@ enum obs_ingest_sql {
 	 * ?11 pmtu, ?12 delivery_rate, ?13 dns_name, ?14 dns_start_ns,
 	 * ?15 dns_end_ns */
 	OBS_SQL_INFO_UPD,
+	/* ?1 process_id, ?2 segment -> next_offset, pending (ingest_mark) */
+	OBS_SQL_MARK_GET,
+	/* ?1 process_id, ?2 segment, ?3 next_offset, ?4 pending */
+	OBS_SQL_MARK_PUT,
 	OBS_SQL_INGEST_COUNT
 };
 
@@ -80,6 +84,12 @@ enum obs_ingest_sql {
 	"server_first, peeked, complete, method, status, stream, stream_error"
 
 const char *obs_schema_ingest_sql(enum obs_ingest_sql which);
+
+/* The ingest's own bookkeeping, outside the versioned schema (nothing but
+ * the ingest reads it; created when missing): per spool file (process and
+ * segment) how far it is stored and final, so that slicing it again reads
+ * only what may have changed (docs/schema.md). */
+extern const char obs_schema_mark_sql[];
 
 /* The statements that delete what a filter leaves out of a file's ingest:
  * ?1 the largest id of the table before the file, ?2 its process. The

@@ -270,6 +270,41 @@ const struct obs_record *obs_spool_next(struct obs_spool *sp, size_t *offset,
 	return NULL;
 }
 
+const struct obs_record *obs_spool_at(struct obs_spool *sp, size_t offset,
+				      void (*report)(void *ctx, size_t offset,
+						     const char *why),
+				      void *ctx)
+{
+	const char *why;
+
+	if (offset < OBS_SPOOL_HEADER_SIZE ||
+	    offset + OBS_RECORD_SIZE > sp->end ||
+	    (offset - OBS_SPOOL_HEADER_SIZE) % OBS_RECORD_SIZE != 0 ||
+	    read_at(sp->fd, &sp->one, OBS_RECORD_SIZE, offset) !=
+		    (ssize_t)OBS_RECORD_SIZE ||
+	    sp->one.kind == OBS_REC_EMPTY)
+		return NULL;
+	why = record_problem(sp, &sp->one);
+	if (why) {
+		sp->bad++;
+		if (report)
+			report(ctx, offset, why);
+		return NULL;
+	}
+	return &sp->one;
+}
+
+void obs_spool_seek(struct obs_spool *sp, size_t offset)
+{
+	if (offset < OBS_SPOOL_HEADER_SIZE)
+		offset = OBS_SPOOL_HEADER_SIZE;
+	if (offset > sp->end)
+		offset = sp->end;
+	sp->next = offset;
+	sp->buf_off = offset;
+	sp->buf_len = 0;
+}
+
 void obs_spool_close(struct obs_spool *sp)
 {
 	if (sp->fd >= 0)

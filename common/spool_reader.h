@@ -36,6 +36,7 @@ struct obs_spool {
 	struct obs_spool_header *header; /* a copy of the file's header */
 	unsigned char *buf; /* records [buf_off, buf_off+buf_len) */
 	size_t buf_off, buf_len;
+	struct obs_record one; /* obs_spool_at's */
 };
 
 /* Open and check the spool at path. On error returns -1 and writes the
@@ -50,6 +51,17 @@ const struct obs_record *obs_spool_next(struct obs_spool *sp, size_t *offset,
 					void (*report)(void *ctx, size_t offset,
 						       const char *why),
 					void *ctx);
+
+/* The record at offset (a record's, before sp->end) when it is published
+ * and sane, read alone; NULL otherwise (damage reported as above). Does
+ * not move the reading on. The record lives until the next call. */
+const struct obs_record *obs_spool_at(struct obs_spool *sp, size_t offset,
+				      void (*report)(void *ctx, size_t offset,
+						     const char *why),
+				      void *ctx);
+
+/* Go on reading at offset (a record's; clamped to the end). */
+void obs_spool_seek(struct obs_spool *sp, size_t offset);
 
 void obs_spool_close(struct obs_spool *sp);
 

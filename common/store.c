@@ -162,6 +162,13 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 	}
 	if (obs_schema_ensure(s->db, path, err, errlen) != 0)
 		goto fail;
+	if (sqlite3_exec(s->db, obs_schema_mark_sql, NULL, NULL, &msg) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path,
+			 msg ? msg : sqlite3_errmsg(s->db));
+		sqlite3_free(msg);
+		goto fail;
+	}
 	for (int i = 0; i < OBS_SQL_INGEST_COUNT; i++) {
 		if (sqlite3_prepare_v3(s->db, obs_schema_ingest_sql(i), -1,
 				       SQLITE_PREPARE_PERSISTENT, &s->st[i],
@@ -266,8 +273,16 @@ struct ingest {
 	int64_t *conn_ids; /* connection row id by conn_seq */
 	size_t n_conn_ids;
 	bool skipped;
-	uint64_t seen;	    /* records published (good or damaged) */
-	uint64_t in_flight; /* records not yet complete (not over) */
+	/* Where the file is stored and final (table ingest_mark): every slot
+	 * before mark_next holds a record stored in its final state but those
+	 * at the offsets in pending; `expect` is the slot after the last one
+	 * noted. A slot not final past the pending's room, an empty slot or a
+	 * damaged record stops mark_next (frozen). */
+	bool resumed; /* reading began at a mark */
+	bool frozen;
+	size_t expect, mark_next;
+	uint64_t *pending;
+	size_t n_pending, cap_pending;
 };
 
 static void say(FILE *msgs, const char *path, const char *fmt, ...)
@@ -299,8 +314,11 @@ static void report_record(void *ctx, size_t offset, const char *why)
 	struct ingest *in = ctx;
 
 	in->stats->records_bad++;
-	in->seen++;
 	in->skipped = true;
+	if (!in->frozen) { /* read again next time */
+		in->frozen = true;
+		in->mark_next = offset < in->expect ? offset : in->expect;
+	}
 	say(in->msgs, in->sp.path, "offset %zu: %s: record skipped", offset,
 	    why);
 }
@@ -468,7 +486,8 @@ static int64_t conn_row(struct ingest *in, uint64_t seq)
 	int64_t id = seq < in->n_conn_ids ? in->conn_ids[seq] : 0;
 	int rc;
 
-	if (id != 0 || in->sp.hdr->version < 4 || in->sp.hdr->segment == 0)
+	if (id != 0 || (!in->resumed &&
+			(in->sp.hdr->version < 4 || in->sp.hdr->segment == 0)))
 		return id;
 	sqlite3_bind_int64(st, 1, in->process_id);
 	sqlite3_bind_int64(st, 2, (int64_t)seq);
@@ -763,6 +782,141 @@ static void progress_show(obs_store *s, const struct ingest *in, bool *shown,
 	*shown = true;
 }
 
+static int ingest_record(struct ingest *in, const struct obs_record *r,
+			 size_t offset)
+{
+	if (r->kind == OBS_REC_CONNECTION)
+		return ingest_conn(in, r);
+	if (r->kind == OBS_REC_EXCHANGE)
+		return ingest_exch(in, r, offset);
+	if (r->kind == OBS_REC_HTTP)
+		return ingest_http(in, r, offset);
+	return ingest_info(in, r, offset);
+}
+
+/* In-flight records a mark keeps to read again, at most; past them the
+ * mark stops where the next one is. */
+#define MARK_PENDING_MAX 65536
+
+static bool record_final(const struct ingest *in, const struct obs_record *r)
+{
+	return (r->state & OBS_RS_COMPLETE) || in->over;
+}
+
+static int pending_add(struct ingest *in, size_t offset)
+{
+	if (in->n_pending == in->cap_pending) {
+		size_t n = in->cap_pending ? in->cap_pending * 2 : 64;
+		uint64_t *p = realloc(in->pending, n * sizeof(*p));
+
+		if (!p)
+			return -1;
+		in->pending = p;
+		in->cap_pending = n;
+	}
+	in->pending[in->n_pending++] = offset;
+	return 0;
+}
+
+/* The record just stored at offset, for the mark. -1 out of memory. */
+static int mark_note(struct ingest *in, const struct obs_record *r,
+		     size_t offset)
+{
+	if (in->frozen)
+		return 0;
+	if (offset != in->expect) { /* an empty slot before it */
+		in->frozen = true;
+		in->mark_next = in->expect;
+		return 0;
+	}
+	in->expect = offset + OBS_RECORD_SIZE;
+	if (record_final(in, r))
+		return 0;
+	if (in->n_pending == MARK_PENDING_MAX) {
+		in->frozen = true;
+		in->mark_next = offset;
+		return 0;
+	}
+	return pending_add(in, offset);
+}
+
+/* Resume at the file's mark, if it has one: its pending records read again
+ * first (those still in flight stay pending), then reading goes on at its
+ * next_offset. 0, or -1 on a database error. */
+static int mark_resume(struct ingest *in)
+{
+	sqlite3_stmt *st = in->store->st[OBS_SQL_MARK_GET];
+	const struct obs_spool_header *h = in->sp.hdr;
+	uint64_t *old = NULL;
+	size_t n = 0, next = 0;
+	int rc;
+
+	sqlite3_bind_int64(st, 1, in->process_id);
+	sqlite3_bind_int64(st, 2, h->version >= 4 ? h->segment : 0);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		int64_t v = sqlite3_column_int64(st, 0);
+		const void *blob = sqlite3_column_blob(st, 1);
+
+		n = (size_t)sqlite3_column_bytes(st, 1) / sizeof(uint64_t);
+		next = v > 0 ? (size_t)v : 0;
+		if (n && blob && (old = malloc(n * sizeof(*old))))
+			memcpy(old, blob, n * sizeof(*old));
+		else
+			n = 0;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW) {
+		free(old);
+		return rc == SQLITE_DONE ? 0 : -1;
+	}
+	if (next > in->sp.end || next < OBS_SPOOL_HEADER_SIZE)
+		next = OBS_SPOOL_HEADER_SIZE; /* the file shrank: all again */
+	next -= (next - OBS_SPOOL_HEADER_SIZE) % OBS_RECORD_SIZE;
+	in->resumed = true;
+	in->expect = in->mark_next = next;
+	for (size_t i = 0; i < n; i++) {
+		const struct obs_record *r;
+
+		if (old[i] >= next)
+			continue;
+		r = obs_spool_at(&in->sp, (size_t)old[i], report_record, in);
+		if (!r)
+			continue;
+		in->stats->records++;
+		if (ingest_record(in, r, (size_t)old[i]) != 0 ||
+		    (!record_final(in, r) && pending_add(in, old[i]) != 0)) {
+			free(old);
+			return -1;
+		}
+	}
+	free(old);
+	obs_spool_seek(&in->sp, next);
+	return 0;
+}
+
+/* Keep the file's mark for the next time. 0, or -1 on a database error. */
+static int mark_store(struct ingest *in)
+{
+	sqlite3_stmt *st = in->store->st[OBS_SQL_MARK_PUT];
+	const struct obs_spool_header *h = in->sp.hdr;
+	size_t n = 0;
+
+	for (size_t i = 0; i < in->n_pending; i++) /* those before the mark */
+		if (in->pending[i] < in->mark_next)
+			in->pending[n++] = in->pending[i];
+	in->n_pending = n;
+	sqlite3_bind_int64(st, 1, in->process_id);
+	sqlite3_bind_int64(st, 2, h->version >= 4 ? h->segment : 0);
+	sqlite3_bind_int64(st, 3, (int64_t)in->mark_next);
+	if (n)
+		sqlite3_bind_blob(st, 4, in->pending,
+				  (int)(n * sizeof(uint64_t)), SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 4);
+	return step_done(in->store, st);
+}
+
 /* Whether the file just stored will never change: its process is gone
  * (or ended), or it is a sealed segment whose every slot is published and
  * complete. */
@@ -773,8 +927,9 @@ static bool finished(const struct ingest *in)
 	if (in->over)
 		return true;
 	return h->version >= 4 && (h->flags & OBS_SPOOL_SEALED) &&
-	       in->in_flight == 0 && h->segment_records &&
-	       in->seen == h->segment_records;
+	       !in->frozen && in->n_pending == 0 && h->segment_records &&
+	       in->mark_next == OBS_SPOOL_HEADER_SIZE +
+					h->segment_records * OBS_RECORD_SIZE;
 }
 
 /* Unlink the spool file just stored (slicer --delete), when the name still
@@ -835,26 +990,21 @@ static int ingest_file(obs_store *s, const char *path,
 	}
 	if (upsert_process(&in) != 0)
 		goto dberr_rollback;
+	in.expect = in.mark_next = OBS_SPOOL_HEADER_SIZE;
+	if (!s->filter[OBS_SQL_FILTER_EXCH] && mark_resume(&in) != 0)
+		goto dberr_rollback;
 	while ((r = obs_spool_next(&in.sp, &offset, report_record, &in))) {
 		stats->records++;
-		in.seen++;
-		if (!(r->state & OBS_RS_COMPLETE))
-			in.in_flight++;
 		if (s->progress && (stats->records & 0x3fff) == 0)
 			progress_show(s, &in, &shown, t_start);
-		if (r->kind == OBS_REC_CONNECTION) {
-			if (ingest_conn(&in, r) != 0)
-				goto dberr_rollback;
-		} else if (r->kind == OBS_REC_EXCHANGE) {
-			if (ingest_exch(&in, r, offset) != 0)
-				goto dberr_rollback;
-		} else if (r->kind == OBS_REC_HTTP) {
-			if (ingest_http(&in, r, offset) != 0)
-				goto dberr_rollback;
-		} else if (ingest_info(&in, r, offset) != 0) {
+		if (ingest_record(&in, r, offset) != 0 ||
+		    mark_note(&in, r, offset) != 0)
 			goto dberr_rollback;
-		}
 	}
+	if (!in.frozen)
+		in.mark_next = in.expect;
+	if (!s->filter[OBS_SQL_FILTER_EXCH] && mark_store(&in) != 0)
+		goto dberr_rollback;
 	if (s->filter[OBS_SQL_FILTER_EXCH]) {
 		uint64_t dropped = 0, dropped_conn = 0;
 
@@ -928,6 +1078,7 @@ dberr:
 	rc = -1;
 out:
 	free(in.conn_ids);
+	free(in.pending);
 	obs_spool_close(&in.sp);
 	return rc;
 }

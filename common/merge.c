@@ -4,8 +4,11 @@
 #define _GNU_SOURCE
 #include "merge.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int obs_merge_prepare(obs_store *central, char *err, size_t errlen)
 {
@@ -15,7 +18,9 @@ int obs_merge_prepare(obs_store *central, char *err, size_t errlen)
 	 * with too small a cache each merge re-reads index pages from disk. */
 	sqlite3_exec(db, "PRAGMA cache_size = -524288", NULL, NULL, NULL);
 	if (sqlite3_exec(db, obs_schema_central_sql, NULL, NULL, NULL) !=
-	    SQLITE_OK) {
+		    SQLITE_OK ||
+	    sqlite3_exec(db, obs_schema_pull_mark_sql, NULL, NULL, NULL) !=
+		    SQLITE_OK) {
 		snprintf(err, errlen, "%s", sqlite3_errmsg(db));
 		return -1;
 	}
@@ -80,16 +85,63 @@ static const char *check_source(sqlite3 *db, char *why, size_t size)
 	return NULL;
 }
 
-int obs_merge_file(obs_store *central, const char *path, obs_merge_step_fn step,
-		   void *ctx, int64_t *exchanges_new, char *why, size_t whylen)
+/* Run one statement of sql with ?1 = source, ?2 = signature: SQLITE_ROW
+ * (it gave a row), SQLITE_DONE, or an error. */
+static int run_named(sqlite3 *db, const char *sql, const char *source,
+		     const char *signature)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, source, -1, SQLITE_STATIC);
+		if (sqlite3_bind_parameter_count(st) >= 2)
+			sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The file's identity, size and modification time, and its write-ahead
+ * log's: unchanged, the database holds what it held. */
+static void file_signature(const char *path, char *out, size_t size)
+{
+	struct stat st, wal;
+	char wal_path[PATH_MAX];
+	int n = 0;
+
+	if (stat(path, &st) == 0)
+		n = snprintf(out, size, "%ju:%ju:%jd:%jd.%09ld",
+			     (uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
+			     (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
+			     st.st_mtim.tv_nsec);
+	if (n > 0 && (size_t)n < size &&
+	    snprintf(wal_path, sizeof(wal_path), "%s-wal", path) <
+		    (int)sizeof(wal_path) &&
+	    stat(wal_path, &wal) == 0)
+		snprintf(out + n, size - (size_t)n, " wal %jd:%jd.%09ld",
+			 (intmax_t)wal.st_size, (intmax_t)wal.st_mtim.tv_sec,
+			 wal.st_mtim.tv_nsec);
+	else if (n <= 0)
+		snprintf(out, size, "?");
+}
+
+int obs_merge_file(obs_store *central, const char *path, const char *source,
+		   obs_merge_step_fn step, void *ctx, int64_t *exchanges_new,
+		   char *why, size_t whylen)
 {
 	sqlite3 *db = obs_store_db(central);
 	sqlite3_stmt *st = NULL;
-	char *msg = NULL;
+	char *msg = NULL, signature[128];
 	int64_t before;
 	int rc;
 
 	*exchanges_new = 0;
+	file_signature(path, signature, sizeof(signature));
+	if (run_named(db, obs_schema_pull_same_sql, source, signature) ==
+	    SQLITE_ROW)
+		return 0; /* not changed since it was merged */
 	rc = sqlite3_prepare_v2(db, "ATTACH DATABASE ?1 AS src", -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		/* read-only: the source is a client's, never ours to change */
@@ -112,9 +164,15 @@ int obs_merge_file(obs_store *central, const char *path, obs_merge_step_fn step,
 	before = obs_schema_max_id(db, "main.exchange");
 	rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
 	if (rc == SQLITE_OK)
+		rc = run_named(db, obs_schema_pull_from_sql, source, NULL);
+	if (rc == SQLITE_DONE)
 		rc = sqlite3_exec(db, obs_schema_merge_sql, NULL, NULL, &msg);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &msg);
+		rc = run_named(db, obs_schema_pull_mark_put_sql, source,
+			       signature);
+	if (rc == SQLITE_DONE)
+		rc = sqlite3_exec(db, "DROP TABLE temp.pull_from; COMMIT", NULL,
+				  NULL, &msg);
 	if (rc != SQLITE_OK) {
 		snprintf(why, whylen, "cannot merge: %s",
 			 msg ? msg : sqlite3_errmsg(db));

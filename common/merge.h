@@ -19,10 +19,14 @@ int obs_merge_prepare(obs_store *central, char *err, size_t errlen);
 typedef void (*obs_merge_step_fn)(void *ctx, const char *step);
 
 /* Merge the client database at path (opened read-only: never changed) into
- * central. 0 merged, *exchanges_new the exchanges it added; -1 nothing
- * merged, the reason in why ("cannot open: ...", "damaged database (...)",
- * "made by an older observe ...", "cannot merge: ..."). step may be NULL. */
-int obs_merge_file(obs_store *central, const char *path, obs_merge_step_fn step,
-		   void *ctx, int64_t *exchanges_new, char *why, size_t whylen);
+ * central, as the source named `source` (its high-water mark: only its rows
+ * that were new or in flight when it was last pulled under that name are
+ * read; another database under the name starts over). 0 merged, *exchanges_new
+ * the exchanges it added; -1 nothing merged, the reason in why ("cannot open:
+ * ...", "damaged database (...)", "made by an older observe ...", "cannot
+ * merge: ..."). step may be NULL. */
+int obs_merge_file(obs_store *central, const char *path, const char *source,
+		   obs_merge_step_fn step, void *ctx, int64_t *exchanges_new,
+		   char *why, size_t whylen);
 
 #endif

@@ -476,7 +476,8 @@ const char obs_schema_merge_sql[] =
 	"k.retrans, k.snd_cwnd, k.pmtu, k.delivery_rate, k.dns_name, "
 	"k.dns_start_ns, k.dns_end_ns, k.protocol "
 	"FROM src.connection k "
-	"JOIN temp.process_map m ON m.src_id = k.process_id WHERE true "
+	"JOIN temp.process_map m ON m.src_id = k.process_id "
+	"WHERE k.id >= (SELECT conn_from FROM temp.pull_from) "
 	"ON CONFLICT(process_id, seq) DO UPDATE SET "
 	"t2_ns = excluded.t2_ns, t2_how = excluded.t2_how, "
 	"connect_error = excluded.connect_error, teof_ns = excluded.teof_ns, "
@@ -495,7 +496,10 @@ const char obs_schema_merge_sql[] =
 	"CREATE TEMP TABLE connection_map AS "
 	"SELECT k.id AS src_id, mk.id AS dst_id FROM src.connection k "
 	"JOIN temp.process_map m ON m.src_id = k.process_id "
-	"JOIN main.connection mk ON mk.process_id = m.dst_id AND mk.seq = k.seq;"
+	"JOIN main.connection mk ON mk.process_id = m.dst_id AND mk.seq = k.seq "
+	"WHERE k.id >= (SELECT conn_from FROM temp.pull_from) OR k.id IN "
+	"(SELECT connection_id FROM src.exchange "
+	"WHERE id >= (SELECT exch_from FROM temp.pull_from));"
 	"INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns, tfb_ns, "
 	"t6_ns, ds, dr, send_calls, recv_calls, server_first, peeked, complete, "
 	"method, path, status, host, stream, stream_error) "
@@ -503,7 +507,8 @@ const char obs_schema_merge_sql[] =
 	"x.ds, x.dr, x.send_calls, x.recv_calls, x.server_first, x.peeked, "
 	"x.complete, x.method, x.path, x.status, x.host, x.stream, "
 	"x.stream_error FROM src.exchange x "
-	"JOIN temp.connection_map m ON m.src_id = x.connection_id WHERE true "
+	"JOIN temp.connection_map m ON m.src_id = x.connection_id "
+	"WHERE x.id >= (SELECT exch_from FROM temp.pull_from) "
 	"ON CONFLICT(connection_id, seq) DO UPDATE SET "
 	"t3_ns = excluded.t3_ns, t4_ns = excluded.t4_ns, t5_ns = excluded.t5_ns, "
 	"tfb_ns = excluded.tfb_ns, t6_ns = excluded.t6_ns, ds = excluded.ds, "
@@ -518,7 +523,52 @@ const char obs_schema_merge_sql[] =
 
 const char obs_schema_merge_cleanup_sql[] =
 	"DROP TABLE IF EXISTS temp.process_map;"
-	"DROP TABLE IF EXISTS temp.connection_map";
+	"DROP TABLE IF EXISTS temp.connection_map;"
+	"DROP TABLE IF EXISTS temp.pull_from";
+
+/* The central database's marks, one per source (its name as pulled): the
+ * file's identity, size and times when last merged (signature: the same
+ * again means nothing to read), the source's first process (fingerprint:
+ * another database under the same name starts over), and the lowest connection
+ * and exchange ids that may still change or are new there (the lowest in flight
+ * when last pulled, else one past the largest). Outside the versioned schema.
+ */
+const char obs_schema_pull_mark_sql[] =
+	"CREATE TABLE IF NOT EXISTS pull_mark(\n"
+	"  source TEXT PRIMARY KEY,\n"
+	"  signature TEXT,\n"
+	"  fingerprint TEXT,\n"
+	"  conn_from INTEGER NOT NULL,\n"
+	"  exch_from INTEGER NOT NULL);\n";
+
+/* temp.pull_from for the source attached as src and named ?1: its mark
+ * when the fingerprint matches, else from the first row. */
+const char obs_schema_pull_from_sql[] =
+	"CREATE TEMP TABLE pull_from AS SELECT "
+	"coalesce(m.conn_from, 0) AS conn_from, "
+	"coalesce(m.exch_from, 0) AS exch_from FROM (SELECT 1) "
+	"LEFT JOIN main.pull_mark m ON m.source = ?1 AND m.fingerprint IS "
+	"(SELECT c.name || '/' || p.pid || '/' || p.start_ns "
+	"FROM src.process p JOIN src.client c ON c.id = p.client_id "
+	"ORDER BY p.id LIMIT 1)";
+
+/* The source's new mark, in the merge's transaction (?1 its name, ?2 its
+ * signature). */
+const char obs_schema_pull_mark_put_sql[] =
+	"INSERT OR REPLACE INTO main.pull_mark(source, signature, fingerprint, "
+	"conn_from, exch_from) SELECT ?1, ?2, "
+	"(SELECT c.name || '/' || p.pid || '/' || p.start_ns "
+	"FROM src.process p JOIN src.client c ON c.id = p.client_id "
+	"ORDER BY p.id LIMIT 1), "
+	"coalesce((SELECT min(id) FROM src.connection WHERE complete = 0 AND "
+	"id >= f.conn_from), (SELECT max(id) + 1 FROM src.connection), 0), "
+	"coalesce((SELECT min(id) FROM src.exchange WHERE complete = 0 AND "
+	"id >= f.exch_from), (SELECT max(id) + 1 FROM src.exchange), 0) "
+	"FROM temp.pull_from f";
+
+/* 1 when the source named ?1 was merged last with signature ?2. */
+const char obs_schema_pull_same_sql[] =
+	"SELECT 1 FROM main.pull_mark WHERE source = ?1 AND signature = ?2";
 
 /* No index on exchange(t3_ns) in a central database: the times of many
  * clients interleave, so every merged row would land at a random place in

@@ -110,6 +110,15 @@ char *obs_schema_filter_sql(enum obs_filter_sql which, const char *expr);
  * obs_schema_merge_cleanup_sql drops after a failure. */
 extern const char obs_schema_merge_sql[];
 extern const char obs_schema_merge_cleanup_sql[];
+/* A source's high-water mark in the central database (table pull_mark):
+ * the DDL; temp.pull_from made from it for the source attached as src and
+ * named ?1 (the merge reads only the source's rows from there on); the
+ * new mark put (?1 the name, ?2 the file's signature), in the merge's
+ * transaction; whether the signature is the one of the last merge. */
+extern const char obs_schema_pull_mark_sql[];
+extern const char obs_schema_pull_from_sql[];
+extern const char obs_schema_pull_mark_put_sql[];
+extern const char obs_schema_pull_same_sql[];
 
 /* Before many merges into a central database: the indexes merging cannot
  * afford (rows of many clients interleave in time), dropped. */

@@ -155,22 +155,33 @@ static void merge_step(void *ctx, const char *step)
 	progress_show(p);
 }
 
-/* Merge one client database at path (named `name` in messages);
- * 0 merged, -1 skipped (reason printed). */
-static int merge_file(struct puller *p, const char *path, const char *name)
+/* Merge one client database at path (named `name` in messages, `source`
+ * for its high-water mark); 0 merged, -1 skipped (reason printed). */
+static int merge_file(struct puller *p, const char *path, const char *name,
+		      const char *source)
 {
 	char why[512];
 	int64_t added;
 
 	/* a FIFO (or a device) would block the open or never end */
 	if (files_check_regular(path, 0, why, sizeof(why)) != 0 ||
-	    obs_merge_file(p->store, path, merge_step, p, &added, why,
+	    obs_merge_file(p->store, path, source, merge_step, p, &added, why,
 			   sizeof(why)) != 0) {
 		source_failed(p, name, "%s", why);
 		return -1;
 	}
 	p->exchanges_new += added;
 	return 0;
+}
+
+/* A local source; its mark named by its real path (the same file however
+ * it is named). */
+static void merge_local(struct puller *p, const char *path)
+{
+	char *real = realpath(path, NULL);
+
+	merge_file(p, path, path, real ? real : path);
+	free(real);
 }
 
 /* ---- ssh sources --------------------------------------------------------- */
@@ -539,7 +550,7 @@ static void pull_ssh(struct puller *p, const char *url)
 	}
 	close(out);
 	out = -1;
-	merge_file(p, snap, url);
+	merge_file(p, snap, url, url);
 done:
 	if (out >= 0)
 		close(out);
@@ -757,7 +768,7 @@ int cmd_pull(int argc, char **argv)
 		if (list.v[i].ssh)
 			pull_ssh(&p, list.v[i].path);
 		else
-			merge_file(&p, list.v[i].path, list.v[i].path);
+			merge_local(&p, list.v[i].path);
 		p.done++;
 		p.state = NULL;
 		progress_show(&p);

@@ -24,32 +24,11 @@ make_site "$WORK/site"
 nginx_start "$WORK/site"
 
 # 1
-cat > "$WORK/client.py" <<'PY'
-import http.client, os, sys, time
-port, go, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-conns = [http.client.HTTPConnection("127.0.0.1", port) for _ in range(2)]
-def run(k):
-    for i in range(k):
-        c = conns[i % 2]
-        c.request("GET", "/100b")
-        r = c.getresponse()
-        r.read()
-        assert r.status == 200, r.status
-run(n)
-print("waiting", flush=True)
-deadline = time.monotonic() + 120
-while not os.path.exists(go) and time.monotonic() < deadline:
-    time.sleep(0.05)
-run(n)
-for c in conns:
-    c.close()
-print("done", flush=True)
-PY
 env OBSERVE_SPOOL_SEGMENT_MB=1 LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$SPOOL" OBSERVE_LOG=1 \
-  "$PYTHON" "$WORK/client.py" "$NGINX_PORT" "$WORK/go" 20000 > "$WORK/client.out" 2> "$WORK/client.err" &
+  "$PYTHON" "$REPO/tests/lib/pausing_client.py" "$NGINX_PORT" "$WORK/go" 20000 > "$WORK/client.out" 2> "$WORK/client.err" &
 client=$!
 at_exit "kill $client 2>/dev/null"
-_waiting() { grep -q waiting "$WORK/client.out"; }
+_waiting() { grep -qs waiting "$WORK/client.out"; }
 wait_until 120 _waiting || fail "the client did not reach its pause: $(cat "$WORK/client.err")"
 segments=$(find "$SPOOL" -name '*.spool' | wc -l)
 [ "$segments" -ge 4 ] || fail "only $segments spool files after 20,000 requests"

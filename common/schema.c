@@ -177,8 +177,8 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 		"WHERE process_id = ?1 AND seq = ?2 AND complete = 0",
 	[OBS_SQL_EXCH_INS] =
 		"INSERT INTO exchange(connection_id, seq, " OBS_SQL_EXCH_COLUMNS
-		") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-		"?12, ?13, ?14, ?15, ?16, ?17, ?18) "
+		", host, path) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+		"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) "
 		"ON CONFLICT(connection_id, seq) DO NOTHING",
 	[OBS_SQL_EXCH_UPD] =
 		"UPDATE exchange SET (" OBS_SQL_EXCH_COLUMNS

@@ -52,8 +52,8 @@ enum obs_ingest_sql {
 	OBS_SQL_CONN_GET,
 	/* as OBS_SQL_CONN_INS, on a row still in flight (complete = 0) */
 	OBS_SQL_CONN_UPD,
-	/* ?1 connection_id, ?2 seq, then OBS_SQL_EXCH_COLUMNS as ?3..?18; a
-	 * known exchange changes nothing */
+	/* ?1 connection_id, ?2 seq, then OBS_SQL_EXCH_COLUMNS as ?3..?18,
+	 * ?19 host, ?20 path; a known exchange changes nothing */
 	OBS_SQL_EXCH_INS,
 	/* as OBS_SQL_EXCH_INS, on a row still in flight (complete = 0) */
 	OBS_SQL_EXCH_UPD,

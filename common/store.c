@@ -131,6 +131,9 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 		free(s);
 		return NULL;
 	}
+	/* No count of SQLite's memory (a mutex around every allocation: 8% of
+	 * a slice); refused, harmlessly, once SQLite is initialized. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (uname(&uts) == 0)
 		snprintf(s->host, sizeof(s->host), "%s", uts.nodename);
 	/* a new database is made 0600; a FIFO would block the open */
@@ -141,7 +144,7 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 	/* URI file names on: the manager attaches sources read-only */
 	rc = sqlite3_open_v2(path, &s->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-				     SQLITE_OPEN_URI,
+				     SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
 			     NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot open database: %s", path,
@@ -283,6 +286,10 @@ struct ingest {
 	size_t expect, mark_next;
 	uint64_t *pending;
 	size_t n_pending, cap_pending;
+	/* an exchange record waiting for its HTTP record (ingest_record) */
+	struct obs_record held;
+	size_t held_offset;
+	bool holding;
 };
 
 static void say(FILE *msgs, const char *path, const char *fmt, ...)
@@ -600,7 +607,7 @@ static void bind_exch(sqlite3_stmt *st, struct ingest *in, int64_t conn_id,
 	if (x->method[0])
 		sqlite3_bind_text(st, 15, x->method,
 				  (int)strnlen(x->method, sizeof(x->method)),
-				  SQLITE_TRANSIENT);
+				  SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 15);
 	if (x->status)
@@ -617,8 +624,34 @@ static void bind_exch(sqlite3_stmt *st, struct ingest *in, int64_t conn_id,
 		sqlite3_bind_null(st, 18);
 }
 
+/* A NUL-padded field that may fill its array; it lives until the
+ * statement is stepped. */
+static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
+{
+	size_t n = strnlen(f, size);
+
+	if (n)
+		sqlite3_bind_text(st, col, f, (int)n, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+static int update_http(struct ingest *in, int64_t conn_id,
+		       const struct obs_record *h)
+{
+	sqlite3_stmt *st = in->store->st[OBS_SQL_HTTP_UPD];
+
+	sqlite3_bind_int64(st, 1, conn_id);
+	sqlite3_bind_int64(st, 2, h->u.http.seq);
+	bind_field(st, 3, h->u.http.host, sizeof(h->u.http.host));
+	bind_field(st, 4, h->u.http.path, sizeof(h->u.http.path));
+	return step_done(in->store, st);
+}
+
+/* The exchange record r, with its HTTP record h (host, path) when it came
+ * next (NULL: none, or apart). */
 static int ingest_exch(struct ingest *in, const struct obs_record *r,
-		       size_t offset)
+		       size_t offset, const struct obs_record *h)
 {
 	obs_store *s = in->store;
 	sqlite3_stmt *st = s->st[OBS_SQL_EXCH_INS];
@@ -640,6 +673,13 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 		return step_done(s, st);
 	}
 	bind_exch(st, in, conn_id, r);
+	if (h) {
+		bind_field(st, 19, h->u.http.host, sizeof(h->u.http.host));
+		bind_field(st, 20, h->u.http.path, sizeof(h->u.http.path));
+	} else {
+		sqlite3_bind_null(st, 19);
+		sqlite3_bind_null(st, 20);
+	}
 	if (step_done(s, st) != 0)
 		return -1;
 	if (sqlite3_changes(s->db) == 1) {
@@ -652,7 +692,7 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 		return -1;
 	if (sqlite3_changes(s->db) == 1)
 		in->stats->rows_updated++;
-	return 0;
+	return h ? update_http(in, conn_id, h) : 0;
 }
 
 static int64_t conn_id_of(struct ingest *in, const struct obs_record *r,
@@ -665,30 +705,14 @@ static int64_t conn_id_of(struct ingest *in, const struct obs_record *r,
 	return id;
 }
 
-/* A NUL-padded field that may fill its array. */
-static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
-{
-	size_t n = strnlen(f, size);
-
-	if (n)
-		sqlite3_bind_text(st, col, f, (int)n, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, col);
-}
-
 static int ingest_http(struct ingest *in, const struct obs_record *r,
 		       size_t offset)
 {
-	sqlite3_stmt *st = in->store->st[OBS_SQL_HTTP_UPD];
 	int64_t conn_id = conn_id_of(in, r, offset);
 
 	if (conn_id <= 0)
 		return conn_id == -2 ? -1 : 0;
-	sqlite3_bind_int64(st, 1, conn_id);
-	sqlite3_bind_int64(st, 2, r->u.http.seq);
-	bind_field(st, 3, r->u.http.host, sizeof(r->u.http.host));
-	bind_field(st, 4, r->u.http.path, sizeof(r->u.http.path));
-	return step_done(in->store, st);
+	return update_http(in, conn_id, r);
 }
 
 static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known, uint64_t v)
@@ -782,13 +806,38 @@ static void progress_show(obs_store *s, const struct ingest *in, bool *shown,
 	*shown = true;
 }
 
+/* The exchange record held back, stored now without an HTTP record. */
+static int ingest_flush(struct ingest *in)
+{
+	if (!in->holding)
+		return 0;
+	in->holding = false;
+	return ingest_exch(in, &in->held, in->held_offset, NULL);
+}
+
+/* One record stored. An exchange's record is held back until the next
+ * one: when that is its HTTP record (the layer writes it right after, in
+ * the usual case) host and path go into the same INSERT, not an UPDATE
+ * of the row just written. */
 static int ingest_record(struct ingest *in, const struct obs_record *r,
 			 size_t offset)
 {
+	if (in->holding && r->kind == OBS_REC_HTTP &&
+	    r->conn_seq == in->held.conn_seq &&
+	    r->u.http.seq == in->held.u.exch.seq) {
+		in->holding = false;
+		return ingest_exch(in, &in->held, in->held_offset, r);
+	}
+	if (ingest_flush(in) != 0)
+		return -1;
 	if (r->kind == OBS_REC_CONNECTION)
 		return ingest_conn(in, r);
-	if (r->kind == OBS_REC_EXCHANGE)
-		return ingest_exch(in, r, offset);
+	if (r->kind == OBS_REC_EXCHANGE) {
+		in->held = *r;
+		in->held_offset = offset;
+		in->holding = true;
+		return 0;
+	}
 	if (r->kind == OBS_REC_HTTP)
 		return ingest_http(in, r, offset);
 	return ingest_info(in, r, offset);
@@ -892,7 +941,7 @@ static int mark_resume(struct ingest *in)
 	}
 	free(old);
 	obs_spool_seek(&in->sp, next);
-	return 0;
+	return ingest_flush(in);
 }
 
 /* Keep the file's mark for the next time. 0, or -1 on a database error. */
@@ -1001,6 +1050,8 @@ static int ingest_file(obs_store *s, const char *path,
 		    mark_note(&in, r, offset) != 0)
 			goto dberr_rollback;
 	}
+	if (ingest_flush(&in) != 0)
+		goto dberr_rollback;
 	if (!in.frozen)
 		in.mark_next = in.expect;
 	if (!s->filter[OBS_SQL_FILTER_EXCH] && mark_store(&in) != 0)

@@ -1,0 +1,987 @@
+/* findings.c - the findings (findings.h, docs/findings.md): for each, the
+ * SQL over the views that finds its subjects (a server, a program run, a
+ * name), the test against its named thresholds, the evidence and the
+ * advice; then the ranking by time at stake and the output.
+ *
+ * A program run is a process (client, pid, start): a finding about how a
+ * program uses connections (no_reuse, client_stall, dns repeats) is judged
+ * per process, never across unrelated runs that share a database.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses.h"
+#include "db.h"
+#include "filter.h"
+#include "findings.h"
+#include "stats.h"
+#include "text.h"
+
+struct idle;
+
+/* What every finding's query needs: the database, the filter over
+ * exchange_metrics and the same over connection_metrics m. */
+struct scan {
+	sqlite3 *db;
+	const char *where, *conns;
+	struct findings *out;
+	struct idle *idle; /* idle_close's rows of one server */
+};
+
+static int say_nomem(void)
+{
+	fprintf(stderr, "manager: out of memory\n");
+	return 2;
+}
+
+/* A new finding in s->out, NULL when out of memory. */
+static struct finding *add(struct scan *s, const char *id, double at_stake)
+{
+	struct findings *f = s->out;
+	struct finding *x;
+
+	if (f->n == f->cap) {
+		size_t more = f->cap ? f->cap * 2 : 16;
+		x = realloc(f->v, more * sizeof(*x));
+		if (!x)
+			return NULL;
+		f->v = x;
+		f->cap = more;
+	}
+	x = &f->v[f->n++];
+	memset(x, 0, sizeof(*x));
+	x->id = id;
+	x->at_stake_ms = at_stake;
+	return x;
+}
+
+static void put(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void put(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
+/* The rows of a query (sqlite3_mprintf'd by the caller, freed here), each
+ * given to fn: 0, or 2 on error (said). fn returns 0, or 2 (said). */
+typedef int (*row_fn)(struct scan *s, sqlite3_stmt *st);
+static int each_row(struct scan *s, char *sql, row_fn fn)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!sql)
+		return say_nomem();
+	st = db_prepare(s->db, sql);
+	sqlite3_free(sql);
+	if (!st)
+		return 2;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (fn(s, st) != 0) {
+			sqlite3_finalize(st);
+			return 2;
+		}
+	if (rc != SQLITE_DONE)
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : 2;
+}
+
+/* Column col as text, "?" when NULL. */
+static const char *text(sqlite3_stmt *st, int col)
+{
+	const char *t = (const char *)sqlite3_column_text(st, col);
+	return t ? t : "?";
+}
+
+/* A program's name without its directory. */
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+/* The values of a query's first column, sorted, into v (emptied first):
+ * 0, or 2 (said). sql is freed. */
+static int values(struct scan *s, char *sql, struct vec *v)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	v->n = 0;
+	if (!sql)
+		return say_nomem();
+	st = db_prepare(s->db, sql);
+	sqlite3_free(sql);
+	if (!st)
+		return 2;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL &&
+		    vec_push(v, sqlite3_column_double(st, 0)) != 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+	if (rc == SQLITE_NOMEM)
+		say_nomem();
+	else if (rc != SQLITE_DONE)
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
+	sqlite3_finalize(st);
+	stats_sort(v->v, v->n);
+	return rc == SQLITE_DONE ? 0 : 2;
+}
+
+static double p(const struct vec *v, double pct)
+{
+	return v->n ? stats_percentile(v->v, v->n, pct) : NAN;
+}
+
+#define SERVER "m.peer_addr || ':' || m.peer_port"
+
+/* ---- no_reuse: per program run and server ------------------------------ */
+
+static int no_reuse_row(struct scan *s, sqlite3_stmt *st)
+{
+	double conns = sqlite3_column_double(st, 4);
+	double exch = sqlite3_column_double(st, 5);
+	double setup = sqlite3_column_double(st, 6);
+	double client_closed = sqlite3_column_double(st, 7);
+	int64_t most = sqlite3_column_int64(st, 8);
+	struct finding *f;
+
+	if (exch < FINDINGS_MIN_EXCHANGES ||
+	    conns < FINDINGS_NO_REUSE_MIN_NEW_SHARE * exch)
+		return 0;
+	/* reuse would open one connection where this run opened conns: the
+	 * handshakes of the others are the time at stake */
+	if (!(f = add(s, "no_reuse", setup * (conns - 1) / conns)))
+		return say_nomem();
+	put(f->subject, sizeof(f->subject), "program %s (pid %d) to %s",
+	    base_name(text(st, 1)), sqlite3_column_int(st, 2), text(st, 3));
+	put(f->evidence, sizeof(f->evidence),
+	    "%.0f exchanges on %.0f connections (%.2f per connection); "
+	    "connect + TLS %.3f ms per connection, %.1f ms in all; "
+	    "%.0f%% closed by the client; the server kept up to %lld "
+	    "exchanges on one connection",
+	    exch, conns, exch / conns, setup / conns, setup,
+	    100 * client_closed / conns, (long long)most);
+	put(f->advice, sizeof(f->advice), "%s",
+	    client_closed * 2 >= conns
+		    ? "the client closes each connection after its exchange: "
+		      "keep connections open and reuse them (HTTP keep-alive, "
+		      "a connection pool, ab -k, one curl for several URLs)"
+		    : "each connection ends with its response: have the client "
+		      "ask for keep-alive (HTTP/1.1, Connection: keep-alive, "
+		      "ab -k) and check that the server allows it (nginx "
+		      "keepalive_timeout, keepalive_requests)");
+	return 0;
+}
+
+static int no_reuse(struct scan *s)
+{
+	/* the most exchanges the server kept on one connection, for any
+	 * client: whether its responses allow keep-alive at all */
+	return each_row(
+		s,
+		sqlite3_mprintf(
+			"SELECT c.process_id, m.program, m.pid, " SERVER
+			" AS server, count(*), total(m.exchanges), "
+			"total(coalesce(m.te_ms, 0) + coalesce(m.tls_ms, 0)), "
+			"total(m.end_class = 'client_close'), (SELECT "
+			"max(n.exchanges) FROM connection_metrics n WHERE "
+			"n.peer_addr = m.peer_addr AND n.peer_port = "
+			"m.peer_port) FROM connection_metrics m JOIN "
+			"connection c ON c.id = m.connection_id WHERE (%s) "
+			"AND m.exchanges > 0 GROUP BY c.process_id, server "
+			"ORDER BY c.process_id, server",
+			s->conns),
+		no_reuse_row);
+}
+
+/* ---- handshake_share: per server --------------------------------------- */
+
+static int handshake_row(struct scan *s, sqlite3_stmt *st)
+{
+	const char *server = text(st, 0);
+	double exch = sqlite3_column_double(st, 2);
+	double setup = sqlite3_column_double(st, 3);
+	double tt = sqlite3_column_double(st, 4);
+	struct vec te = { 0 }, tls = { 0 }, both = { 0 };
+	struct finding *f;
+	int rc = 0;
+
+	if (exch < FINDINGS_MIN_EXCHANGES || tt <= 0 ||
+	    setup < FINDINGS_HANDSHAKE_MIN_SHARE * tt)
+		return 0;
+#define ONE(col, v)                                                            \
+	values(s,                                                              \
+	       sqlite3_mprintf("SELECT %s FROM connection_metrics m WHERE "    \
+			       "(%s) AND " SERVER " = %Q AND m.exchanges > 0 " \
+			       "AND m.tt_ms IS NOT NULL",                      \
+			       col, s->conns, server),                         \
+	       v)
+	if (ONE("m.te_ms", &te) || ONE("m.tls_ms", &tls) ||
+	    ONE("coalesce(m.te_ms, 0) + coalesce(m.tls_ms, 0)", &both)) {
+		rc = 2;
+		goto out;
+	}
+#undef ONE
+	if (p(&both, 50) < FINDINGS_HANDSHAKE_MIN_MS)
+		goto out;
+	if (!(f = add(s, "handshake_share", setup))) {
+		rc = say_nomem();
+		goto out;
+	}
+	put(f->subject, sizeof(f->subject), "server %s", server);
+	put(f->evidence, sizeof(f->evidence),
+	    "connect + TLS %.0f%% of Tt over %.0f connections; Te p50 %.3f "
+	    "ms, TLS p50 %s%.3f ms; %.1f ms in all",
+	    100 * setup / tt, sqlite3_column_double(st, 1), p(&te, 50),
+	    tls.n ? "" : "(none) ", tls.n ? p(&tls, 50) : 0.0, setup);
+	put(f->advice, sizeof(f->advice),
+	    "open fewer connections: reuse them (keep-alive, HTTP/2), resume "
+	    "TLS sessions (tickets, 0-RTT), or move the server nearer");
+out:
+	vec_free(&te);
+	vec_free(&tls);
+	vec_free(&both);
+	return rc;
+}
+
+static int handshake_share(struct scan *s)
+{
+	return each_row(
+		s,
+		sqlite3_mprintf(
+			"SELECT " SERVER " AS server, count(*), "
+			"total(m.exchanges), total(coalesce(m.te_ms, 0) + "
+			"coalesce(m.tls_ms, 0)), total(m.tt_ms) FROM "
+			"connection_metrics m WHERE (%s) AND m.exchanges > 0 "
+			"AND m.tt_ms IS NOT NULL GROUP BY server ORDER BY 1",
+			s->conns),
+		handshake_row);
+}
+
+/* ---- server_wait: per server, against the others ---------------------- */
+
+struct wait_server {
+	char server[64];
+	double n, tw50, tw99, trecv50, sum_tw, sum_trecv, think;
+};
+
+struct wait_list {
+	struct wait_server *v;
+	size_t n, cap;
+};
+
+static int server_wait(struct scan *s)
+{
+	char *sql = sqlite3_mprintf(
+		"SELECT DISTINCT peer_addr || ':' || peer_port FROM "
+		"exchange_metrics WHERE (%s) AND tw_ms IS NOT NULL ORDER BY 1",
+		s->where);
+	sqlite3_stmt *st = sql ? db_prepare(s->db, sql) : NULL;
+	struct wait_list l = { 0 };
+	struct vec tw = { 0 }, trecv = { 0 }, think = { 0 };
+	int rc = 0, step;
+
+	sqlite3_free(sql);
+	if (!st)
+		return sql ? 2 : say_nomem();
+	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *server = text(st, 0);
+		struct wait_server *w;
+
+#define ONE(col, v)                                                            \
+	values(s,                                                              \
+	       sqlite3_mprintf("SELECT %s FROM exchange_metrics e JOIN "       \
+			       "connection c ON c.id = e.connection_id WHERE " \
+			       "(%s) AND e.peer_addr || ':' || e.peer_port = " \
+			       "%Q AND e.tw_ms IS NOT NULL",                   \
+			       col, s->where, server),                         \
+	       v)
+		/* the server's own time: Tw less the path's round trip,
+		 * where TCP_INFO gave it */
+		if (ONE("e.tw_ms", &tw) || ONE("e.trecv_ms", &trecv) ||
+		    ONE("max(e.tw_ms - coalesce(c.min_rtt_us / 1e3, 0), 0)",
+			&think)) {
+			rc = 2;
+			break;
+		}
+#undef ONE
+		if (l.n == l.cap) {
+			size_t more = l.cap ? l.cap * 2 : 16;
+			void *x = realloc(l.v, more * sizeof(*l.v));
+
+			if (!x) {
+				rc = say_nomem();
+				break;
+			}
+			l.v = x;
+			l.cap = more;
+		}
+		w = &l.v[l.n++];
+		snprintf(w->server, sizeof(w->server), "%s", server);
+		w->n = tw.n;
+		w->tw50 = p(&tw, 50);
+		w->tw99 = p(&tw, 99);
+		w->trecv50 = p(&trecv, 50);
+		w->sum_tw = stats_mean(tw.v, tw.n) * tw.n;
+		w->sum_trecv =
+			trecv.n ? stats_mean(trecv.v, trecv.n) * trecv.n : 0;
+		w->think = think.n ? stats_mean(think.v, think.n) * think.n : 0;
+	}
+	if (rc == 0 && step != SQLITE_DONE) {
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
+		rc = 2;
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; rc == 0 && i < l.n; i++) {
+		struct wait_server *w = &l.v[i];
+		struct vec others = { 0 };
+		double other50 = NAN;
+		bool dominates, stands_out;
+		struct finding *f;
+
+		for (size_t j = 0; j < l.n; j++)
+			if (j != i && l.v[j].n >= FINDINGS_MIN_EXCHANGES &&
+			    vec_push(&others, l.v[j].tw50) != 0)
+				rc = say_nomem();
+		if (others.n) {
+			stats_sort(others.v, others.n);
+			other50 = p(&others, 50);
+		}
+		vec_free(&others);
+		if (rc || w->n < FINDINGS_MIN_EXCHANGES ||
+		    !(w->tw50 >= FINDINGS_SERVER_WAIT_MIN_MS))
+			continue;
+		dominates = w->sum_tw >= FINDINGS_SERVER_WAIT_MIN_SHARE *
+						 (w->sum_tw + w->sum_trecv);
+		stands_out = other50 >= 0 &&
+			     w->tw50 >= FINDINGS_SERVER_WAIT_FACTOR * other50;
+		if (!dominates && !stands_out)
+			continue;
+		if (!(f = add(s, "server_wait", w->think))) {
+			rc = say_nomem();
+			break;
+		}
+		put(f->subject, sizeof(f->subject), "server %s", w->server);
+		if (isnan(other50))
+			put(f->evidence, sizeof(f->evidence),
+			    "Tw p50 %.3f ms, p99 %.3f ms over %.0f exchanges; "
+			    "Trecv p50 %.3f ms; waiting %.0f%% of Tw + Trecv",
+			    w->tw50, w->tw99, w->n, w->trecv50,
+			    100 * w->sum_tw / (w->sum_tw + w->sum_trecv));
+		else
+			put(f->evidence, sizeof(f->evidence),
+			    "Tw p50 %.3f ms, p99 %.3f ms over %.0f exchanges; "
+			    "Trecv p50 %.3f ms; waiting %.0f%% of Tw + "
+			    "Trecv; the other servers' Tw p50 %.3f ms",
+			    w->tw50, w->tw99, w->n, w->trecv50,
+			    100 * w->sum_tw / (w->sum_tw + w->sum_trecv),
+			    other50);
+		put(f->advice, sizeof(f->advice),
+		    "the server takes the time before its first byte: look "
+		    "at what it does per request (its logs' request time, the "
+		    "application, its database, its queue of workers); "
+		    "caching the answer or sending headers early helps");
+	}
+	free(l.v);
+	vec_free(&tw);
+	vec_free(&trecv);
+	vec_free(&think);
+	return rc;
+}
+
+/* ---- transfer_limited: the seed 002 fit per server --------------------- */
+
+static int transfer_fit(void *ctx, const struct analyses_size_fit *fit)
+{
+	struct scan *s = ctx;
+	double sum_t = 0, sum_size = 0, a = fit->ts_a, rate;
+	struct vec path = { 0 };
+	struct finding *f;
+	char *sql;
+
+	if (fit->n < FINDINGS_MIN_EXCHANGES || !(a > 0) ||
+	    fit->dr[fit->n - 1] < FINDINGS_TRANSFER_MIN_SPAN * fit->dr[0])
+		return 0;
+	for (size_t i = 0; i < fit->n; i++) {
+		sum_t += fit->t_ms[i];
+		sum_size += a * fit->dr[i];
+	}
+	/* dr is ascending: its p50 is the middle value */
+	if (sum_size < FINDINGS_TRANSFER_MIN_SHARE * sum_t ||
+	    a * stats_percentile(fit->dr, fit->n, 50) <
+		    FINDINGS_TRANSFER_MIN_MS)
+		return 0;
+	sql = sqlite3_mprintf("SELECT m.delivery_rate FROM connection_metrics "
+			      "m WHERE (%s) AND " SERVER " = %Q AND "
+			      "m.delivery_rate > 0",
+			      s->conns, fit->server);
+	if (values(s, sql, &path) != 0)
+		return -1;
+	rate = 1e-3 / a; /* bytes per ms -> MB/s: a in ms per byte */
+	if (!(f = add(s, "transfer_limited", sum_size))) {
+		vec_free(&path);
+		say_nomem();
+		return -1;
+	}
+	put(f->subject, sizeof(f->subject), "server %s", fit->server);
+	put(f->evidence, sizeof(f->evidence),
+	    "T6 - T4 = a Dr + b over %zu exchanges (Theil-Sen): a %.4f us/B "
+	    "(%.3f MB/s), b %.3f ms; the size term %.0f%% of the time; "
+	    "path delivery rate p50 %s%.3f MB/s",
+	    fit->n, a * 1e3, rate, fit->ts_b, 100 * sum_size / sum_t,
+	    path.n ? "" : "(unknown) ", path.n ? p(&path, 50) / 1e6 : 0.0);
+	put(f->advice, sizeof(f->advice), "%s",
+	    path.n && rate * 1e6 < FINDINGS_TRANSFER_PATH_SHARE * p(&path, 50)
+		    ? "the responses come far slower than the path delivers: "
+		      "the server sends slowly or the client reads slowly "
+		      "(socket buffers, TCP windows, a rate limit, the "
+		      "server's disk or application)"
+		    : "the time grows with the bytes: send fewer (compression, "
+		      "smaller images, caching, ranges) or give the path more "
+		      "bandwidth");
+	vec_free(&path);
+	return 0;
+}
+
+static int transfer_limited(struct scan *s)
+{
+	return analyses_size_each(s->db, s->where, transfer_fit, s);
+}
+
+/* ---- idle_close: reconnects after the server closed an idle one -------- */
+
+struct idle {
+	char server[64];
+	struct vec closes, gaps, setup;
+};
+
+static int idle_flush(struct scan *s, struct idle *k)
+{
+	double rec = NAN, setup;
+	const char *shape;
+	struct finding *f;
+
+	if (!k->server[0] || k->gaps.n < FINDINGS_IDLE_CLOSE_MIN_RECONNECTS)
+		return 0;
+	stats_sort(k->closes.v, k->closes.n);
+	stats_sort(k->gaps.v, k->gaps.n);
+	/* the client came back soon after the close: a longer timeout
+	 * would have kept the connection */
+	if (p(&k->gaps, 50) > FINDINGS_IDLE_CLOSE_REACH * p(&k->closes, 50))
+		return 0;
+	if (stats_keepalive_advice(k->gaps.v, k->gaps.n, &rec, &shape) != 0)
+		return say_nomem();
+	setup = stats_mean(k->setup.v, k->setup.n) * k->setup.n;
+	if (!(f = add(s, "idle_close", setup)))
+		return say_nomem();
+	put(f->subject, sizeof(f->subject), "server %s", k->server);
+	put(f->evidence, sizeof(f->evidence),
+	    "%zu reconnects after the server closed an idle connection; it "
+	    "closed after p50 %.1f ms idle (min %.1f ms), the client came "
+	    "back after p50 %.1f ms (p90 %.1f ms); connect + TLS %.1f ms in "
+	    "all",
+	    k->gaps.n, p(&k->closes, 50), k->closes.v[0], p(&k->gaps, 50),
+	    p(&k->gaps, 90), setup);
+	put(f->advice, sizeof(f->advice),
+	    "raise the server's keep-alive timeout above the client's gaps "
+	    "(recommended %.0f ms: mean + 7 sd of the gaps, within 100 ms to "
+	    "15 s), or have the client send sooner",
+	    rec);
+	return 0;
+}
+
+static int idle_row(struct scan *s, sqlite3_stmt *st)
+{
+	struct idle *k = s->idle; /* the rows come ordered by server */
+	const char *server = text(st, 0);
+
+	if (strcmp(server, k->server) != 0) {
+		if (idle_flush(s, k) != 0)
+			return 2;
+		snprintf(k->server, sizeof(k->server), "%s", server);
+		k->closes.n = k->gaps.n = k->setup.n = 0;
+	}
+	if (vec_push(&k->closes, sqlite3_column_double(st, 1)) != 0 ||
+	    vec_push(&k->gaps, sqlite3_column_double(st, 2)) != 0 ||
+	    vec_push(&k->setup, sqlite3_column_double(st, 3)) != 0)
+		return say_nomem();
+	return 0;
+}
+
+static int idle_close(struct scan *s)
+{
+	struct idle idle = { 0 }, *k = &idle;
+	int rc;
+
+	s->idle = k;
+	/* a connection of a process opened after its previous one to the
+	 * same server was closed by the server at least
+	 * ANALYSES_IDLE_CLOSE_MIN_MS after its last response: the close's
+	 * delay, the client's gap (last response to the new connect) and
+	 * the new connection's setup */
+	rc = each_row(
+		s,
+		sqlite3_mprintf(
+			"SELECT " SERVER ", (pc.teof_ns - pe.t6_ns) / 1e6, "
+			"(m.t1_ns - pe.t6_ns) / 1e6, coalesce(m.te_ms, 0) + "
+			"coalesce(m.tls_ms, 0) FROM connection_metrics m JOIN "
+			"connection c ON c.id = m.connection_id JOIN "
+			"connection pc ON pc.process_id = c.process_id AND "
+			"pc.peer_addr = c.peer_addr AND pc.peer_port = "
+			"c.peer_port AND pc.seq = (SELECT max(q.seq) FROM "
+			"connection q WHERE q.process_id = c.process_id AND "
+			"q.peer_addr = c.peer_addr AND q.peer_port = "
+			"c.peer_port AND q.seq < c.seq) JOIN exchange pe ON "
+			"pe.connection_id = pc.id AND pe.seq = (SELECT "
+			"max(seq) FROM exchange WHERE connection_id = pc.id) "
+			"WHERE (%s) AND pc.end_class = 'server_close' AND "
+			"pe.tfb_ns IS NOT NULL AND pc.teof_ns >= pe.t6_ns + "
+			"%lld AND pc.teof_ns <= c.t1_ns AND (SELECT count(*) "
+			"FROM exchange_metrics x WHERE x.peer_addr = "
+			"m.peer_addr AND x.peer_port = m.peer_port AND (%s)) "
+			">= %d ORDER BY 1",
+			s->conns, (long long)(ANALYSES_IDLE_CLOSE_MIN_MS * 1e6),
+			s->where, FINDINGS_MIN_EXCHANGES),
+		idle_row);
+	if (rc == 0)
+		rc = idle_flush(s, k);
+	vec_free(&k->closes);
+	vec_free(&k->gaps);
+	vec_free(&k->setup);
+	return rc;
+}
+
+/* ---- saturation: the endings' windows of seed 000 ---------------------- */
+
+static int saturation(struct scan *s)
+{
+	struct analyses_endings_row *rows;
+	size_t n, i = 0;
+	char *sql;
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	if (analyses_endings_collect(s->db, s->where,
+				     FINDINGS_SATURATION_WINDOW_S, &rows,
+				     &n) != 0)
+		return 2;
+	/* the users' time in the failed and given-up connections of a
+	 * window */
+	sql = sqlite3_mprintf(
+		"SELECT total(m.tt_ms) FROM connection_metrics m WHERE (%s) AND " SERVER
+		" = ?1 AND m.t1_ns >= ?2 AND m.t1_ns < ?2 + ?3 AND "
+		"(m.end_class IN ('reset', 'timeout', 'refused', "
+		"'connect_error') OR (m.end_class = 'client_close' AND (SELECT "
+		"e.ds > 0 AND e.tfb_ns IS NULL FROM exchange e WHERE "
+		"e.connection_id = m.connection_id ORDER BY e.seq DESC LIMIT "
+		"1)))",
+		s->conns);
+	st = sql ? db_prepare(s->db, sql) : NULL;
+	if (!st) {
+		rc = sql ? 2 : say_nomem();
+		sqlite3_free(sql);
+		free(rows);
+		return rc;
+	}
+	sqlite3_free(sql);
+	while (rc == 0 && i < n) {
+		size_t j = i, windows = 0;
+		double conns = 0, at_stake = 0, failed = 0, resets = 0,
+		       timeouts = 0, aborted = 0;
+		const char *worst = "normal";
+		struct finding *f;
+
+		for (; j < n && strcmp(rows[j].server, rows[i].server) == 0;
+		     j++) {
+			const struct analyses_endings_row *r = &rows[j];
+
+			if (strcmp(r->state, "normal") == 0 ||
+			    r->n < FINDINGS_SATURATION_MIN_WINDOW_CONNS)
+				continue;
+			windows++;
+			conns += r->n;
+			failed += r->c[ANALYSES_END_FAILED];
+			resets += r->c[ANALYSES_END_RESET];
+			timeouts += r->c[ANALYSES_END_TIMEOUT];
+			aborted += r->c[ANALYSES_END_ABORTED];
+			if (strcmp(r->state, "stopped") == 0 ||
+			    strcmp(worst, "normal") == 0)
+				worst = r->state;
+			sqlite3_bind_text(st, 1, r->server, -1,
+					  SQLITE_TRANSIENT);
+			sqlite3_bind_int64(st, 2, r->window_ns);
+			sqlite3_bind_int64(
+				st, 3,
+				(int64_t)(FINDINGS_SATURATION_WINDOW_S * 1e9));
+			if (sqlite3_step(st) == SQLITE_ROW)
+				at_stake += sqlite3_column_double(st, 0);
+			else
+				rc = 2;
+			sqlite3_reset(st);
+		}
+		if (rc) {
+			fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
+			break;
+		}
+		if (windows && conns >= FINDINGS_MIN_CONNECTIONS) {
+			if (!(f = add(s, "saturation", at_stake))) {
+				rc = say_nomem();
+				break;
+			}
+			put(f->subject, sizeof(f->subject), "server %s",
+			    rows[i].server);
+			put(f->evidence, sizeof(f->evidence),
+			    "%zu windows of %.0f s judged %s: %.0f "
+			    "connections, %.0f failed to connect, %.0f reset, "
+			    "%.0f timed out, %.0f given up before an answer",
+			    windows, FINDINGS_SATURATION_WINDOW_S, worst, conns,
+			    failed, resets, timeouts, aborted);
+			put(f->advice, sizeof(f->advice), "%s",
+			    strcmp(worst, "stopped") == 0
+				    ? "the server refused or could not be "
+				      "reached: is it running, listening, "
+				      "its backlog (listen queue) large "
+				      "enough?"
+				    : "the server fails under the load of "
+				      "these windows: more workers or "
+				      "capacity, a larger listen backlog, "
+				      "and clients that back off instead of "
+				      "retrying at once");
+		}
+		i = j;
+	}
+	sqlite3_finalize(st);
+	free(rows);
+	return rc;
+}
+
+/* ---- dns_slow: per name ----------------------------------------------- */
+
+static int dns_row(struct scan *s, sqlite3_stmt *st)
+{
+	const char *name = text(st, 0);
+	double lookups = sqlite3_column_double(st, 1);
+	double repeats = sqlite3_column_double(st, 2);
+	double total = sqlite3_column_double(st, 3);
+	double repeated_ms = sqlite3_column_double(st, 4);
+	struct vec ms = { 0 };
+	bool slow, repeat;
+	struct finding *f;
+	int rc;
+
+	rc = values(s,
+		    sqlite3_mprintf("SELECT m.dns_ms FROM connection_metrics m "
+				    "WHERE (%s) AND m.dns_name = %Q AND "
+				    "m.dns_ms IS NOT NULL",
+				    s->conns, name),
+		    &ms);
+	slow = rc == 0 && lookups >= FINDINGS_DNS_MIN_LOOKUPS &&
+	       p(&ms, 50) >= FINDINGS_DNS_SLOW_MS;
+	repeat = rc == 0 && repeats >= FINDINGS_DNS_MIN_REPEATS;
+	if (slow || repeat) {
+		if (!(f = add(s, "dns_slow", slow ? total : repeated_ms))) {
+			vec_free(&ms);
+			return say_nomem();
+		}
+		put(f->subject, sizeof(f->subject), "name %s", name);
+		put(f->evidence, sizeof(f->evidence),
+		    "%.0f lookups, dns_ms p50 %.3f ms, p90 %.3f ms, %.1f ms in "
+		    "all; up to %.0f lookups of it in one program run",
+		    lookups, p(&ms, 50), p(&ms, 90), total, repeats);
+		put(f->advice, sizeof(f->advice), "%s",
+		    repeat ? "the program looks the name up again for each "
+			     "connection: resolve once and keep the address "
+			     "(or reuse the connection), or run a caching "
+			     "resolver (nscd, systemd-resolved)"
+			   : "the lookups are slow: a resolver nearer or "
+			     "caching, a longer TTL on the name, or look it "
+			     "up ahead of the request");
+	}
+	vec_free(&ms);
+	return rc;
+}
+
+static int dns_slow(struct scan *s)
+{
+	/* per name: the lookups, the most in one process, their total time,
+	 * and that of the lookups a process made again */
+	return each_row(
+		s,
+		sqlite3_mprintf(
+			"SELECT name, sum(n), max(n), total(ms), total(again) "
+			"FROM (SELECT m.dns_name AS name, count(*) AS n, "
+			"total(m.dns_ms) AS ms, total(m.dns_ms) - "
+			"min(m.dns_ms) AS again FROM connection_metrics m JOIN "
+			"connection c ON c.id = m.connection_id WHERE (%s) AND "
+			"m.dns_ms IS NOT NULL GROUP BY m.dns_name, "
+			"c.process_id) GROUP BY name ORDER BY name",
+			s->conns),
+		dns_row);
+}
+
+/* ---- client_stall: per program run ------------------------------------- */
+
+static int stall_row(struct scan *s, sqlite3_stmt *st)
+{
+	double exch = sqlite3_column_double(st, 3);
+	double gaps = sqlite3_column_double(st, 4);
+	struct vec v = { 0 };
+	struct finding *f;
+	double sum;
+	int rc;
+
+	if (exch < FINDINGS_MIN_EXCHANGES || gaps <= 0)
+		return 0;
+	rc = values(s,
+		    sqlite3_mprintf(
+			    "SELECT e.tgap_ms FROM exchange_metrics e JOIN "
+			    "connection c ON c.id = e.connection_id WHERE "
+			    "(%s) AND c.process_id = %lld AND e.tgap_ms "
+			    "BETWEEN %f AND %f",
+			    s->where, (long long)sqlite3_column_int64(st, 0),
+			    FINDINGS_STALL_MIN_MS, FINDINGS_STALL_MAX_MS),
+		    &v);
+	if (rc != 0 || v.n < FINDINGS_STALL_MIN_SHARE * gaps) {
+		vec_free(&v);
+		return rc;
+	}
+	sum = stats_mean(v.v, v.n) * v.n;
+	if (!(f = add(s, "client_stall", sum))) {
+		vec_free(&v);
+		return say_nomem();
+	}
+	put(f->subject, sizeof(f->subject), "program %s (pid %d)",
+	    base_name(text(st, 1)), sqlite3_column_int(st, 2));
+	put(f->evidence, sizeof(f->evidence),
+	    "%zu of %.0f gaps between a response and the next request on "
+	    "the connection last %.0f to %.0f ms: p50 %.1f ms, p90 %.1f ms, "
+	    "%.1f ms in all, over %.0f exchanges",
+	    v.n, gaps, FINDINGS_STALL_MIN_MS, FINDINGS_STALL_MAX_MS, p(&v, 50),
+	    p(&v, 90), sum, exch);
+	put(f->advice, sizeof(f->advice),
+	    "the program, not the network, waits before its next request: "
+	    "send the requests it already knows sooner (in parallel, "
+	    "pipelined, over HTTP/2) and look at what it does between "
+	    "responses (parsing, CPU, a sleep, a lock)");
+	vec_free(&v);
+	return 0;
+}
+
+static int client_stall(struct scan *s)
+{
+	return each_row(
+		s,
+		sqlite3_mprintf(
+			"SELECT c.process_id, e.program, e.pid, count(*), "
+			"count(e.tgap_ms) FROM exchange_metrics e JOIN "
+			"connection c ON c.id = e.connection_id WHERE (%s) "
+			"GROUP BY c.process_id ORDER BY c.process_id",
+			s->where),
+		stall_row);
+}
+
+/* ---- retransmits: per server ------------------------------------------- */
+
+static int retrans_row(struct scan *s, sqlite3_stmt *st)
+{
+	double conns = sqlite3_column_double(st, 1);
+	double exch = sqlite3_column_double(st, 2);
+	double with = sqlite3_column_double(st, 3);
+	double retrans = sqlite3_column_double(st, 4);
+	double cost = sqlite3_column_double(st, 5);
+	struct finding *f;
+
+	if ((exch < FINDINGS_MIN_EXCHANGES &&
+	     conns < FINDINGS_MIN_CONNECTIONS) ||
+	    retrans < FINDINGS_RETRANS_MIN ||
+	    with < FINDINGS_RETRANS_MIN_SHARE * conns)
+		return 0;
+	if (!(f = add(s, "retransmits", cost)))
+		return say_nomem();
+	put(f->subject, sizeof(f->subject), "server %s", text(st, 0));
+	put(f->evidence, sizeof(f->evidence),
+	    "%.0f retransmissions on %.0f of %.0f connections (%.0f%%); rtt "
+	    "mean %.3f ms; each costs a round trip at least (a timeout: 200 "
+	    "ms or more)",
+	    retrans, with, conns, 100 * with / conns,
+	    sqlite3_column_double(st, 6));
+	put(f->advice, sizeof(f->advice),
+	    "packets are lost on the path: look at the links and queues "
+	    "between (interface errors, a full buffer, Wi-Fi); a congestion "
+	    "control that tolerates loss (BBR) or a server nearer helps");
+	return 0;
+}
+
+static int retransmits(struct scan *s)
+{
+	return each_row(
+		s,
+		sqlite3_mprintf(
+			"SELECT " SERVER " AS server, count(*), "
+			"total(m.exchanges), total(m.retrans > 0), "
+			"total(m.retrans), total(m.retrans * m.rtt_ms), "
+			"avg(m.rtt_ms) FROM connection_metrics m WHERE (%s) "
+			"AND m.retrans IS NOT NULL GROUP BY server ORDER BY 1",
+			s->conns),
+		retrans_row);
+}
+
+/* ---- errors: per server ------------------------------------------------ */
+
+static int errors_row(struct scan *s, sqlite3_stmt *st)
+{
+	double conns = sqlite3_column_double(st, 1);
+	double exch = sqlite3_column_double(st, 2);
+	double failed = sqlite3_column_double(st, 3);
+	double resets = sqlite3_column_double(st, 4);
+	double timeouts = sqlite3_column_double(st, 5);
+	double http5xx = sqlite3_column_double(st, 6);
+	double streams = sqlite3_column_double(st, 7);
+	double all = failed + resets + timeouts + http5xx + streams;
+	double volume = conns > exch ? conns : exch;
+	struct finding *f;
+
+	if (volume < FINDINGS_MIN_CONNECTIONS || all < FINDINGS_ERRORS_MIN ||
+	    all < FINDINGS_ERRORS_MIN_SHARE * volume)
+		return 0;
+	if (!(f = add(s, "errors", sqlite3_column_double(st, 8))))
+		return say_nomem();
+	put(f->subject, sizeof(f->subject), "server %s", text(st, 0));
+	put(f->evidence, sizeof(f->evidence),
+	    "%.0f failed connects, %.0f resets, %.0f timeouts, %.0f HTTP 5xx, "
+	    "%.0f reset streams over %.0f connections and %.0f exchanges",
+	    failed, resets, timeouts, http5xx, streams, conns, exch);
+	put(f->advice, sizeof(f->advice), "%s",
+	    http5xx >= all / 2
+		    ? "the server answers with errors: its error log says why"
+	    : failed >= all / 2
+		    ? "connects fail: is the server running and listening on "
+		      "that address, a firewall in between?"
+		    : "connections break: the server (or something between) "
+		      "resets or stalls them; its error log, its limits "
+		      "(workers, timeouts) and the clients' own timeouts");
+	return 0;
+}
+
+static int errors(struct scan *s)
+{
+	/* the time at stake: the failed connections' Tt, the 5xx exchanges'
+	 * T6 - T3 */
+	return each_row(
+		s,
+		sqlite3_mprintf(
+			"SELECT " SERVER " AS server, count(*), "
+			"total(m.exchanges), total(m.end_class IN ('refused', "
+			"'connect_error')), total(m.end_class = 'reset'), "
+			"total(m.end_class = 'timeout'), total((SELECT "
+			"count(*) FROM exchange e WHERE e.connection_id = "
+			"m.connection_id AND e.status >= 500)), total((SELECT "
+			"count(*) FROM exchange e WHERE e.connection_id = "
+			"m.connection_id AND e.stream_error > 0)), "
+			"total(CASE WHEN m.end_class IN ('refused', "
+			"'connect_error', 'reset', 'timeout') THEN m.tt_ms "
+			"END) + total((SELECT total(e.t6_ns - e.t3_ns) / 1e6 "
+			"FROM exchange e WHERE e.connection_id = "
+			"m.connection_id AND e.status >= 500)) FROM "
+			"connection_metrics m WHERE (%s) GROUP BY server "
+			"ORDER BY 1",
+			s->conns),
+		errors_row);
+}
+
+/* ---- all of them ------------------------------------------------------- */
+
+static int by_stake(const void *a, const void *b)
+{
+	const struct finding *x = a, *y = b;
+
+	if (x->at_stake_ms != y->at_stake_ms)
+		return x->at_stake_ms < y->at_stake_ms ? 1 : -1;
+	if (strcmp(x->id, y->id) != 0)
+		return strcmp(x->id, y->id);
+	return strcmp(x->subject, y->subject);
+}
+
+int findings_collect(sqlite3 *db, const char *where, struct findings *out)
+{
+	static int (*const each[])(struct scan *) = {
+		no_reuse,    handshake_share, server_wait, transfer_limited,
+		idle_close,  saturation,      dns_slow,	   client_stall,
+		retransmits, errors,
+	};
+	struct scan s = { .db = db, .where = where ? where : "1", .out = out };
+	char *conns = filter_connections(s.where);
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!conns)
+		return say_nomem();
+	s.conns = conns;
+	for (size_t i = 0; rc == 0 && i < sizeof(each) / sizeof(*each); i++)
+		rc = each[i](&s);
+	sqlite3_free(conns);
+	if (rc != 0) {
+		findings_free(out);
+		return 2;
+	}
+	for (size_t i = 0; i < out->n; i++)
+		if (!(out->v[i].at_stake_ms >= 0))
+			out->v[i].at_stake_ms = 0;
+	qsort(out->v, out->n, sizeof(*out->v), by_stake);
+	return 0;
+}
+
+void findings_free(struct findings *f)
+{
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+void findings_print(const struct findings *f, bool csv, bool always, FILE *out)
+{
+	if (csv) {
+		fprintf(out,
+			"finding,subject,time_at_stake_ms,evidence,advice\n");
+		for (size_t i = 0; i < f->n; i++) {
+			const struct finding *x = &f->v[i];
+
+			fprintf(out, "%s,", x->id);
+			text_csv_cell(out, x->subject, 0);
+			fprintf(out, ",%.3f,", x->at_stake_ms);
+			text_csv_cell(out, x->evidence, 0);
+			fputc(',', out);
+			text_csv_cell(out, x->advice, 0);
+			fputc('\n', out);
+		}
+		return;
+	}
+	if (!f->n) {
+		if (always)
+			fprintf(out, "no finding: nothing stands out\n");
+		return;
+	}
+	fprintf(out, "findings, the most time at stake first:\n");
+	for (size_t i = 0; i < f->n; i++) {
+		const struct finding *x = &f->v[i];
+
+		fprintf(out, "%zu. %s, ", i + 1, x->id);
+		text_tty_put(out, x->subject);
+		fprintf(out, ": %.1f ms at stake\n   ", x->at_stake_ms);
+		text_tty_put(out, x->evidence);
+		fprintf(out, "\n   -> ");
+		text_tty_put(out, x->advice);
+		fputc('\n', out);
+	}
+}

@@ -157,8 +157,12 @@ static int no_reuse_row(struct scan *s, sqlite3_stmt *st)
 	int64_t most = sqlite3_column_int64(st, 8);
 	struct finding *f;
 
+	/* a connection the server closed after it idled was reusable:
+	 * that is idle_close's finding, not this one's */
+	double idle_closed = sqlite3_column_double(st, 9);
+
 	if (exch < FINDINGS_MIN_EXCHANGES ||
-	    conns < FINDINGS_NO_REUSE_MIN_NEW_SHARE * exch)
+	    conns - idle_closed < FINDINGS_NO_REUSE_MIN_NEW_SHARE * exch)
 		return 0;
 	/* reuse would open one connection where this run opened conns: the
 	 * handshakes of the others are the time at stake */
@@ -198,10 +202,14 @@ static int no_reuse(struct scan *s)
 			"total(m.end_class = 'client_close'), (SELECT "
 			"max(n.exchanges) FROM connection_metrics n WHERE "
 			"n.peer_addr = m.peer_addr AND n.peer_port = "
-			"m.peer_port) FROM connection_metrics m JOIN "
-			"connection c ON c.id = m.connection_id WHERE (%s) "
-			"AND m.exchanges > 0 GROUP BY c.process_id, server "
-			"ORDER BY c.process_id, server",
+			"m.peer_port), total(m.end_class = 'server_close' AND "
+			"m.teof_ns - (SELECT max(e.t6_ns) FROM exchange e "
+			"WHERE e.connection_id = m.connection_id) >= %lld) "
+			"FROM connection_metrics m JOIN connection c ON c.id "
+			"= m.connection_id WHERE (%s) AND m.exchanges > 0 "
+			"GROUP BY c.process_id, server ORDER BY "
+			"c.process_id, server",
+			(long long)(ANALYSES_IDLE_CLOSE_MIN_MS * 1e6),
 			s->conns),
 		no_reuse_row);
 }
@@ -488,8 +496,8 @@ static int idle_flush(struct scan *s, struct idle *k)
 		return say_nomem();
 	put(f->subject, sizeof(f->subject), "server %s", k->server);
 	put(f->evidence, sizeof(f->evidence),
-	    "%zu reconnects after the server closed an idle connection; it "
-	    "closed after p50 %.1f ms idle (min %.1f ms), the client came "
+	    "%zu reconnects after the server closed an idle connection; the "
+	    "close seen after p50 %.1f ms idle (min %.1f ms), the client came "
 	    "back after p50 %.1f ms (p90 %.1f ms); connect + TLS %.1f ms in "
 	    "all",
 	    k->gaps.n, p(&k->closes, 50), k->closes.v[0], p(&k->gaps, 50),

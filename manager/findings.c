@@ -821,8 +821,8 @@ static int retrans_row(struct scan *s, sqlite3_stmt *st)
 	put(f->subject, sizeof(f->subject), "server %s", text(st, 0));
 	put(f->evidence, sizeof(f->evidence),
 	    "%.0f retransmissions on %.0f of %.0f connections (%.0f%%); rtt "
-	    "mean %.3f ms; each costs a round trip at least (a timeout: 200 "
-	    "ms or more)",
+	    "mean %.3f ms; each costs about a round trip (a timeout: 200 ms "
+	    "or more)",
 	    retrans, with, conns, 100 * with / conns,
 	    sqlite3_column_double(st, 6));
 	put(f->advice, sizeof(f->advice),
@@ -839,7 +839,8 @@ static int retransmits(struct scan *s)
 		sqlite3_mprintf(
 			"SELECT " SERVER " AS server, count(*), "
 			"total(m.exchanges), total(m.retrans > 0), "
-			"total(m.retrans), total(m.retrans * m.rtt_ms), "
+			"total(m.retrans), total(min(m.retrans * m.rtt_ms, "
+			"coalesce(m.tt_ms, m.retrans * m.rtt_ms))), "
 			"avg(m.rtt_ms) FROM connection_metrics m WHERE (%s) "
 			"AND m.retrans IS NOT NULL GROUP BY server ORDER BY 1",
 			s->conns),

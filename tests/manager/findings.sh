@@ -16,8 +16,9 @@
 #   dns_slow          a client that looks the same name up for each request
 #   saturation/errors a server that resets every request; nginx answering 500
 #   observe           the findings at the end of observe's table, only then
-# retransmits is not constructed here: loopback loses nothing, and this
-# machine has neither netem nor a packet filter to drop packets with.
+#   retransmits       uploads through a loopback that drops: a token bucket
+#                     (tc tbf) on lo in a network namespace of its own
+#                     (unshare -n: needs root; skipped, said, without)
 # The constructed causes are tens of milliseconds: far above the noise of a
 # loaded machine (a few ms); no bound here depends on the machine's speed.
 source "$(dirname "$0")/../lib/common.sh"
@@ -209,6 +210,60 @@ has reset errors
 run err ab -q -k -n 40 "$URL/err" >/dev/null || true
 has err errors
 expect_eq "$("$MANAGER" findings "$WORK/err.db" --csv | grep -c '^errors,.*40 HTTP 5xx')" 1 "the 5xx counted"
+
+# ---- retransmits: a lossy loopback of our own ------------------------------------------------
+cat > "$WORK/lossy.sh" <<'SH'
+# in a new network namespace: its own lo, 1500 bytes MTU, a token bucket
+# that drops what exceeds 50 Mbit/s (the other machines' loopback untouched)
+set -e
+ip link set lo up
+ip link set lo mtu 1500
+tc qdisc add dev lo root tbf rate 50mbit burst 16kb limit 30kb
+"$PYTHON" - "$WORK/upload.port" <<'PY' &
+import socket, sys, threading
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(16)
+open(sys.argv[1] + ".tmp", "w").write(str(srv.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+def serve(c):
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        buf += c.recv(65536)
+    head, body = buf.split(b"\r\n\r\n", 1)
+    n = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0].split(b":")[1])
+    while len(body) < n:
+        body += c.recv(1 << 20)
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+    c.close()
+srv.settimeout(120)
+for _ in range(12):
+    threading.Thread(target=serve, args=(srv.accept()[0],)).start()
+PY
+server=$!
+for _ in $(seq 1200); do [ -s "$WORK/upload.port" ] && break; sleep 0.05; done
+port=$(cat "$WORK/upload.port")
+# 12 uploads of 400 KB: TCP sends faster than the bucket lets through
+"$OBSERVE" -q -o "$WORK/loss.db" -- "$PYTHON" - "$port" <<'PY'
+import socket, sys
+for i in range(12):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.sendall(b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 400000\r\n\r\n" + b"u" * 400000)
+    while s.recv(65536):
+        pass
+    s.close()
+PY
+wait "$server"
+SH
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v tc >/dev/null &&
+   unshare -n sh -c 'ip link set lo up && tc qdisc add dev lo root tbf rate 50mbit burst 16kb limit 30kb' 2>/dev/null; then
+  WORK=$WORK PYTHON=$PYTHON OBSERVE=$OBSERVE timeout 120 unshare -n bash "$WORK/lossy.sh" ||
+    fail "the lossy loopback run failed"
+  echo "  connections with retransmissions: $(q "$WORK/loss.db" 'SELECT count(*) FROM connection WHERE retrans > 0') of 12"
+  has loss retransmits
+else
+  echo "note: no network namespace with tc tbf here (root, unshare, tc): retransmits not constructed"
+fi
 
 # ---- observe's table: the findings only when one fires ------------------------------------------
 "$OBSERVE" -o "$WORK/o1.db" -- ab -q -k -n 100 "$URL/100b" >/dev/null 2> "$WORK/o1.err"

@@ -119,8 +119,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	p.dir = o.dir;
 	p.tmp = tmp;
-	if (findings_collect(d.db, d.where, &found) != 0 ||
-	    report_data_read(&d) != 0 || report_plots_begin(&p) != 0)
+	if (report_data_read(&d) != 0 ||
+	    findings_collect(d.db, d.where, &found) != 0 ||
+	    report_plots_begin(&p) != 0)
 		goto out;
 	if (!report_plots_can_draw()) {
 		fprintf(stderr,

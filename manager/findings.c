@@ -948,7 +948,8 @@ int findings_collect(sqlite3 *db, const char *where, struct findings *out)
 	for (size_t i = 0; i < out->n; i++)
 		if (!(out->v[i].at_stake_ms >= 0))
 			out->v[i].at_stake_ms = 0;
-	qsort(out->v, out->n, sizeof(*out->v), by_stake);
+	if (out->n) /* v is NULL when none fired */
+		qsort(out->v, out->n, sizeof(*out->v), by_stake);
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include "text.h"
 
 struct idle;
+struct wait_list;
 
 /* What every finding's query needs: the database, the filter over
  * exchange_metrics and the same over connection_metrics m. */
@@ -30,7 +31,8 @@ struct scan {
 	sqlite3 *db;
 	const char *where, *conns;
 	struct findings *out;
-	struct idle *idle; /* idle_close's rows of one server */
+	struct idle *idle;	 /* idle_close's rows of one server */
+	struct wait_list *waits; /* server_wait's servers */
 };
 
 static int say_nomem(void)
@@ -196,86 +198,148 @@ static int no_reuse(struct scan *s)
 	return each_row(
 		s,
 		sqlite3_mprintf(
-			"SELECT c.process_id, m.program, m.pid, " SERVER
+			"WITH most AS (SELECT c.peer_addr, c.peer_port, "
+			"max(x.n) AS n FROM connection c JOIN (SELECT "
+			"connection_id, count(*) AS n FROM exchange GROUP BY "
+			"connection_id) x ON x.connection_id = c.id GROUP BY "
+			"1, 2) SELECT c.process_id, m.program, m.pid, " SERVER
 			" AS server, count(*), total(m.exchanges), "
 			"total(coalesce(m.te_ms, 0) + coalesce(m.tls_ms, 0)), "
-			"total(m.end_class = 'client_close'), (SELECT "
-			"max(n.exchanges) FROM connection_metrics n WHERE "
-			"n.peer_addr = m.peer_addr AND n.peer_port = "
-			"m.peer_port), total(m.end_class = 'server_close' AND "
-			"m.teof_ns - (SELECT max(e.t6_ns) FROM exchange e "
-			"WHERE e.connection_id = m.connection_id) >= %lld) "
-			"FROM connection_metrics m JOIN connection c ON c.id "
-			"= m.connection_id WHERE (%s) AND m.exchanges > 0 "
-			"GROUP BY c.process_id, server ORDER BY "
-			"c.process_id, server",
+			"total(m.end_class = 'client_close'), max(most.n), "
+			"total(m.end_class = 'server_close' AND m.teof_ns - "
+			"(SELECT max(e.t6_ns) FROM exchange e WHERE "
+			"e.connection_id = m.connection_id) >= %lld) FROM "
+			"connection_metrics m JOIN connection c ON c.id = "
+			"m.connection_id LEFT JOIN most ON most.peer_addr = "
+			"m.peer_addr AND most.peer_port = m.peer_port WHERE "
+			"(%s) AND m.exchanges > 0 GROUP BY c.process_id, "
+			"server ORDER BY c.process_id, server",
 			(long long)(ANALYSES_IDLE_CLOSE_MIN_MS * 1e6),
 			s->conns),
 		no_reuse_row);
 }
 
+/* ---- groups: one query, its rows grouped by their first column --------- */
+
+#define GROUP_COLS 5
+/* A group's values: per column (2, 3, ... of the query) the values that
+ * are not NULL, sorted. */
+struct group {
+	const char *key, *label; /* columns 0 and 1 */
+	struct vec v[GROUP_COLS];
+};
+typedef int (*group_fn)(struct scan *s, struct group *g);
+
+/* The rows of sql (freed here; ordered by its column 0, the key; column 1
+ * a label; then up to GROUP_COLS values), one call of fn per key: 0, or 2
+ * (said). One pass over the data whatever the number of groups. */
+static int each_group(struct scan *s, char *sql, group_fn fn)
+{
+	struct group g = { 0 };
+	char *key = NULL, *label = NULL;
+	sqlite3_stmt *st;
+	int rc = 0, step, ncols;
+
+	if (!sql)
+		return say_nomem();
+	st = db_prepare(s->db, sql);
+	sqlite3_free(sql);
+	if (!st)
+		return 2;
+	ncols = sqlite3_column_count(st) - 2;
+	if (ncols > GROUP_COLS)
+		ncols = GROUP_COLS;
+	for (;;) {
+		const char *k = NULL;
+
+		step = sqlite3_step(st);
+		if (step == SQLITE_ROW)
+			k = text(st, 0);
+		if (key && (!k || strcmp(k, key) != 0)) {
+			for (int i = 0; i < ncols; i++)
+				stats_sort(g.v[i].v, g.v[i].n);
+			g.key = key;
+			g.label = label;
+			if ((rc = fn(s, &g)) != 0)
+				break;
+			for (int i = 0; i < ncols; i++)
+				g.v[i].n = 0;
+			free(key);
+			free(label);
+			key = label = NULL;
+		}
+		if (!k)
+			break;
+		if (!key &&
+		    (!(key = strdup(k)) || !(label = strdup(text(st, 1))))) {
+			rc = say_nomem();
+			break;
+		}
+		for (int i = 0; i < ncols; i++)
+			if (sqlite3_column_type(st, 2 + i) != SQLITE_NULL &&
+			    vec_push(&g.v[i],
+				     sqlite3_column_double(st, 2 + i)) != 0) {
+				rc = say_nomem();
+				break;
+			}
+		if (rc)
+			break;
+	}
+	if (rc == 0 && step != SQLITE_DONE) {
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
+		rc = 2;
+	}
+	sqlite3_finalize(st);
+	free(key);
+	free(label);
+	for (int i = 0; i < GROUP_COLS; i++)
+		vec_free(&g.v[i]);
+	return rc;
+}
+
+static double sum(const struct vec *v)
+{
+	return v->n ? stats_mean(v->v, v->n) * v->n : 0;
+}
+
 /* ---- handshake_share: per server --------------------------------------- */
 
-static int handshake_row(struct scan *s, sqlite3_stmt *st)
+static int handshake_group(struct scan *s, struct group *g)
 {
-	const char *server = text(st, 0);
-	double exch = sqlite3_column_double(st, 2);
-	double setup = sqlite3_column_double(st, 3);
-	double tt = sqlite3_column_double(st, 4);
-	struct vec te = { 0 }, tls = { 0 }, both = { 0 };
+	const struct vec *te = &g->v[0], *tls = &g->v[1], *both = &g->v[2];
+	double setup = sum(both), tt = sum(&g->v[3]), exch = sum(&g->v[4]);
 	struct finding *f;
-	int rc = 0;
 
 	if (exch < FINDINGS_MIN_EXCHANGES || tt <= 0 ||
-	    setup < FINDINGS_HANDSHAKE_MIN_SHARE * tt)
+	    setup < FINDINGS_HANDSHAKE_MIN_SHARE * tt ||
+	    p(both, 50) < FINDINGS_HANDSHAKE_MIN_MS)
 		return 0;
-#define ONE(col, v)                                                            \
-	values(s,                                                              \
-	       sqlite3_mprintf("SELECT %s FROM connection_metrics m WHERE "    \
-			       "(%s) AND " SERVER " = %Q AND m.exchanges > 0 " \
-			       "AND m.tt_ms IS NOT NULL",                      \
-			       col, s->conns, server),                         \
-	       v)
-	if (ONE("m.te_ms", &te) || ONE("m.tls_ms", &tls) ||
-	    ONE("coalesce(m.te_ms, 0) + coalesce(m.tls_ms, 0)", &both)) {
-		rc = 2;
-		goto out;
-	}
-#undef ONE
-	if (p(&both, 50) < FINDINGS_HANDSHAKE_MIN_MS)
-		goto out;
-	if (!(f = add(s, "handshake_share", setup))) {
-		rc = say_nomem();
-		goto out;
-	}
-	put(f->subject, sizeof(f->subject), "server %s", server);
+	if (!(f = add(s, "handshake_share", setup)))
+		return say_nomem();
+	put(f->subject, sizeof(f->subject), "server %s", g->key);
 	put(f->evidence, sizeof(f->evidence),
-	    "connect + TLS %.0f%% of Tt over %.0f connections; Te p50 %.3f "
+	    "connect + TLS %.0f%% of Tt over %zu connections; Te p50 %.3f "
 	    "ms, TLS p50 %s%.3f ms; %.1f ms in all",
-	    100 * setup / tt, sqlite3_column_double(st, 1), p(&te, 50),
-	    tls.n ? "" : "(none) ", tls.n ? p(&tls, 50) : 0.0, setup);
+	    100 * setup / tt, both->n, p(te, 50), tls->n ? "" : "(none) ",
+	    tls->n ? p(tls, 50) : 0.0, setup);
 	put(f->advice, sizeof(f->advice),
 	    "open fewer connections: reuse them (keep-alive, HTTP/2), resume "
 	    "TLS sessions (tickets, 0-RTT), or move the server nearer");
-out:
-	vec_free(&te);
-	vec_free(&tls);
-	vec_free(&both);
-	return rc;
+	return 0;
 }
 
 static int handshake_share(struct scan *s)
 {
-	return each_row(
+	return each_group(
 		s,
 		sqlite3_mprintf(
-			"SELECT " SERVER " AS server, count(*), "
-			"total(m.exchanges), total(coalesce(m.te_ms, 0) + "
-			"coalesce(m.tls_ms, 0)), total(m.tt_ms) FROM "
-			"connection_metrics m WHERE (%s) AND m.exchanges > 0 "
-			"AND m.tt_ms IS NOT NULL GROUP BY server ORDER BY 1",
+			"SELECT " SERVER " AS server, NULL, m.te_ms, m.tls_ms, "
+			"coalesce(m.te_ms, 0) + coalesce(m.tls_ms, 0), "
+			"m.tt_ms, m.exchanges FROM connection_metrics m WHERE "
+			"(%s) AND m.exchanges > 0 AND m.tt_ms IS NOT NULL "
+			"ORDER BY server",
 			s->conns),
-		handshake_row);
+		handshake_group);
 }
 
 /* ---- server_wait: per server, against the others ---------------------- */
@@ -290,122 +354,105 @@ struct wait_list {
 	size_t n, cap;
 };
 
+static int wait_group(struct scan *s, struct group *g)
+{
+	struct wait_list *l = s->waits;
+	struct wait_server *w;
+
+	if (l->n == l->cap) {
+		size_t more = l->cap ? l->cap * 2 : 16;
+		void *x = realloc(l->v, more * sizeof(*l->v));
+
+		if (!x)
+			return say_nomem();
+		l->v = x;
+		l->cap = more;
+	}
+	w = &l->v[l->n++];
+	snprintf(w->server, sizeof(w->server), "%s", g->key);
+	w->n = g->v[0].n;
+	w->tw50 = p(&g->v[0], 50);
+	w->tw99 = p(&g->v[0], 99);
+	w->trecv50 = p(&g->v[1], 50);
+	w->sum_tw = sum(&g->v[0]);
+	w->sum_trecv = sum(&g->v[1]);
+	w->think = sum(&g->v[2]);
+	return 0;
+}
+
+/* One server's finding, if it has one, against the others' p50s. */
+static int wait_judge(struct scan *s, const struct wait_list *l, size_t i)
+{
+	const struct wait_server *w = &l->v[i];
+	struct vec others = { 0 };
+	double other50 = NAN, share;
+	bool dominates, stands_out;
+	struct finding *f;
+
+	if (w->n < FINDINGS_MIN_EXCHANGES ||
+	    !(w->tw50 >= FINDINGS_SERVER_WAIT_MIN_MS))
+		return 0;
+	for (size_t j = 0; j < l->n; j++)
+		if (j != i && l->v[j].n >= FINDINGS_MIN_EXCHANGES &&
+		    vec_push(&others, l->v[j].tw50) != 0) {
+			vec_free(&others);
+			return say_nomem();
+		}
+	if (others.n) {
+		stats_sort(others.v, others.n);
+		other50 = p(&others, 50);
+	}
+	vec_free(&others);
+	share = w->sum_tw / (w->sum_tw + w->sum_trecv);
+	dominates = share >= FINDINGS_SERVER_WAIT_MIN_SHARE;
+	stands_out = other50 >= 0 &&
+		     w->tw50 >= FINDINGS_SERVER_WAIT_FACTOR * other50;
+	if (!dominates && !stands_out)
+		return 0;
+	if (!(f = add(s, "server_wait", w->think)))
+		return say_nomem();
+	put(f->subject, sizeof(f->subject), "server %s", w->server);
+	put(f->evidence, sizeof(f->evidence),
+	    "Tw p50 %.3f ms, p99 %.3f ms over %.0f exchanges; Trecv p50 "
+	    "%.3f ms; waiting %.0f%% of Tw + Trecv; the other servers' Tw "
+	    "p50 %s",
+	    w->tw50, w->tw99, w->n, w->trecv50, 100 * share,
+	    isnan(other50) ? "(no other server)" : "");
+	if (!isnan(other50)) {
+		size_t len = strlen(f->evidence);
+		put(f->evidence + len, sizeof(f->evidence) - len, "%.3f ms",
+		    other50);
+	}
+	put(f->advice, sizeof(f->advice),
+	    "the server takes the time before its first byte: look at what "
+	    "it does per request (its logs' request time, the application, "
+	    "its database, its queue of workers); caching the answer or "
+	    "sending headers early helps");
+	return 0;
+}
+
 static int server_wait(struct scan *s)
 {
-	char *sql = sqlite3_mprintf(
-		"SELECT DISTINCT peer_addr || ':' || peer_port FROM "
-		"exchange_metrics WHERE (%s) AND tw_ms IS NOT NULL ORDER BY 1",
-		s->where);
-	sqlite3_stmt *st = sql ? db_prepare(s->db, sql) : NULL;
 	struct wait_list l = { 0 };
-	struct vec tw = { 0 }, trecv = { 0 }, think = { 0 };
-	int rc = 0, step;
+	int rc;
 
-	sqlite3_free(sql);
-	if (!st)
-		return sql ? 2 : say_nomem();
-	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *server = text(st, 0);
-		struct wait_server *w;
-
-#define ONE(col, v)                                                            \
-	values(s,                                                              \
-	       sqlite3_mprintf("SELECT %s FROM exchange_metrics e JOIN "       \
-			       "connection c ON c.id = e.connection_id WHERE " \
-			       "(%s) AND e.peer_addr || ':' || e.peer_port = " \
-			       "%Q AND e.tw_ms IS NOT NULL",                   \
-			       col, s->where, server),                         \
-	       v)
-		/* the server's own time: Tw less the path's round trip,
-		 * where TCP_INFO gave it */
-		if (ONE("e.tw_ms", &tw) || ONE("e.trecv_ms", &trecv) ||
-		    ONE("max(e.tw_ms - coalesce(c.min_rtt_us / 1e3, 0), 0)",
-			&think)) {
-			rc = 2;
-			break;
-		}
-#undef ONE
-		if (l.n == l.cap) {
-			size_t more = l.cap ? l.cap * 2 : 16;
-			void *x = realloc(l.v, more * sizeof(*l.v));
-
-			if (!x) {
-				rc = say_nomem();
-				break;
-			}
-			l.v = x;
-			l.cap = more;
-		}
-		w = &l.v[l.n++];
-		snprintf(w->server, sizeof(w->server), "%s", server);
-		w->n = tw.n;
-		w->tw50 = p(&tw, 50);
-		w->tw99 = p(&tw, 99);
-		w->trecv50 = p(&trecv, 50);
-		w->sum_tw = stats_mean(tw.v, tw.n) * tw.n;
-		w->sum_trecv =
-			trecv.n ? stats_mean(trecv.v, trecv.n) * trecv.n : 0;
-		w->think = think.n ? stats_mean(think.v, think.n) * think.n : 0;
-	}
-	if (rc == 0 && step != SQLITE_DONE) {
-		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
-		rc = 2;
-	}
-	sqlite3_finalize(st);
-	for (size_t i = 0; rc == 0 && i < l.n; i++) {
-		struct wait_server *w = &l.v[i];
-		struct vec others = { 0 };
-		double other50 = NAN;
-		bool dominates, stands_out;
-		struct finding *f;
-
-		for (size_t j = 0; j < l.n; j++)
-			if (j != i && l.v[j].n >= FINDINGS_MIN_EXCHANGES &&
-			    vec_push(&others, l.v[j].tw50) != 0)
-				rc = say_nomem();
-		if (others.n) {
-			stats_sort(others.v, others.n);
-			other50 = p(&others, 50);
-		}
-		vec_free(&others);
-		if (rc || w->n < FINDINGS_MIN_EXCHANGES ||
-		    !(w->tw50 >= FINDINGS_SERVER_WAIT_MIN_MS))
-			continue;
-		dominates = w->sum_tw >= FINDINGS_SERVER_WAIT_MIN_SHARE *
-						 (w->sum_tw + w->sum_trecv);
-		stands_out = other50 >= 0 &&
-			     w->tw50 >= FINDINGS_SERVER_WAIT_FACTOR * other50;
-		if (!dominates && !stands_out)
-			continue;
-		if (!(f = add(s, "server_wait", w->think))) {
-			rc = say_nomem();
-			break;
-		}
-		put(f->subject, sizeof(f->subject), "server %s", w->server);
-		if (isnan(other50))
-			put(f->evidence, sizeof(f->evidence),
-			    "Tw p50 %.3f ms, p99 %.3f ms over %.0f exchanges; "
-			    "Trecv p50 %.3f ms; waiting %.0f%% of Tw + Trecv",
-			    w->tw50, w->tw99, w->n, w->trecv50,
-			    100 * w->sum_tw / (w->sum_tw + w->sum_trecv));
-		else
-			put(f->evidence, sizeof(f->evidence),
-			    "Tw p50 %.3f ms, p99 %.3f ms over %.0f exchanges; "
-			    "Trecv p50 %.3f ms; waiting %.0f%% of Tw + "
-			    "Trecv; the other servers' Tw p50 %.3f ms",
-			    w->tw50, w->tw99, w->n, w->trecv50,
-			    100 * w->sum_tw / (w->sum_tw + w->sum_trecv),
-			    other50);
-		put(f->advice, sizeof(f->advice),
-		    "the server takes the time before its first byte: look "
-		    "at what it does per request (its logs' request time, the "
-		    "application, its database, its queue of workers); "
-		    "caching the answer or sending headers early helps");
-	}
+	s->waits = &l;
+	/* the server's own time: Tw less the path's round trip, where
+	 * TCP_INFO gave it */
+	rc = each_group(
+		s,
+		sqlite3_mprintf(
+			"SELECT e.peer_addr || ':' || e.peer_port AS server, "
+			"NULL, e.tw_ms, e.trecv_ms, max(e.tw_ms - "
+			"coalesce(c.min_rtt_us / 1e3, 0), 0) FROM "
+			"exchange_metrics e JOIN connection c ON c.id = "
+			"e.connection_id WHERE (%s) AND e.tw_ms IS NOT NULL "
+			"ORDER BY server",
+			s->where),
+		wait_group);
+	for (size_t i = 0; rc == 0 && i < l.n; i++)
+		rc = wait_judge(s, &l, i);
 	free(l.v);
-	vec_free(&tw);
-	vec_free(&trecv);
-	vec_free(&think);
 	return rc;
 }
 
@@ -481,7 +528,30 @@ static int idle_flush(struct scan *s, struct idle *k)
 	const char *shape;
 	struct finding *f;
 
+	double exchanges = 0;
+	char *sql;
+	sqlite3_stmt *st;
+
 	if (!k->server[0] || k->gaps.n < FINDINGS_IDLE_CLOSE_MIN_RECONNECTS)
+		return 0;
+	/* the server's exchanges: once per server that had reconnects */
+	sql = sqlite3_mprintf("SELECT count(*) FROM exchange_metrics WHERE "
+			      "(%s) AND peer_addr || ':' || peer_port = %Q",
+			      s->where, k->server);
+	if (!sql)
+		return say_nomem();
+	st = db_prepare(s->db, sql);
+	sqlite3_free(sql);
+	if (!st)
+		return 2;
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
+		sqlite3_finalize(st);
+		return 2;
+	}
+	exchanges = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	if (exchanges < FINDINGS_MIN_EXCHANGES)
 		return 0;
 	stats_sort(k->closes.v, k->closes.n);
 	stats_sort(k->gaps.v, k->gaps.n);
@@ -542,26 +612,20 @@ static int idle_close(struct scan *s)
 	rc = each_row(
 		s,
 		sqlite3_mprintf(
-			"SELECT " SERVER ", (pc.teof_ns - pe.t6_ns) / 1e6, "
-			"(m.t1_ns - pe.t6_ns) / 1e6, coalesce(m.te_ms, 0) + "
-			"coalesce(m.tls_ms, 0) FROM connection_metrics m JOIN "
-			"connection c ON c.id = m.connection_id JOIN "
-			"connection pc ON pc.process_id = c.process_id AND "
-			"pc.peer_addr = c.peer_addr AND pc.peer_port = "
-			"c.peer_port AND pc.seq = (SELECT max(q.seq) FROM "
-			"connection q WHERE q.process_id = c.process_id AND "
-			"q.peer_addr = c.peer_addr AND q.peer_port = "
-			"c.peer_port AND q.seq < c.seq) JOIN exchange pe ON "
-			"pe.connection_id = pc.id AND pe.seq = (SELECT "
+			"WITH k AS (SELECT id, lag(id) OVER (PARTITION BY "
+			"process_id, peer_addr, peer_port ORDER BY seq) AS prev "
+			"FROM connection) SELECT " SERVER ", (pc.teof_ns - "
+			"pe.t6_ns) / 1e6, (m.t1_ns - pe.t6_ns) / 1e6, "
+			"coalesce(m.te_ms, 0) + coalesce(m.tls_ms, 0) FROM k "
+			"JOIN connection_metrics m ON m.connection_id = k.id "
+			"JOIN connection pc ON pc.id = k.prev JOIN exchange pe "
+			"ON pe.connection_id = pc.id AND pe.seq = (SELECT "
 			"max(seq) FROM exchange WHERE connection_id = pc.id) "
 			"WHERE (%s) AND pc.end_class = 'server_close' AND "
 			"pe.tfb_ns IS NOT NULL AND pc.teof_ns >= pe.t6_ns + "
-			"%lld AND pc.teof_ns <= c.t1_ns AND (SELECT count(*) "
-			"FROM exchange_metrics x WHERE x.peer_addr = "
-			"m.peer_addr AND x.peer_port = m.peer_port AND (%s)) "
-			">= %d ORDER BY 1",
-			s->conns, (long long)(ANALYSES_IDLE_CLOSE_MIN_MS * 1e6),
-			s->where, FINDINGS_MIN_EXCHANGES),
+			"%lld AND pc.teof_ns <= m.t1_ns ORDER BY 1",
+			s->conns,
+			(long long)(ANALYSES_IDLE_CLOSE_MIN_MS * 1e6)),
 		idle_row);
 	if (rc == 0)
 		rc = idle_flush(s, k);
@@ -741,63 +805,56 @@ static int dns_slow(struct scan *s)
 
 /* ---- client_stall: per program run ------------------------------------- */
 
-static int stall_row(struct scan *s, sqlite3_stmt *st)
+static int stall_group(struct scan *s, struct group *g)
 {
-	double exch = sqlite3_column_double(st, 3);
-	double gaps = sqlite3_column_double(st, 4);
-	struct vec v = { 0 };
+	const struct vec *gaps = &g->v[1];
+	double exch = g->v[0].n, stalled = 0, total = 0;
+	size_t lo, hi, n;
 	struct finding *f;
-	double sum;
-	int rc;
 
-	if (exch < FINDINGS_MIN_EXCHANGES || gaps <= 0)
+	if (exch < FINDINGS_MIN_EXCHANGES || !gaps->n)
 		return 0;
-	rc = values(s,
-		    sqlite3_mprintf(
-			    "SELECT e.tgap_ms FROM exchange_metrics e JOIN "
-			    "connection c ON c.id = e.connection_id WHERE "
-			    "(%s) AND c.process_id = %lld AND e.tgap_ms "
-			    "BETWEEN %f AND %f",
-			    s->where, (long long)sqlite3_column_int64(st, 0),
-			    FINDINGS_STALL_MIN_MS, FINDINGS_STALL_MAX_MS),
-		    &v);
-	if (rc != 0 || v.n < FINDINGS_STALL_MIN_SHARE * gaps) {
-		vec_free(&v);
-		return rc;
-	}
-	sum = stats_mean(v.v, v.n) * v.n;
-	if (!(f = add(s, "client_stall", sum))) {
-		vec_free(&v);
+	/* the gaps are sorted: those from ..MIN_MS to ..MAX_MS */
+	for (lo = 0; lo < gaps->n && gaps->v[lo] < FINDINGS_STALL_MIN_MS; lo++)
+		;
+	for (hi = lo; hi < gaps->n && gaps->v[hi] <= FINDINGS_STALL_MAX_MS;
+	     hi++)
+		total += gaps->v[hi];
+	n = hi - lo;
+	stalled = n;
+	if (!n || stalled < FINDINGS_STALL_MIN_SHARE * gaps->n)
+		return 0;
+	if (!(f = add(s, "client_stall", total)))
 		return say_nomem();
-	}
-	put(f->subject, sizeof(f->subject), "program %s (pid %d)",
-	    base_name(text(st, 1)), sqlite3_column_int(st, 2));
+	put(f->subject, sizeof(f->subject), "program %s", g->label);
 	put(f->evidence, sizeof(f->evidence),
-	    "%zu of %.0f gaps between a response and the next request on "
-	    "the connection last %.0f to %.0f ms: p50 %.1f ms, p90 %.1f ms, "
-	    "%.1f ms in all, over %.0f exchanges",
-	    v.n, gaps, FINDINGS_STALL_MIN_MS, FINDINGS_STALL_MAX_MS, p(&v, 50),
-	    p(&v, 90), sum, exch);
+	    "%zu of %zu gaps between a response and the next request on the "
+	    "connection last %.0f to %.0f ms: p50 %.1f ms, p90 %.1f ms, %.1f "
+	    "ms in all, over %.0f exchanges",
+	    n, gaps->n, FINDINGS_STALL_MIN_MS, FINDINGS_STALL_MAX_MS,
+	    stats_percentile(gaps->v + lo, n, 50),
+	    stats_percentile(gaps->v + lo, n, 90), total, exch);
 	put(f->advice, sizeof(f->advice),
 	    "the program, not the network, waits before its next request: "
 	    "send the requests it already knows sooner (in parallel, "
 	    "pipelined, over HTTP/2) and look at what it does between "
 	    "responses (parsing, CPU, a sleep, a lock)");
-	vec_free(&v);
 	return 0;
 }
 
 static int client_stall(struct scan *s)
 {
-	return each_row(
+	/* the label: the program's name without its directory, its pid */
+	return each_group(
 		s,
 		sqlite3_mprintf(
-			"SELECT c.process_id, e.program, e.pid, count(*), "
-			"count(e.tgap_ms) FROM exchange_metrics e JOIN "
-			"connection c ON c.id = e.connection_id WHERE (%s) "
-			"GROUP BY c.process_id ORDER BY c.process_id",
+			"SELECT c.process_id, replace(e.program, "
+			"rtrim(e.program, replace(e.program, '/', '')), '') "
+			"|| ' (pid ' || e.pid || ')', 1, e.tgap_ms FROM "
+			"exchange_metrics e JOIN connection c ON c.id = "
+			"e.connection_id WHERE (%s) ORDER BY c.process_id",
 			s->where),
-		stall_row);
+		stall_group);
 }
 
 /* ---- retransmits: per server ------------------------------------------- */

@@ -150,22 +150,50 @@ static double p(const struct vec *v, double pct)
 
 /* ---- no_reuse: per program run and server ------------------------------ */
 
+/* The most exchanges a server kept on one connection, for any client and
+ * any filter: whether its responses allow keep-alive at all. -1 on error
+ * (said). Asked only when no_reuse fires: it reads every connection to the
+ * server (the index on peer_addr, peer_port). */
+static int64_t most_per_connection(struct scan *s, sqlite3_stmt *row)
+{
+	char *sql = sqlite3_mprintf(
+		"SELECT max(n) FROM (SELECT (SELECT count(*) FROM exchange e "
+		"WHERE e.connection_id = c.id) AS n FROM connection c WHERE "
+		"c.peer_addr = %Q AND c.peer_port = %d)",
+		text(row, 9), sqlite3_column_int(row, 10));
+	sqlite3_stmt *st = sql ? db_prepare(s->db, sql) : NULL;
+	int64_t most = -1;
+
+	if (!sql)
+		say_nomem();
+	sqlite3_free(sql);
+	if (!st)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		most = sqlite3_column_int64(st, 0);
+	else
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
+	sqlite3_finalize(st);
+	return most;
+}
+
 static int no_reuse_row(struct scan *s, sqlite3_stmt *st)
 {
 	double conns = sqlite3_column_double(st, 4);
 	double exch = sqlite3_column_double(st, 5);
 	double setup = sqlite3_column_double(st, 6);
 	double client_closed = sqlite3_column_double(st, 7);
-	int64_t most = sqlite3_column_int64(st, 8);
-	struct finding *f;
-
 	/* a connection the server closed after it idled was reusable:
 	 * that is idle_close's finding, not this one's */
-	double idle_closed = sqlite3_column_double(st, 9);
+	double idle_closed = sqlite3_column_double(st, 8);
+	struct finding *f;
+	int64_t most;
 
 	if (exch < FINDINGS_MIN_EXCHANGES ||
 	    conns - idle_closed < FINDINGS_NO_REUSE_MIN_NEW_SHARE * exch)
 		return 0;
+	if ((most = most_per_connection(s, st)) < 0)
+		return 2;
 	/* reuse would open one connection where this run opened conns: the
 	 * handshakes of the others are the time at stake */
 	if (!(f = add(s, "no_reuse", setup * (conns - 1) / conns)))
@@ -193,25 +221,18 @@ static int no_reuse_row(struct scan *s, sqlite3_stmt *st)
 
 static int no_reuse(struct scan *s)
 {
-	/* the most exchanges the server kept on one connection, for any
-	 * client: whether its responses allow keep-alive at all */
 	return each_row(
 		s,
 		sqlite3_mprintf(
-			"WITH most AS (SELECT c.peer_addr, c.peer_port, "
-			"max(x.n) AS n FROM connection c JOIN (SELECT "
-			"connection_id, count(*) AS n FROM exchange GROUP BY "
-			"connection_id) x ON x.connection_id = c.id GROUP BY "
-			"1, 2) SELECT c.process_id, m.program, m.pid, " SERVER
+			"SELECT c.process_id, m.program, m.pid, " SERVER
 			" AS server, count(*), total(m.exchanges), "
 			"total(coalesce(m.te_ms, 0) + coalesce(m.tls_ms, 0)), "
-			"total(m.end_class = 'client_close'), max(most.n), "
+			"total(m.end_class = 'client_close'), "
 			"total(m.end_class = 'server_close' AND m.teof_ns - "
 			"(SELECT max(e.t6_ns) FROM exchange e WHERE "
-			"e.connection_id = m.connection_id) >= %lld) FROM "
-			"connection_metrics m JOIN connection c ON c.id = "
-			"m.connection_id LEFT JOIN most ON most.peer_addr = "
-			"m.peer_addr AND most.peer_port = m.peer_port WHERE "
+			"e.connection_id = m.connection_id) >= %lld), "
+			"m.peer_addr, m.peer_port FROM connection_metrics m "
+			"JOIN connection c ON c.id = m.connection_id WHERE "
 			"(%s) AND m.exchanges > 0 GROUP BY c.process_id, "
 			"server ORDER BY c.process_id, server",
 			(long long)(ANALYSES_IDLE_CLOSE_MIN_MS * 1e6),

@@ -73,6 +73,24 @@ cp "$WORK/noreuse.db" "$WORK/both.db"
 "$MANAGER" pull -q -o "$WORK/both.db" "$WORK/healthy.db"
 expect_eq "$("$MANAGER" findings "$WORK/both.db" --where "connection_id IN (SELECT c.id FROM connection c JOIN exchange e ON e.connection_id = c.id GROUP BY c.id HAVING count(*) > 1)" --csv | tail -n +2)" "" "filtered to the reused connections: nothing"
 
+# the report opens with them: the page's first section, the summary's first
+# table
+if command -v gnuplot >/dev/null; then
+  "$MANAGER" report "$WORK/noreuse.db" -o "$WORK/report" -q
+  "$PYTHON" - "$WORK/report" <<'PY' || fail "the report does not open with its findings"
+import sys
+page = open(sys.argv[1] + "/index.html").read()
+f, stats = page.find("<section id='findings'>"), page.find("<h2 id='stats'>")
+assert 0 < f < stats and page.find("<h2", 0, f) == -1, "findings not first"
+assert "<strong>no_reuse</strong>, program ab" in page[f:stats]
+summary = open(sys.argv[1] + "/summary.txt").read()
+assert 0 < summary.find("1. no_reuse, program ab") < summary.find("\nclient "), summary[:600]
+print("ok: the report's page and summary open with no_reuse")
+PY
+else
+  echo "note: no gnuplot: the report's findings not checked"
+fi
+
 # ---- server_wait and client_stall, and the ranking ---------------------------------------
 fault_server delay --delay-ms 80
 SLOW=$FAULT_PORT
@@ -267,7 +285,8 @@ fi
 
 # ---- observe's table: the findings only when one fires ------------------------------------------
 "$OBSERVE" -o "$WORK/o1.db" -- ab -q -k -n 100 "$URL/100b" >/dev/null 2> "$WORK/o1.err"
-expect_eq "$(grep -c 'findings' "$WORK/o1.err" || true)" 0 "observe: no findings on a healthy run"
+grep -q 'findings' "$WORK/o1.err" && fail "observe: findings on a healthy run: $(cat "$WORK/o1.err")"
+ok "observe: no findings on a healthy run"
 "$OBSERVE" -o "$WORK/o2.db" -- ab -q -n 100 "$URL/100b" >/dev/null 2> "$WORK/o2.err"
 expect_true "observe: no_reuse after the table" grep -q '^1\. no_reuse, program ab' "$WORK/o2.err"
 ok "findings: every constructed cause found, none on the healthy run"

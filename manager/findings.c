@@ -888,27 +888,27 @@ static int client_stall(struct scan *s)
 
 static int retrans_row(struct scan *s, sqlite3_stmt *st)
 {
-	double conns = sqlite3_column_double(st, 1);
-	double exch = sqlite3_column_double(st, 2);
-	double with = sqlite3_column_double(st, 3);
-	double retrans = sqlite3_column_double(st, 4);
-	double cost = sqlite3_column_double(st, 5);
+	/* columns 1 to 6: connections, exchanges, connections with
+	 * retransmissions, retransmissions, their cost, the mean rtt */
+	enum { CONNS = 1, EXCH, WITH, RETRANS, COST, RTT, NCOL };
+	double c[NCOL];
 	struct finding *f;
 
-	if ((exch < FINDINGS_MIN_EXCHANGES &&
-	     conns < FINDINGS_MIN_CONNECTIONS) ||
-	    retrans < FINDINGS_RETRANS_MIN ||
-	    with < FINDINGS_RETRANS_MIN_SHARE * conns)
+	for (int i = CONNS; i < NCOL; i++)
+		c[i] = sqlite3_column_double(st, i);
+	if ((c[EXCH] < FINDINGS_MIN_EXCHANGES &&
+	     c[CONNS] < FINDINGS_MIN_CONNECTIONS) ||
+	    c[RETRANS] < FINDINGS_RETRANS_MIN ||
+	    c[WITH] < FINDINGS_RETRANS_MIN_SHARE * c[CONNS])
 		return 0;
-	if (!(f = add(s, "retransmits", cost)))
+	if (!(f = add(s, "retransmits", c[COST])))
 		return say_nomem();
 	put(f->subject, sizeof(f->subject), "server %s", text(st, 0));
 	put(f->evidence, sizeof(f->evidence),
 	    "%.0f retransmissions on %.0f of %.0f connections (%.0f%%); rtt "
 	    "mean %.3f ms; each costs about a round trip (a timeout: 200 ms "
 	    "or more)",
-	    retrans, with, conns, 100 * with / conns,
-	    sqlite3_column_double(st, 6));
+	    c[RETRANS], c[WITH], c[CONNS], 100 * c[WITH] / c[CONNS], c[RTT]);
 	put(f->advice, sizeof(f->advice),
 	    "packets are lost on the path: look at the links and queues "
 	    "between (interface errors, a full buffer, Wi-Fi); a congestion "
@@ -935,17 +935,16 @@ static int retransmits(struct scan *s)
 
 static int errors_row(struct scan *s, sqlite3_stmt *st)
 {
+	/* columns 3 to 7: failed connects, resets, timeouts, HTTP 5xx,
+	 * reset streams */
 	double conns = sqlite3_column_double(st, 1);
 	double exch = sqlite3_column_double(st, 2);
-	double failed = sqlite3_column_double(st, 3);
-	double resets = sqlite3_column_double(st, 4);
-	double timeouts = sqlite3_column_double(st, 5);
-	double http5xx = sqlite3_column_double(st, 6);
-	double streams = sqlite3_column_double(st, 7);
-	double all = failed + resets + timeouts + http5xx + streams;
 	double volume = conns > exch ? conns : exch;
+	double kind[5], all = 0;
 	struct finding *f;
 
+	for (int i = 0; i < 5; i++)
+		all += kind[i] = sqlite3_column_double(st, 3 + i);
 	if (volume < FINDINGS_MIN_CONNECTIONS || all < FINDINGS_ERRORS_MIN ||
 	    all < FINDINGS_ERRORS_MIN_SHARE * volume)
 		return 0;
@@ -955,11 +954,11 @@ static int errors_row(struct scan *s, sqlite3_stmt *st)
 	put(f->evidence, sizeof(f->evidence),
 	    "%.0f failed connects, %.0f resets, %.0f timeouts, %.0f HTTP 5xx, "
 	    "%.0f reset streams over %.0f connections and %.0f exchanges",
-	    failed, resets, timeouts, http5xx, streams, conns, exch);
+	    kind[0], kind[1], kind[2], kind[3], kind[4], conns, exch);
 	put(f->advice, sizeof(f->advice), "%s",
-	    http5xx >= all / 2
+	    kind[3] >= all / 2
 		    ? "the server answers with errors: its error log says why"
-	    : failed >= all / 2
+	    : kind[0] >= all / 2
 		    ? "connects fail: is the server running and listening on "
 		      "that address, a firewall in between?"
 		    : "connections break: the server (or something between) "

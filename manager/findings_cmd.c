@@ -12,7 +12,6 @@
 #include "db.h"
 #include "findings.h"
 #include "options.h"
-#include "store.h"
 #include "usage.h"
 
 struct findings_options {
@@ -31,7 +30,6 @@ int cmd_findings(int argc, char **argv)
 	struct findings found = { 0 };
 	struct filter f;
 	sqlite3 *db = NULL;
-	char err[512];
 	int rc = 2;
 
 	filter_init(&f);
@@ -42,12 +40,8 @@ int cmd_findings(int argc, char **argv)
 		manager_usage(stderr);
 		goto out;
 	}
-	if (!(db = db_open(argv[optind])))
+	if (!(db = db_open_where(argv[optind], f.expr)))
 		goto out;
-	if (obs_store_check_expr(db, f.expr ? f.expr : "1", err, sizeof(err))) {
-		fprintf(stderr, "manager: %s: %s\n", argv[optind], err);
-		goto out;
-	}
 	if (findings_collect(db, f.expr, &found) != 0)
 		goto out;
 	findings_print(&found, o.csv, true, stdout);

@@ -489,7 +489,7 @@ static int transfer_fit(void *ctx, const struct analyses_size_fit *fit)
 {
 	struct scan *s = ctx;
 	double sum_t = 0, sum_size = 0, a = fit->ts_a, rate;
-	struct vec path = { 0 };
+	struct vec path = { 0 }, rr = { 0 };
 	struct finding *f;
 	char *sql;
 
@@ -511,19 +511,29 @@ static int transfer_fit(void *ctx, const struct analyses_size_fit *fit)
 			      s->conns, fit->server);
 	if (values(s, sql, &path) != 0)
 		return -1;
+	/* Rr = Dr / Tr of the exchanges, as manager stats shows it */
+	sql = sqlite3_mprintf("SELECT rr FROM exchange_metrics WHERE (%s) AND "
+			      "peer_addr || ':' || peer_port = %Q AND rr > 0",
+			      s->where, fit->server);
+	if (values(s, sql, &rr) != 0) {
+		vec_free(&path);
+		return -1;
+	}
 	rate = 1e-3 / a; /* bytes per ms -> MB/s: a in ms per byte */
 	if (!(f = add(s, "transfer_limited", sum_size))) {
 		vec_free(&path);
+		vec_free(&rr);
 		say_nomem();
 		return -1;
 	}
 	put(f->subject, sizeof(f->subject), "server %s", fit->server);
 	put(f->evidence, sizeof(f->evidence),
 	    "T6 - T4 = a Dr + b over %zu exchanges (Theil-Sen): a %.4f us/B "
-	    "(%.3f MB/s), b %.3f ms; the size term %.0f%% of the time; "
-	    "path delivery rate p50 %s%.3f MB/s",
+	    "(%.3f MB/s), b %.3f ms; the size term %.0f%% of the time; Rr "
+	    "p50 %.3f MB/s; path delivery rate p50 %s%.3f MB/s",
 	    fit->n, a * 1e3, rate, fit->ts_b, 100 * sum_size / sum_t,
-	    path.n ? "" : "(unknown) ", path.n ? p(&path, 50) / 1e6 : 0.0);
+	    rr.n ? p(&rr, 50) / 1e6 : 0.0, path.n ? "" : "(unknown) ",
+	    path.n ? p(&path, 50) / 1e6 : 0.0);
 	put(f->advice, sizeof(f->advice), "%s",
 	    path.n && rate * 1e6 < FINDINGS_TRANSFER_PATH_SHARE * p(&path, 50)
 		    ? "the responses come far slower than the path delivers: "
@@ -534,6 +544,7 @@ static int transfer_fit(void *ctx, const struct analyses_size_fit *fit)
 		      "smaller images, caching, ranges) or give the path more "
 		      "bandwidth");
 	vec_free(&path);
+	vec_free(&rr);
 	return 0;
 }
 

@@ -128,6 +128,13 @@ args=()
 for k in $(seq 40 20 420); do args+=(-o /dev/null "http://127.0.0.1:$WORKP/${k}000"); done
 run transfer curl -s "${args[@]}"
 has transfer transfer_limited
+"$MANAGER" findings "$WORK/transfer.db" --csv | "$PYTHON" -c '
+import csv, re, sys
+r = [r for r in csv.DictReader(sys.stdin) if r["finding"] == "transfer_limited"][0]
+rate = float(re.search(r"\(([\d.]+) MB/s\)", r["evidence"]).group(1))
+# the server sends no faster than 4 MB/s; a loaded machine only slows it
+assert 3.0 <= rate <= 4.4, r
+print(f"ok: transfer_limited: the fit says {rate} MB/s (4 MB/s set)")' || fail "transfer_limited evidence"
 lacks transfer server_wait
 lacks transfer no_reuse
 

@@ -66,7 +66,7 @@ print(r["subject"].split(" (")[0], "100 exchanges on 100 connections" in r["evid
   "program ab True" "no_reuse names the program and shows the exchanges per connection"
 # judged per program run: 30 curl runs of one request each are 30 runs, not
 # one program that never reuses (the design of issue 19)
-for i in $(seq 30); do run curls curl -s -o /dev/null "$URL/100b"; done
+for _ in $(seq 30); do run curls curl -s -o /dev/null "$URL/100b"; done
 lacks curls no_reuse
 # a filter narrows it: the healthy runs only
 cp "$WORK/noreuse.db" "$WORK/both.db"
@@ -194,7 +194,7 @@ if command -v openssl >/dev/null; then
   wait_until 60 test -s "$WORK/relay.port" || fail "netsim did not start: $(cat "$WORK/relay.err")"
   RELAY=$(head -n 1 "$WORK/relay.port")
   args=()
-  for i in $(seq 20); do args+=(-o /dev/null "https://127.0.0.1:$RELAY/100b"); done
+  for _ in $(seq 20); do args+=(-o /dev/null "https://127.0.0.1:$RELAY/100b"); done
   # Connection: close: a new connection (and TLS handshake) per request
   run tls curl -sk -H "Connection: close" "${args[@]}"
   has tls handshake_share
@@ -282,7 +282,8 @@ wait "$server"
 SH
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v tc >/dev/null &&
    unshare -n sh -c 'ip link set lo up && tc qdisc add dev lo root tbf rate 50mbit burst 16kb limit 30kb' 2>/dev/null; then
-  WORK=$WORK PYTHON=$PYTHON OBSERVE=$OBSERVE timeout 120 unshare -n bash "$WORK/lossy.sh" ||
+  export WORK PYTHON OBSERVE
+  timeout 120 unshare -n bash "$WORK/lossy.sh" ||
     fail "the lossy loopback run failed"
   echo "  connections with retransmissions: $(q "$WORK/loss.db" 'SELECT count(*) FROM connection WHERE retrans > 0') of 12"
   has loss retransmits

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # findings.sh - manager findings (docs/findings.md) on runs constructed to
 # show each finding, and none on a healthy run:
-#   healthy           ab -k against nginx on loopback: no finding at all
+#   healthy           ab -k against nginx on loopback, curl fetching sizes
+#                     from 100 B to 1 MB on one connection: no finding at all
 #   no_reuse          ab without -k: one connection per request
 #   server_wait       a server that waits 80 ms before each answer
 #   client_stall      a client that pauses 80 ms between requests on one
@@ -50,6 +51,11 @@ lacks() {
 # ---- the CSV's columns, exactly ---------------------------------------------
 run healthy ab -q -k -n 400 -c 4 "$URL/100b" >/dev/null
 run healthy ab -q -k -n 60 -c 2 "$URL/50k" >/dev/null
+# and one curl fetching 100 B, 50 KB and 1 MB ten times on one connection:
+# sizes that span, on a path that is fast (no transfer_limited)
+args=()
+for _ in $(seq 10); do for f in 100b 50k 1m; do args+=(-o /dev/null "$URL/$f"); done; done
+run healthy curl -s "${args[@]}"
 expect_eq "$("$MANAGER" findings "$WORK/healthy.db" --csv | head -n 1)" \
   "finding,subject,time_at_stake_ms,evidence,advice" "CSV header"
 # ---- healthy: nothing ------------------------------------------------------------

@@ -380,15 +380,10 @@ static void fmt_ms(char *buf, size_t size, sqlite3_stmt *st, int col)
 static void print_findings(sqlite3 *db, const char *list, const char *db_path)
 {
 	struct findings f = { 0 };
-	char *where = NULL;
 
-	if (!list || !*list ||
-	    asprintf(&where,
-		     "connection_id IN (SELECT id FROM connection WHERE "
-		     "process_id IN (%s))",
-		     list) < 0)
+	if (!list || !*list)
 		return;
-	if (findings_collect(db, where, &f) == 0 && f.n) {
+	if (findings_collect_processes(db, list, &f) == 0 && f.n) {
 		fputc('\n', stderr);
 		findings_print(&f, false, false, stderr);
 		fprintf(stderr,
@@ -397,7 +392,6 @@ static void print_findings(sqlite3 *db, const char *list, const char *db_path)
 			db_path);
 	}
 	findings_free(&f);
-	free(where);
 }
 
 /* The per-exchange table for the processes of this run. */

@@ -1017,24 +1017,24 @@ static int by_stake(const void *a, const void *b)
 	return strcmp(x->subject, y->subject);
 }
 
-int findings_collect(sqlite3 *db, const char *where, struct findings *out)
+/* The findings over the exchanges where keeps and the connections conns
+ * keeps (over connection_metrics m), ranked. */
+static int collect(sqlite3 *db, const char *where, const char *conns,
+		   struct findings *out)
 {
 	static int (*const each[])(struct scan *) = {
 		no_reuse,    handshake_share, server_wait, transfer_limited,
 		idle_close,  saturation,      dns_slow,	   client_stall,
 		retransmits, errors,
 	};
-	struct scan s = { .db = db, .where = where ? where : "1", .out = out };
-	char *conns = filter_connections(s.where);
+	struct scan s = {
+		.db = db, .where = where, .conns = conns, .out = out
+	};
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!conns)
-		return say_nomem();
-	s.conns = conns;
 	for (size_t i = 0; rc == 0 && i < sizeof(each) / sizeof(*each); i++)
 		rc = each[i](&s);
-	sqlite3_free(conns);
 	if (rc != 0) {
 		findings_free(out);
 		return 2;
@@ -1045,6 +1045,37 @@ int findings_collect(sqlite3 *db, const char *where, struct findings *out)
 	if (out->n) /* v is NULL when none fired */
 		qsort(out->v, out->n, sizeof(*out->v), by_stake);
 	return 0;
+}
+
+int findings_collect(sqlite3 *db, const char *where, struct findings *out)
+{
+	char *conns = filter_connections(where ? where : "1");
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!conns)
+		return say_nomem();
+	rc = collect(db, where ? where : "1", conns, out);
+	sqlite3_free(conns);
+	return rc;
+}
+
+int findings_collect_processes(sqlite3 *db, const char *ids,
+			       struct findings *out)
+{
+	char *where = sqlite3_mprintf("connection_id IN (SELECT id FROM "
+				      "connection WHERE process_id IN (%s))",
+				      ids);
+	char *conns = sqlite3_mprintf("m.connection_id IN (SELECT id FROM "
+				      "connection WHERE process_id IN (%s))",
+				      ids);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = where && conns ? collect(db, where, conns, out) : say_nomem();
+	sqlite3_free(where);
+	sqlite3_free(conns);
+	return rc;
 }
 
 void findings_free(struct findings *f)

@@ -86,6 +86,11 @@ struct findings {
  * largest first, into f (findings_free). 0, or 2 on error (said on
  * stderr). */
 int findings_collect(sqlite3 *db, const char *where, struct findings *f);
+/* The same over the processes whose ids (process.id) are listed in ids
+ * ("1,2,3": numbers only), their connections without an exchange (a
+ * refused connect) too: observe's run. */
+int findings_collect_processes(sqlite3 *db, const char *ids,
+			       struct findings *f);
 void findings_free(struct findings *f);
 
 /* The findings as a table for people (nothing when there is none,

@@ -303,4 +303,16 @@ grep -q 'findings' "$WORK/o1.err" && fail "observe: findings on a healthy run: $
 ok "observe: no findings on a healthy run"
 "$OBSERVE" -o "$WORK/o2.db" -- ab -q -n 100 "$URL/100b" >/dev/null 2> "$WORK/o2.err"
 expect_true "observe: no_reuse after the table" grep -q '^1\. no_reuse, program ab' "$WORK/o2.err"
+# a program that retries a closed port: its refused connects carry no
+# exchange, and observe's findings still count them
+DEAD=$(free_port)
+"$OBSERVE" -o "$WORK/o3.db" -- "$PYTHON" -c '
+import socket, sys
+for i in range(12):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+    except ConnectionRefusedError:
+        pass' "$DEAD" 2> "$WORK/o3.err"
+expect_true "observe: errors on 12 refused connects" grep -q "^1\. errors, server 127.0.0.1:$DEAD" "$WORK/o3.err"
+grep -A1 "errors, server" "$WORK/o3.err"
 ok "findings: every constructed cause found, none on the healthy run"

@@ -4,6 +4,7 @@
  * program or path. Percentiles are exact, by nearest rank (stats.h). */
 #include "table.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,8 +28,8 @@ static const struct metric metrics[] = {
 	{ "Rr MB/s", "rr", false, 1e-6 }, { "Ra MB/s", "ra", true, 1e-6 },
 };
 
-static void emit(FILE *out, bool csv, const char *group, const char *metric,
-		 double *v, size_t n)
+static void emit(FILE *out, bool csv, bool tty, const char *group,
+		 const char *metric, double *v, size_t n)
 {
 	double mean;
 	char safe[96];
@@ -41,8 +42,7 @@ static void emit(FILE *out, bool csv, const char *group, const char *metric,
 	 * defused in CSV, control characters escaped on a terminal (text.h) */
 	if (csv) {
 		text_csv_cell(out, group,
-			      TEXT_CSV_QUOTE |
-				      (isatty(fileno(out)) ? TEXT_CSV_TTY : 0));
+			      TEXT_CSV_QUOTE | (tty ? TEXT_CSV_TTY : 0));
 		fprintf(out, ",%s,%zu,%.6f,%.6f,%.6f,%.6f,%.6f\n", metric, n,
 			mean, stats_percentile(v, n, 50),
 			stats_percentile(v, n, 90), stats_percentile(v, n, 99),
@@ -55,8 +55,10 @@ static void emit(FILE *out, bool csv, const char *group, const char *metric,
 			stats_percentile(v, n, 99), v[n - 1]);
 }
 
-char *table_metric_sql(const char *by, const char *column, bool per_connection,
-		       const char *where)
+/* SELECT the group, then `columns`, ordered by group; with `column` the
+ * rows where it is NULL are left out. */
+static char *group_sql(const char *by, const char *columns, const char *column,
+		       bool per_connection, const char *where)
 {
 	const char *group =
 		strcmp(by, "server") == 0    ? "peer_addr || ':' || peer_port"
@@ -66,36 +68,63 @@ char *table_metric_sql(const char *by, const char *column, bool per_connection,
 					  : "coalesce(path, '(unknown)')")
 			: "client";
 	char *conns = per_connection ? filter_connections(where) : NULL;
+	char *not_null = column ? sqlite3_mprintf("%s IS NOT NULL", column)
+				: sqlite3_mprintf("true");
 	char *sql =
-		per_connection && !conns ? NULL
+		(per_connection && !conns) || !not_null ? NULL
 		: per_connection
 			? sqlite3_mprintf(
-				  "SELECT %s, %s FROM connection_metrics m WHERE %s IS "
-				  "NOT NULL AND %s ORDER BY 1",
-				  group, column, column, conns)
-			: sqlite3_mprintf(
-				  "SELECT %s, %s FROM exchange_metrics WHERE "
-				  "%s IS NOT NULL AND (%s) ORDER BY 1",
-				  group, column, column, where);
+				  "SELECT %s, %s FROM connection_metrics m "
+				  "WHERE %s AND %s ORDER BY 1",
+				  group, columns, not_null, conns)
+			: sqlite3_mprintf("SELECT %s, %s FROM exchange_metrics "
+					  "WHERE %s AND (%s) ORDER BY 1",
+					  group, columns, not_null, where);
 
 	sqlite3_free(conns);
+	sqlite3_free(not_null);
 	return sql;
 }
 
-static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
-			const char *where, bool csv, FILE *out)
+char *table_metric_sql(const char *by, const char *column, bool per_connection,
+		       const char *where)
 {
-	char *sql = table_metric_sql(by, m->column, m->per_connection, where);
-	sqlite3_stmt *st = NULL;
-	struct vec v = { 0 };
-	char current[256] = "";
-	int rc;
+	return group_sql(by, column, column, per_connection, where);
+}
 
-	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		fprintf(stderr, "manager: %s\n",
-			sql ? sqlite3_errmsg(db) : "out of memory");
-		sqlite3_free(sql);
-		return -1;
+#define N_METRICS (sizeof(metrics) / sizeof(metrics[0]))
+
+/* One pass over the rows of the metrics per connection, or of those per
+ * exchange: each group's values of every one of them, the lines of each
+ * metric to its own stream (printed in the table's order later). */
+static int stats_pass(sqlite3 *db, bool per_connection, const char *by,
+		      const char *where, bool csv, bool tty, FILE **lines)
+{
+	size_t idx[N_METRICS], n = 0;
+	struct vec v[N_METRICS] = { 0 };
+	char *columns = NULL, *sql = NULL, current[256] = "";
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_NOMEM;
+
+	for (size_t i = 0; i < N_METRICS; i++) {
+		char *more;
+
+		if (metrics[i].per_connection != per_connection)
+			continue;
+		idx[n++] = i;
+		more = columns ? sqlite3_mprintf("%s, %s", columns,
+						 metrics[i].column)
+			       : sqlite3_mprintf("%s", metrics[i].column);
+		sqlite3_free(columns);
+		if (!(columns = more))
+			goto out;
+	}
+	sql = group_sql(by, columns, NULL, per_connection, where);
+	if (!sql)
+		goto out;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		rc = SQLITE_ERROR;
+		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *g = (const char *)sqlite3_column_text(st, 0);
@@ -103,39 +132,75 @@ static int stats_metric(sqlite3 *db, const struct metric *m, const char *by,
 		if (!g)
 			g = "(unknown)";
 		if (strcmp(g, current) != 0) {
-			emit(out, csv, current, m->name, v.v, v.n);
-			v.n = 0;
+			for (size_t k = 0; k < n; k++) {
+				emit(lines[idx[k]], csv, tty, current,
+				     metrics[idx[k]].name, v[k].v, v[k].n);
+				v[k].n = 0;
+			}
 			snprintf(current, sizeof(current), "%s", g);
 		}
-		if (vec_push(&v, sqlite3_column_double(st, 1) * m->scale) !=
-		    0) {
-			rc = SQLITE_NOMEM;
-			break;
+		for (size_t k = 0; k < n; k++) {
+			int col = 1 + (int)k;
+
+			if (sqlite3_column_type(st, col) != SQLITE_NULL &&
+			    vec_push(&v[k], sqlite3_column_double(st, col) *
+						    metrics[idx[k]].scale) !=
+				    0) {
+				rc = SQLITE_NOMEM;
+				goto out;
+			}
 		}
 	}
 	if (rc == SQLITE_DONE)
-		emit(out, csv, current, m->name, v.v, v.n);
-	else
+		for (size_t k = 0; k < n; k++)
+			emit(lines[idx[k]], csv, tty, current,
+			     metrics[idx[k]].name, v[k].v, v[k].n);
+out:
+	if (rc != SQLITE_DONE)
 		fprintf(stderr, "manager: %s\n",
 			rc == SQLITE_NOMEM ? "out of memory"
 					   : sqlite3_errmsg(db));
-	vec_free(&v);
+	for (size_t k = 0; k < n; k++)
+		vec_free(&v[k]);
 	sqlite3_finalize(st);
 	sqlite3_free(sql);
+	sqlite3_free(columns);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 int table_stats(sqlite3 *db, const char *by, const char *where, bool csv,
 		FILE *out)
 {
+	char *text[N_METRICS] = { 0 };
+	size_t len[N_METRICS] = { 0 };
+	FILE *lines[N_METRICS] = { 0 };
+	bool tty = isatty(fileno(out));
+	int rc = 0;
+
 	if (csv)
 		fprintf(out, "group,metric,count,mean,p50,p90,p99,max\n");
 	else
 		fprintf(out, "%-24s %-8s %8s %12s %12s %12s %12s %12s\n", by,
 			"metric", "count", "mean", "p50", "p90", "p99", "max");
-	/* an error in one is an error in all (the same filter): said once */
-	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
-		if (stats_metric(db, &metrics[i], by, where, csv, out) != 0)
-			return 2;
-	return 0;
+	for (size_t i = 0; i < N_METRICS; i++)
+		if (!(lines[i] = open_memstream(&text[i], &len[i]))) {
+			fprintf(stderr, "manager: out of memory\n");
+			rc = 2;
+		}
+	/* two passes, each row read once: the metrics per connection, then
+	 * those per exchange (an error in one is an error in all: the same
+	 * filter; said once) */
+	if (rc == 0 && (stats_pass(db, true, by, where, csv, tty, lines) != 0 ||
+			stats_pass(db, false, by, where, csv, tty, lines) != 0))
+		rc = 2;
+	for (size_t i = 0; i < N_METRICS; i++) {
+		if (lines[i] && fclose(lines[i]) != 0 && rc == 0) {
+			fprintf(stderr, "manager: out of memory\n");
+			rc = 2;
+		}
+		if (rc == 0 && text[i])
+			fwrite(text[i], 1, len[i], out);
+		free(text[i]);
+	}
+	return rc;
 }

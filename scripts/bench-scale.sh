@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# bench-scale.sh [CLIENTS] [PER] - every step at CLIENTS x PER exchanges,
+# from a REAL spool: ab -k -c 4 -n PER against nginx with the layer
+# preloaded (one spool); the slicer on it (one client database); that
+# database copied CLIENTS times under CLIENTS client names; then manager
+# pull of them all into a new central database, pull again (nothing new),
+# manager stats --by client and manager report. Wall time and peak RSS
+# (/usr/bin/time) of each step, one line each. Defaults 10 x 100000
+# (1 M exchanges); the issue's scale is 100 x 100000 (10 M).
+# BENCH_DIR=DIR keeps the spool and the databases there (reused when the
+# spool holds PER exchanges already).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLIENTS=${1:-10}
+PER=${2:-100000}
+build=${OBSERVE_BUILD:-build}
+[[ -n ${SKIP_DEPS:-} ]] || scripts/deps.sh
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j2 >/dev/null
+export OBSERVE_BUILD=$build
+# shellcheck source=tests/lib/common.sh
+source tests/lib/common.sh
+# shellcheck source=tests/lib/nginx.sh
+source tests/lib/nginx.sh
+MANAGER=$BUILD/bin/manager
+if [[ -n ${BENCH_DIR:-} ]]; then
+  mkdir -p "$BENCH_DIR"
+  dir=$(cd "$BENCH_DIR" && pwd)
+else
+  dir=$WORK
+fi
+
+# step NAME CMD...: run CMD, print NAME, wall seconds and peak RSS in MiB
+step() {
+  local name=$1
+  shift
+  /usr/bin/time -f '%e %M' -o "$WORK/time" "$@" > "$WORK/step.out" 2>&1 ||
+    { cat "$WORK/step.out"; fail "$name failed"; }
+  read -r secs kib < "$WORK/time"
+  printf '%-32s %9.2f s %8d MiB\n' "$name" "$secs" $((kib / 1024))
+}
+
+if [[ ! -f $dir/one.db || $(q "$dir/one.db" "SELECT count(*) FROM exchange") != "$PER" ]]; then
+  make_site "$WORK/site"
+  nginx_start "$WORK/site"
+  rm -rf "$dir/spool" "$dir/one.db"*
+  mkdir -m 0700 "$dir/spool"
+  env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$dir/spool" ab -q -k -c 4 -n "$PER" "$NGINX_URL/100b" >/dev/null
+fi
+echo "scale: $CLIENTS clients x $PER exchanges = $((CLIENTS * PER)) exchanges"
+rm -f "$dir/one.db"*
+step "slicer ($PER exchanges)" "$SLICER" -q -o "$dir/one.db" "$dir/spool"
+step "slicer again (nothing new)" "$SLICER" -q -o "$dir/one.db" "$dir/spool"
+sqlite3 "$dir/one.db" "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;" >/dev/null
+rm -rf "$dir/clients" "$dir"/central.db* "$dir/report"
+mkdir -p "$dir/clients"
+for ((i = 1; i <= CLIENTS; i++)); do
+  cp "$dir/one.db" "$dir/clients/client-$i.db"
+  sqlite3 "$dir/clients/client-$i.db" "UPDATE client SET name = 'client-$i'"
+done
+step "manager pull ($CLIENTS sources)" "$MANAGER" pull -q -o "$dir/central.db" "$dir/clients"
+step "manager pull again" "$MANAGER" pull -q -o "$dir/central.db" "$dir/clients"
+step "manager stats --by client" "$MANAGER" stats "$dir/central.db" --by client
+step "manager report" "$MANAGER" report "$dir/central.db" -o "$dir/report" -q

@@ -209,9 +209,13 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 
 	if (!filter)
 		return say_nomem();
-	sql = sqlite3_mprintf("SELECT DISTINCT peer_addr || ':' || peer_port "
-			      "FROM connection_metrics m WHERE %s ORDER BY 1",
-			      filter);
+	/* the connection table, not the view: the filter names only
+	 * m.connection_id (0.9 s a pass through the view at 1 M exchanges) */
+	sql = sqlite3_mprintf(
+		"SELECT DISTINCT peer_addr || ':' || peer_port "
+		"FROM (SELECT id AS connection_id, peer_addr, "
+		"peer_port FROM connection) m WHERE %s ORDER BY 1",
+		filter);
 	servers = sql ? db_prepare(db, sql) : NULL;
 	sqlite3_free(sql);
 	sql = servers ? sqlite3_mprintf(
@@ -515,9 +519,14 @@ static int view_family(sqlite3 *db, const char *where, bool csv, FILE *out)
 	sqlite3_stmt *groups;
 	int rc;
 
+	/* the groups of the connections with an exchange the filter keeps
+	 * (family and tls are the connection's): no pass through every
+	 * exchange (2.2 s at 1 M exchanges) */
 	sql = sqlite3_mprintf(
-		"SELECT DISTINCT CASE WHEN peer_addr LIKE '%%:%%' THEN 6 ELSE 4 "
-		"END, tls FROM exchange_metrics WHERE (%s) ORDER BY 1, 2",
+		"SELECT DISTINCT CASE WHEN c.peer_addr LIKE '%%:%%' THEN 6 "
+		"ELSE 4 END, c.tls FROM connection c WHERE EXISTS (SELECT 1 "
+		"FROM exchange_metrics x WHERE x.connection_id = c.id AND "
+		"(%s)) ORDER BY 1, 2",
 		where ? where : "1");
 	groups = sql ? db_prepare(db, sql) : NULL;
 	if (!sql)

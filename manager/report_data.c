@@ -170,6 +170,60 @@ static int read_connections(struct report_data *d)
 	return finish(d, st, rc);
 }
 
+/* The bytes received per bucket of one client, in the pass over the
+ * exchanges (ordered by client): summed by bucket number, put in the
+ * client's rate (buckets in order, those with a response only) when the
+ * next client comes. */
+struct buckets {
+	struct report_client *c;
+	double *sum;
+	bool *seen;
+	size_t n;
+};
+
+static int buckets_add(struct buckets *b, int64_t bucket, double bytes)
+{
+	if (bucket < 0)
+		bucket = 0; /* not before the first request */
+	if ((size_t)bucket >= b->n) {
+		size_t n = b->n ? b->n : 128;
+		double *sum;
+		bool *seen;
+
+		while (n <= (size_t)bucket)
+			n *= 2;
+		sum = realloc(b->sum, n * sizeof(*sum));
+		if (sum)
+			b->sum = sum;
+		seen = sum ? realloc(b->seen, n * sizeof(*seen)) : NULL;
+		if (!seen)
+			return -1;
+		b->seen = seen;
+		memset(b->sum + b->n, 0, (n - b->n) * sizeof(*b->sum));
+		memset(b->seen + b->n, 0, (n - b->n) * sizeof(*b->seen));
+		b->n = n;
+	}
+	b->sum[bucket] += bytes;
+	b->seen[bucket] = true;
+	return 0;
+}
+
+/* The buckets into the rate of the client they were summed for; then
+ * summing for next (NULL: none). */
+static int buckets_flush(struct buckets *b, struct report_client *next)
+{
+	for (size_t i = 0; b->c && i < b->n; i++)
+		if (b->seen[i] &&
+		    points_push(&b->c->rate, (double)i, b->sum[i]) != 0)
+			return -1;
+	if (b->n) {
+		memset(b->sum, 0, b->n * sizeof(*b->sum));
+		memset(b->seen, 0, b->n * sizeof(*b->seen));
+	}
+	b->c = next;
+	return 0;
+}
+
 /* Tw, Tr, Rr of the exchanges, and the samples of the scatter and the
  * series: every sample_every-th exchange of all. */
 static int read_exchanges(struct report_data *d)
@@ -177,10 +231,11 @@ static int read_exchanges(struct report_data *d)
 	sqlite3_stmt *st = prepare(
 		d,
 		sqlite3_mprintf("SELECT client, tw_ms, tr_ms, rr, dr, "
-				"(t6_ns - t3_ns) / 1e6, t3_ns FROM "
+				"(t6_ns - t3_ns) / 1e6, t3_ns, t6_ns FROM "
 				"exchange_metrics WHERE (%s) ORDER BY client",
 				d->where));
-	int64_t k = 0;
+	int64_t k = 0, bucket_ns = (int64_t)(d->bucket_s * 1e9);
+	struct buckets b = { 0 };
 	int rc;
 
 	if (!st)
@@ -188,7 +243,18 @@ static int read_exchanges(struct report_data *d)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct report_client *c = figures_of_row(d, st, M_TW);
 
-		if (!c) {
+		if (!c || (c != b.c && buckets_flush(&b, c) != 0)) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		/* the throughput: the bytes received by the bucket of T6 */
+		if (sqlite3_column_type(st, 7) != SQLITE_NULL &&
+		    buckets_add(&b,
+				bucket_ns > 0 ? (sqlite3_column_int64(st, 7) -
+						 d->t_first) /
+							bucket_ns
+					      : 0,
+				sqlite3_column_double(st, 4)) != 0) {
 			rc = SQLITE_NOMEM;
 			break;
 		}
@@ -213,40 +279,17 @@ static int read_exchanges(struct report_data *d)
 			break;
 		}
 	}
-	return finish(d, st, rc);
-}
-
-/* The bytes received per client and bucket_s bucket. */
-static int read_throughput(struct report_data *d)
-{
-	sqlite3_stmt *st = prepare(
-		d, sqlite3_mprintf("SELECT client, CAST((t6_ns - %lld) / %lld "
-				   "AS INTEGER), total(dr) FROM "
-				   "exchange_metrics WHERE (%s) AND t6_ns IS "
-				   "NOT NULL GROUP BY 1, 2 ORDER BY 1, 2",
-				   (long long)d->t_first,
-				   (long long)(d->bucket_s * 1e9), d->where));
-	int rc;
-
-	if (!st)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct report_client *c = client_of(d, text(st, 0));
-
-		if (!c ||
-		    points_push(&c->rate, (double)sqlite3_column_int64(st, 1),
-				sqlite3_column_double(st, 2)) != 0) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-	}
+	if (rc == SQLITE_DONE && buckets_flush(&b, NULL) != 0)
+		rc = SQLITE_NOMEM;
+	free(b.sum);
+	free(b.seen);
 	return finish(d, st, rc);
 }
 
 int report_data_read(struct report_data *d)
 {
 	if (read_span(d) != 0 || read_connections(d) != 0 ||
-	    read_exchanges(d) != 0 || read_throughput(d) != 0)
+	    read_exchanges(d) != 0)
 		return -1;
 	for (size_t i = 0; i < d->nc; i++)
 		for (int m = 0; m < M_COUNT; m++)

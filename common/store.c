@@ -1111,7 +1111,10 @@ static int ingest_file(obs_store *s, const char *path,
 			s->dropped_seen = in.sp.hdr->records_dropped;
 		}
 	}
-	if (process_ids && n_process_ids && *n_process_ids < max_process_ids)
+	/* once a process: its segments come one after another */
+	if (process_ids && n_process_ids && *n_process_ids < max_process_ids &&
+	    (*n_process_ids == 0 ||
+	     process_ids[*n_process_ids - 1] != in.process_id))
 		process_ids[(*n_process_ids)++] = in.process_id;
 	if (s->delete_stored && !in.skipped && finished(&in))
 		delete_file(&in, stats);

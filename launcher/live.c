@@ -151,7 +151,7 @@ static int sample(struct samples *s, double v)
 
 /* Count the record at slot i if it is complete (or needs no counting).
  * -1 when out of memory. */
-static int count_record(struct live *l, struct spool *s,
+static int count_record(struct live *l, struct spool *s, struct spool *m,
 			const struct obs_record *r, size_t i)
 {
 	unsigned slot = l->tick % (LIVE_WINDOW + 1);
@@ -160,11 +160,11 @@ static int count_record(struct live *l, struct spool *s,
 	int k;
 
 	if (r->kind == OBS_REC_CONNECTION) {
-		if (grow(&s->server, sizeof(*s->server), &s->conns,
+		if (grow(&m->server, sizeof(*m->server), &m->conns,
 			 r->conn_seq + 1) != 0 ||
 		    (k = server_of(l, &r->u.conn)) < 0)
 			return -1;
-		s->server[r->conn_seq] = k + 1;
+		m->server[r->conn_seq] = k + 1;
 		if (!(state & OBS_RS_COMPLETE))
 			return 0;
 		srv = &l->srv[k];
@@ -177,10 +177,10 @@ static int count_record(struct live *l, struct spool *s,
 	} else if (r->kind == OBS_REC_EXCHANGE) {
 		const struct obs_exch_body *x = &r->u.exch;
 
-		if (!(state & OBS_RS_COMPLETE) || r->conn_seq >= s->conns ||
-		    !s->server[r->conn_seq])
+		if (!(state & OBS_RS_COMPLETE) || r->conn_seq >= m->conns ||
+		    !m->server[r->conn_seq])
 			return 0; /* later */
-		srv = &l->srv[s->server[r->conn_seq] - 1];
+		srv = &l->srv[m->server[r->conn_seq] - 1];
 		if (x->flags & OBS_XF_TLS_ALERT) {
 			s->done[i] = 1; /* not a request */
 			return 0;
@@ -200,9 +200,30 @@ static int count_record(struct live *l, struct spool *s,
 	return 0;
 }
 
+/* The spool whose connection map s uses: a later segment of a spool that
+ * rolled over (<base>.NNNNNN.spool) names the connections of its process,
+ * whose records may be in segment 0 (<base>.spool); itself otherwise. */
+static struct spool *map_of(struct live *l, struct spool *s)
+{
+	size_t n = strlen(s->name), suffix = sizeof(OBS_SPOOL_SUFFIX) - 1;
+
+	if (n < suffix + 7 || s->name[n - suffix - 7] != '.')
+		return s;
+	for (size_t i = 0; i < l->nsp; i++) {
+		const char *o = l->sp[i].name;
+
+		if (strlen(o) == n - 7 &&
+		    strncmp(o, s->name, n - suffix - 7) == 0 &&
+		    strcmp(o + n - suffix - 7, OBS_SPOOL_SUFFIX) == 0)
+			return &l->sp[i];
+	}
+	return s;
+}
+
 /* What spool s gained. -1 when out of memory. */
 static int read_spool(struct live *l, struct spool *s)
 {
+	struct spool *m;
 	struct obs_spool sp;
 	const struct obs_record *r;
 	char path[4096], err[256];
@@ -217,12 +238,13 @@ static int read_spool(struct live *l, struct spool *s)
 		obs_spool_close(&sp);
 		return -1;
 	}
+	m = map_of(l, s);
 	sp.next = OBS_SPOOL_HEADER_SIZE + s->from * OBS_RECORD_SIZE;
 	while (rc == 0 && (r = obs_spool_next(&sp, &off, NULL, NULL))) {
 		size_t i = (off - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE;
 
 		if (!s->done[i])
-			rc = count_record(l, s, r, i);
+			rc = count_record(l, s, m, r, i);
 	}
 	while (s->from < slots && s->done[s->from])
 		s->from++;

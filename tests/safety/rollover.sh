@@ -16,6 +16,8 @@
 #    no slicer: every request done, the layer says once that the roll-over
 #    waits, the segments on disk within the limit, and the slicer counts
 #    the records lost and exits 1.
+# 3. observe around ab -k -n 20000 in 1 MiB segments: its summary counts
+#    one process and every request.
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
 source "$REPO/tests/safety/lib.sh"
@@ -80,3 +82,12 @@ lost=$(q "$WORK/lim.db" "SELECT dropped FROM process")
 grep -qE "^slicer: .* $lost records lost by the layer" "$WORK/lim.err" || fail "the summary does not say $lost records were lost"
 stored=$(q "$WORK/lim.db" "SELECT count(*) FROM exchange")
 ok "$stored exchanges stored, $lost records counted as lost"
+
+# 3. observe over a spool that rolls over: one process, every request
+export OBSERVE_SPOOL_SEGMENT_MB=1
+"$OBSERVE" -o "$WORK/observe.db" -- ab -q -k -n 20000 "$NGINX_URL/100b" > /dev/null 2> "$WORK/observe.err" ||
+  fail "observe: $(cat "$WORK/observe.err")"
+unset OBSERVE_SPOOL_SEGMENT_MB
+grep -q "^observe: 20000 exchanges on 1 connections in 1 processes" "$WORK/observe.err" ||
+  fail "observe's summary: $(tail -1 "$WORK/observe.err")"
+ok "observe: $(tail -1 "$WORK/observe.err")"

@@ -104,6 +104,33 @@ static size_t data_copy(const struct obs_data *d, uint8_t *buf, size_t max)
 	return got;
 }
 
+/* The first n bytes (at most max) of what a call moved: in place when the
+ * first buffer holds them all, else gathered into buf. */
+static const uint8_t *data_head(const struct obs_data *d, uint8_t *buf,
+				size_t max, size_t *n)
+{
+	size_t want = d->len < max ? d->len : max;
+
+	if (d->iov && d->iovcnt > 0 && d->iov[0].iov_len >= want) {
+		*n = want;
+		return d->iov[0].iov_base;
+	}
+	*n = data_copy(d, buf, max);
+	return buf;
+}
+
+/* The status code of the answer whose first ret bytes a receive moved. */
+static uint16_t response_status(const struct obs_data *d, size_t ret)
+{
+	uint8_t head[16];
+	const uint8_t *p;
+	size_t n;
+	struct obs_data got = { d ? d->iov : NULL, d ? d->iovcnt : 0, ret, 0 };
+
+	p = data_head(&got, head, sizeof(head), &n);
+	return obs_http_status(p, n);
+}
+
 /* Walk the TLS record headers in what a send moved. */
 static unsigned int data_tls(struct obs_conn *c, const struct obs_data *d,
 			     unsigned int *records, unsigned int *appdata)
@@ -270,19 +297,12 @@ static void http_request(struct obs_conn *c, struct obs_exch_body *x,
 			 const struct obs_data *d)
 {
 	uint8_t head[OBS_HTTP_LOOK];
-	const uint8_t *p = head;
-	size_t n;
+	const uint8_t *p = NULL;
+	size_t n = 0;
 	struct obs_http_req req;
 
-	if (d && d->iov && d->iovcnt > 0 &&
-	    d->iov[0].iov_len >=
-		    (d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK)) {
-		/* all we look at is in the first buffer: no copy */
-		p = d->iov[0].iov_base;
-		n = d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK;
-	} else {
-		n = data_copy(d, head, sizeof(head));
-	}
+	if (d) /* all we look at in the first buffer: no copy */
+		p = data_head(d, head, sizeof(head), &n);
 	c->x_http = n > 0 && obs_http_request(p, n, &req);
 	if (!c->x_http) {
 		if (n > 0 && c->exch_seq == 1)
@@ -600,14 +620,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 			c->rx_first = rx == OBS_RX_MAYBE && c->x_after_handshake
 					      ? OBS_RX_PROVISIONAL
 					      : OBS_RX_DONE;
-		if (c->x_http) {
-			uint8_t head[16];
-			struct obs_data got = { d ? d->iov : NULL,
-						d ? d->iovcnt : 0,
-						(size_t)ret };
-			size_t n = data_copy(&got, head, sizeof(head));
-			x->status = obs_http_status(head, n);
-		}
+		if (c->x_http)
+			x->status = response_status(d, (size_t)ret);
 	}
 	if (c->x_handshake && c->irec)
 		c->irec->u.info.tls_end = t_out;

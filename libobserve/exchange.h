@@ -20,12 +20,12 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "proto.h"
 #include "spool_format.h"
-
-struct iovec;
 
 /* What a send or receive moved: the first len bytes of the buffers (the
  * hooks pass it; NULL when the call has no buffer to look at). */
@@ -216,12 +216,35 @@ void obs_xh2_end(struct obs_conn *c);
  * all (!complete): the open streams' records, as conn_records_state. */
 void obs_xh2_records_state(struct obs_conn *c, bool complete);
 
+/* The first bytes of what d moved begin with s (len bytes). */
+static inline bool obs_data_begins(const struct obs_data *d, const char *s,
+				   size_t len)
+{
+	return d && d->iov && d->iovcnt > 0 && d->len >= len &&
+	       d->iov[0].iov_len >= len &&
+	       memcmp(d->iov[0].iov_base, s, len) == 0;
+}
+
 /* Whether a call with data d on c should have HTTP/2 memory attached first
  * (obs_xh2_attach, outside the lock): a first send that begins with the
  * client preface, or the first receive of an HTTP/1.1 exchange that begins
- * with a 101 (h2c Upgrade). A hint read without the lock. */
-bool obs_xh2_wanted(const struct obs_conn *c, bool send,
-		    const struct obs_data *d);
+ * with a 101 (h2c Upgrade). A hint read without the lock; inline, as it
+ * runs on every call that moves bytes. */
+static inline bool obs_xh2_wanted(const struct obs_conn *c, bool send,
+				  const struct obs_data *d)
+{
+	uint8_t proto = __atomic_load_n(&c->proto, __ATOMIC_RELAXED);
+
+	if (send ? proto != OBS_PROTO_UNKNOWN
+		 : proto != OBS_PROTO_HTTP ||
+			   __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) !=
+				   OBS_X_SENDING)
+		return false;
+	if (__atomic_load_n(&c->h2, __ATOMIC_RELAXED) || !d || d->tls_in)
+		return false;
+	return send ? obs_data_begins(d, "PRI * HTTP/2.0", 14)
+		    : obs_data_begins(d, "HTTP/1.1 101", 12);
+}
 /* Attach mem (from obs_xh2_alloc, not under the lock) to c unless it has
  * some already; false when mem was not taken (give it back). Takes the
  * lock. */

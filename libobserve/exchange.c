@@ -15,7 +15,7 @@
 
 /* Where the writes go when no record slot could be had: kept per thread of
  * control so that the hot path never tests for NULL. Its contents are junk. */
-static struct obs_record obs_discard_conn, obs_discard_exch;
+static struct obs_record obs_discard_conn, obs_discard_exch, obs_discard_http;
 
 static bool is_transient(int err)
 {
@@ -78,6 +78,18 @@ static void connect_up(struct obs_conn *c, int64_t t, uint8_t how)
 static int64_t after_t4(const struct obs_exch_body *x, int64_t t_in)
 {
 	return t_in > x->t4 ? t_in : x->t4;
+}
+
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Whether obs_xh2_send/obs_xh2_recv may take a call: HTTP/2 memory or
+ * mode, or a hooked TLS library's closing alert. (Checked here: most
+ * connections have none of them.) */
+static inline bool h2_or_alert(const struct obs_conn *c,
+			       const struct obs_data *d)
+{
+	return c->h2 || c->h2mode != OBS_H2M_NONE ||
+	       (d && d->tls_in == OBS_TLSIN_SHUTDOWN);
 }
 
 void obs_record_publish(struct obs_record *rec, uint32_t kind)
@@ -170,8 +182,11 @@ static void record_complete(struct obs_record *rec)
 			 __ATOMIC_RELEASE);
 }
 
-/* Close the current exchange (if any) and open exchange k+1. */
-static struct obs_exch_body *exchange_begin(struct obs_conn *c)
+/* Close the current exchange (if any) and open exchange k+1. With http
+ * (not NULL) the slot of its HTTP record is reserved with it, in *http
+ * (NULL when none could be had). */
+static struct obs_exch_body *exchange_begin_with(struct obs_conn *c,
+						 struct obs_record **http)
 {
 	struct obs_record *rec;
 
@@ -182,7 +197,7 @@ static struct obs_exch_body *exchange_begin(struct obs_conn *c)
 	c->x_after_handshake = false;
 	c->exch_seq++;
 	c->crec->u.conn.exchanges = c->exch_seq;
-	rec = obs_record_alloc();
+	rec = http ? obs_record_alloc2(http) : obs_record_alloc();
 	if (!rec) {
 		rec = &obs_discard_exch;
 		memset(rec, 0, sizeof(*rec));
@@ -193,6 +208,11 @@ static struct obs_exch_body *exchange_begin(struct obs_conn *c)
 		obs_record_publish(rec, OBS_REC_EXCHANGE);
 	c->xrec = rec;
 	return &rec->u.exch;
+}
+
+static struct obs_exch_body *exchange_begin(struct obs_conn *c)
+{
+	return exchange_begin_with(c, NULL);
 }
 
 /* The first bytes a connection sends tell its protocol. Returns the TLS
@@ -215,7 +235,7 @@ static unsigned int first_bytes(struct obs_conn *c, const struct obs_data *d,
 			info->flags |= OBS_IF_TLS;
 		types = data_tls(c, d, records, appdata);
 	} else {
-		/* http_request() tells HTTP from the rest */
+		/* http_exchange_begin() tells HTTP from the rest */
 		c->proto = OBS_PROTO_HTTP;
 	}
 	return types;
@@ -291,25 +311,45 @@ static struct obs_exch_body *handshake_to_request(struct obs_conn *c)
 	return x;
 }
 
-/* The first send of an exchange on an HTTP (or not yet known) connection:
- * method, host and path when it is an HTTP/1.x request. */
-static void http_request(struct obs_conn *c, struct obs_exch_body *x,
-			 const struct obs_data *d)
+/* The first send of an exchange on an HTTP (or not yet known) connection
+ * opens the exchange: with method, host and path when it is an HTTP/1.x
+ * request, whose record is reserved with the exchange's and filled in
+ * place (its fields are zero: no copy through a buffer). */
+static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
+						 const struct obs_data *d)
 {
 	uint8_t head[OBS_HTTP_LOOK];
 	const uint8_t *p = NULL;
 	size_t n = 0;
-	struct obs_http_req req;
+	struct obs_http_line line;
+	struct obs_record *rec = NULL;
+	struct obs_exch_body *x;
 
 	if (d) /* all we look at in the first buffer: no copy */
 		p = data_head(d, head, sizeof(head), &n);
-	c->x_http = n > 0 && obs_http_request(p, n, &req);
+	c->x_http = n > 0 && obs_http_line(p, n, &line);
+	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
+	c->x_handshake = false;
 	if (!c->x_http) {
 		if (n > 0 && c->exch_seq == 1)
 			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */
-		return;
+		return x;
 	}
-	obs_xm_label(c, x, &req);
+	if (!c->crec->u.conn.app_proto)
+		c->crec->u.conn.app_proto = OBS_AP_HTTP1;
+	if (!rec) {
+		rec = &obs_discard_http;
+		memset(rec, 0, sizeof(*rec));
+	}
+	rec->conn_seq = c->crec->conn_seq;
+	rec->u.http.seq = x->seq;
+	rec->u.http.flags = obs_http_fill(p, n, &line, x->method,
+					  rec->u.http.host, rec->u.http.path);
+	if (rec != &obs_discard_http) {
+		rec->state = OBS_RS_COMPLETE; /* written once, whole */
+		obs_record_publish(rec, OBS_REC_HTTP);
+	}
+	return x;
 }
 
 void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
@@ -430,7 +470,7 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
 	if (c->proto == OBS_PROTO_TLS)
 		types = tls_send(c, d, &records);
-	if (obs_xh2_send(c, t_in, t_out, ret, d)) {
+	if (UNLIKELY(h2_or_alert(c, d)) && obs_xh2_send(c, t_in, t_out, ret, d)) {
 		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
 		return;
 	}
@@ -459,11 +499,11 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		if (c->proto == OBS_PROTO_TLS && !c->tls.lost && types &&
 		    !(types & OBS_TLS_APPDATA)) {
 			x = handshake_begin(c, t3);
+		} else if (c->proto == OBS_PROTO_HTTP) {
+			x = http_exchange_begin(c, d);
 		} else {
 			x = exchange_begin(c);
 			c->x_handshake = false;
-			if (c->proto == OBS_PROTO_HTTP)
-				http_request(c, x, d);
 		}
 		x->t3 = t3;
 		c->pending_send = 0;
@@ -573,7 +613,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	}
 	if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
-	if (obs_xh2_recv(c, t_in, t_out, ret, peek, d)) {
+	if (UNLIKELY(h2_or_alert(c, d)) &&
+	    obs_xh2_recv(c, t_in, t_out, ret, peek, d)) {
 		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
 		return;
 	}

@@ -142,6 +142,10 @@ enum obs_h2mode {
  * none can be had (the spool is full); then the data is counted as lost. */
 struct obs_record *obs_record_alloc(void);
 
+/* Two adjacent-in-time slots at once (one reservation): the first is
+ * returned, the second put in *second; either may be NULL. */
+struct obs_record *obs_record_alloc2(struct obs_record **second);
+
 /* Publish a filled record: stores kind last, with release ordering. */
 void obs_record_publish(struct obs_record *rec, uint32_t kind);
 
@@ -222,6 +226,8 @@ static inline bool obs_data_begins(const struct obs_data *d, const char *s,
 {
 	return d && d->iov && d->iovcnt > 0 && d->len >= len &&
 	       d->iov[0].iov_len >= len &&
+	       /* the last byte first: it tells a status line from a 101 */
+	       ((const char *)d->iov[0].iov_base)[len - 1] == s[len - 1] &&
 	       memcmp(d->iov[0].iov_base, s, len) == 0;
 }
 

@@ -32,6 +32,14 @@ struct obs_record *obs_record_alloc(void)
 	return &records[n_records++];
 }
 
+struct obs_record *obs_record_alloc2(struct obs_record **second)
+{
+	struct obs_record *first = obs_record_alloc();
+
+	*second = obs_record_alloc();
+	return first;
+}
+
 /* HTTP/2 memory and warnings: test_exchange_h2.c tests them; here none. */
 struct obs_xh2 *obs_xh2_alloc(void)
 {

@@ -423,21 +423,6 @@ void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error)
 	obs_conn_unlock(c);
 }
 
-bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in)
-{
-	bool counted = false;
-
-	obs_conn_lock(c);
-	if (c->xphase != OBS_X_SENDING) {
-		c->sends_inflight++;
-		if (!c->pending_send)
-			c->pending_send = t_in;
-		counted = true;
-	}
-	obs_conn_unlock(c);
-	return counted;
-}
-
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		      int64_t t_out, ssize_t ret, int err,
 		      const struct obs_data *d)

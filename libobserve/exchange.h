@@ -169,7 +169,7 @@ void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
  * an exchange: a receive in another thread that returns bytes while such a
  * send is under way answers it (a connection shared by threads). _begin
  * returns whether it counted the send; pass that to _done. */
-bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in);
+static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in);
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		      int64_t t_out, ssize_t ret, int err,
 		      const struct obs_data *d);
@@ -321,6 +321,23 @@ static inline void obs_conn_lock(struct obs_conn *c)
 static inline void obs_conn_unlock(struct obs_conn *c)
 {
 	__atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* (obs_xm_send_begin: inline, as it runs before every send that may
+ * begin an exchange.) */
+static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in)
+{
+	bool counted = false;
+
+	obs_conn_lock(c);
+	if (c->xphase != OBS_X_SENDING) {
+		c->sends_inflight++;
+		if (!c->pending_send)
+			c->pending_send = t_in;
+		counted = true;
+	}
+	obs_conn_unlock(c);
+	return counted;
 }
 
 #endif

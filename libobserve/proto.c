@@ -120,6 +120,30 @@ static const uint8_t *find_host(const uint8_t *p, size_t n, size_t from,
 	return p + v;
 }
 
+/* The method, m bytes (3..11), into a zero field of OBS_HTTP_METHOD_MAX:
+ * twelve bytes at once with those past m masked off (the request line
+ * that holds it is longer than twelve bytes: no read beyond it). */
+static void copy_method(char *method, const uint8_t *p, uint32_t m)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t a;
+	uint32_t b;
+
+	memcpy(&a, p, 8);
+	memcpy(&b, p + 8, 4);
+	if (m < 8) {
+		a &= (1ull << (8 * m)) - 1;
+		b = 0;
+	} else {
+		b &= (1u << (8 * (m - 8))) - 1;
+	}
+	memcpy(method, &a, 8);
+	memcpy(method + 8, &b, 4);
+#else
+	memcpy(method, p, m);
+#endif
+}
+
 /* Absolute form (to a proxy), scheme://authority/path: where the path
  * begins in p[t..te) (t itself when there is no "://"). */
 static size_t absolute_path(const uint8_t *p, size_t t, size_t te)
@@ -176,7 +200,7 @@ uint32_t obs_http_fill(const uint8_t *p, size_t n,
 	const uint8_t *h;
 	uint32_t flags = 0;
 
-	memcpy(method, p, line->method_len);
+	copy_method(method, p, line->method_len);
 	if (te - t > 3 && p[t] != '/') {
 		size_t a = absolute_path(p, t, te);
 

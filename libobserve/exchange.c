@@ -455,7 +455,8 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
 	if (c->proto == OBS_PROTO_TLS)
 		types = tls_send(c, d, &records);
-	if (UNLIKELY(h2_or_alert(c, d)) && obs_xh2_send(c, t_in, t_out, ret, d)) {
+	if (UNLIKELY(h2_or_alert(c, d)) &&
+	    obs_xh2_send(c, t_in, t_out, ret, d)) {
 		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
 		return;
 	}

@@ -243,8 +243,8 @@ static inline bool obs_xh2_wanted(const struct obs_conn *c, bool send,
 
 	if (send ? proto != OBS_PROTO_UNKNOWN
 		 : proto != OBS_PROTO_HTTP ||
-			   __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) !=
-				   OBS_X_SENDING)
+			    __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) !=
+				    OBS_X_SENDING)
 		return false;
 	if (__atomic_load_n(&c->h2, __ATOMIC_RELAXED) || !d || d->tls_in)
 		return false;

@@ -60,8 +60,9 @@ static inline bool gone(int fd, struct obs_conn *c, int err)
 
 /* iov/iovcnt: the buffers of the call, for the state machine's look at
  * the bytes that were moved (protocol fields, TLS records). */
-static inline __attribute__((always_inline)) ssize_t send_end(int fd, struct obs_conn *c, struct send_ctx sx,
-			       ssize_t ret, const struct iovec *iov, int iovcnt)
+static inline __attribute__((always_inline)) ssize_t
+send_end(int fd, struct obs_conn *c, struct send_ctx sx, ssize_t ret,
+	 const struct iovec *iov, int iovcnt)
 {
 	int err = errno;
 	struct obs_data d = { iov, iovcnt, ret > 0 ? (size_t)ret : 0, 0 };
@@ -82,8 +83,8 @@ static inline __attribute__((always_inline)) ssize_t send_end(int fd, struct obs
 	return ret;
 }
 
-static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf,
-						    size_t n, struct obs_conn *c)
+static __attribute__((noinline)) ssize_t
+write_slow(int fd, const void *buf, size_t n, struct obs_conn *c)
 {
 	struct send_ctx sx;
 
@@ -132,8 +133,8 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 	return writev_slow(fd, iov, iovcnt, c);
 }
 
-static __attribute__((noinline)) ssize_t send_slow(int fd, const void *buf,
-						   size_t n, int flags, struct obs_conn *c)
+static __attribute__((noinline)) ssize_t
+send_slow(int fd, const void *buf, size_t n, int flags, struct obs_conn *c)
 {
 	struct send_ctx sx;
 
@@ -259,9 +260,9 @@ static inline const struct iovec *written(const struct iovec *iov, int flags)
 /* wanted: bytes asked for (a 0-byte read returning 0 is not end of stream).
  * iov: the buffers the kernel filled (NULL: none to look at); the state
  * machine reads at most ret bytes of them, and never past an iov_len. */
-static inline __attribute__((always_inline)) ssize_t recv_end(int fd, struct obs_conn *c, int64_t t_in,
-			       ssize_t ret, size_t wanted, bool peek,
-			       const struct iovec *iov, int iovcnt)
+static inline __attribute__((always_inline)) ssize_t
+recv_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, size_t wanted,
+	 bool peek, const struct iovec *iov, int iovcnt)
 {
 	int err = errno;
 	struct obs_data d = { iov, iovcnt, ret > 0 ? (size_t)ret : 0, 0 };
@@ -292,7 +293,8 @@ static size_t iov_bytes(const struct iovec *iov, int count)
 	return total;
 }
 
-static __attribute__((noinline)) ssize_t read_slow(int fd, void *buf, size_t n, struct obs_conn *c)
+static __attribute__((noinline)) ssize_t read_slow(int fd, void *buf, size_t n,
+						   struct obs_conn *c)
 {
 	int64_t t_in;
 
@@ -344,8 +346,8 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 	return readv_slow(fd, iov, iovcnt, c);
 }
 
-static __attribute__((noinline)) ssize_t recv_slow(int fd, void *buf, size_t n,
-						   int flags, struct obs_conn *c)
+static __attribute__((noinline)) ssize_t
+recv_slow(int fd, void *buf, size_t n, int flags, struct obs_conn *c)
 {
 	int64_t t_in;
 
@@ -369,10 +371,9 @@ EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 	return recv_slow(fd, buf, n, flags, c);
 }
 
-static __attribute__((noinline)) ssize_t recvfrom_slow(int fd, void *buf,
-						       size_t n, int flags,
-						       struct sockaddr *addr,
-						       socklen_t *alen, struct obs_conn *c)
+static __attribute__((noinline)) ssize_t
+recvfrom_slow(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
+	      socklen_t *alen, struct obs_conn *c)
 {
 	int64_t t_in;
 

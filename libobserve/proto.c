@@ -37,13 +37,12 @@ find_any(const uint8_t *p, size_t from, size_t n, uint8_t a, uint8_t b,
 	const __m128i vc = _mm_set1_epi8((char)c), vd = _mm_set1_epi8((char)d);
 
 	for (; i + 16 <= n; i += 16) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p +
-									    i));
-		__m128i hit = _mm_or_si128(
-			_mm_or_si128(_mm_cmpeq_epi8(x, va),
-				     _mm_cmpeq_epi8(x, vb)),
-			_mm_or_si128(_mm_cmpeq_epi8(x, vc),
-				     _mm_cmpeq_epi8(x, vd)));
+		__m128i x =
+			_mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, va),
+							_mm_cmpeq_epi8(x, vb)),
+					   _mm_or_si128(_mm_cmpeq_epi8(x, vc),
+							_mm_cmpeq_epi8(x, vd)));
 		unsigned int m = (unsigned int)_mm_movemask_epi8(hit);
 
 		if (m)
@@ -71,13 +70,18 @@ static size_t host_line(const uint8_t *p, size_t from, size_t n)
 {
 	size_t i = from;
 
+	/* most clients send Host first: the line after " HTTP/1.x\r\n" */
+	if (from + 10 < n && p[from + 9] == '\r' && p[from + 10] == '\n' &&
+	    is_host(p, from + 11, n))
+		return from + 11;
+
 #if defined(__SSE2__)
 	const __m128i nl = _mm_set1_epi8('\n'), h = _mm_set1_epi8('h');
 	const __m128i lc = _mm_set1_epi8(0x20);
 
 	for (; i + 17 <= n; i += 16) {
-		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(p +
-									    i));
+		__m128i a =
+			_mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		__m128i b = _mm_loadu_si128(
 			(const __m128i *)(const void *)(p + i + 1));
 		unsigned int m = (unsigned int)_mm_movemask_epi8(
@@ -226,8 +230,8 @@ bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out)
 	if (!obs_http_line(p, n, &line))
 		return false;
 	memset(out, 0, sizeof(*out));
-	out->flags = obs_http_fill(p, n, &line, out->method, out->host,
-				   out->path);
+	out->flags =
+		obs_http_fill(p, n, &line, out->method, out->host, out->path);
 	return true;
 }
 

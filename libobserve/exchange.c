@@ -221,13 +221,16 @@ static unsigned int first_bytes(struct obs_conn *c, const struct obs_data *d,
 				unsigned int *records, unsigned int *appdata)
 {
 	uint8_t head[8];
-	size_t n = data_copy(d, head, sizeof(head));
+	const uint8_t *p = NULL;
+	size_t n = 0;
 	unsigned int types = 0;
 	struct obs_info_body *info;
 
+	if (d)
+		p = data_head(d, head, sizeof(head), &n);
 	if (n == 0)
 		return 0; /* nothing to look at: decide on a later send */
-	if (obs_tls_hello(head, n)) {
+	if (obs_tls_hello(p, n)) {
 		c->proto = OBS_PROTO_TLS;
 		c->crec->u.conn.flags |= OBS_CF_TLS;
 		info = info_of(c);

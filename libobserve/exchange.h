@@ -300,17 +300,19 @@ static inline void obs_cpu_relax(void)
 #endif
 }
 
-/* A connection's spin lock: guards its state and its records. Held for a
+/* A spin lock (obs_spin_lock): a connection's, and the pool's of free
+ * connections (fdtable.c).
+ * A connection's spin lock: guards its state and its records. Held for a
  * few dozen instructions of bookkeeping, never across a real call; its
  * holder may take the layer's mutex (a new record may grow the spool), never
  * the other way round (layer.h). A holder preempted mid-way is waited out
  * with sched_yield after a short spin. */
-static inline void obs_conn_lock(struct obs_conn *c)
+static inline void obs_spin_lock(int *lock)
 {
-	while (__atomic_exchange_n(&c->lock, 1, __ATOMIC_ACQUIRE)) {
+	while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) {
 		unsigned int spins = 0;
 
-		while (__atomic_load_n(&c->lock, __ATOMIC_RELAXED)) {
+		while (__atomic_load_n(lock, __ATOMIC_RELAXED)) {
 			if (++spins < 1000)
 				obs_cpu_relax();
 			else
@@ -318,9 +320,17 @@ static inline void obs_conn_lock(struct obs_conn *c)
 		}
 	}
 }
+static inline void obs_spin_unlock(int *lock)
+{
+	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+}
+static inline void obs_conn_lock(struct obs_conn *c)
+{
+	obs_spin_lock(&c->lock);
+}
 static inline void obs_conn_unlock(struct obs_conn *c)
 {
-	__atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
+	obs_spin_unlock(&c->lock);
 }
 
 /* (obs_xm_send_begin: inline, as it runs before every send that may

@@ -28,6 +28,8 @@
 #    function of the layer, per keep-alive request (with PROFILE=1).
 #
 # usage: scripts/bench-floor.sh [N1 N2 [RUNS]]   (defaults 1000 3000 5)
+# BEFORE=/path/to/other/libobserve.so adds that build's figures beside
+# (e.g. the layer of an earlier commit: before and after in one run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N1=${1:-1000}
@@ -81,23 +83,30 @@ median_minmax() {
 echo "layer vs floor: ab -c 1 $URL ($(nproc) CPUs, $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ))"
 echo
 echo "1. user instructions per request (callgrind)"
-printf '%-34s %9s %9s %9s %8s %8s %7s\n' mode bare probe layer "+probe" "+layer" ratio
-row() { # LABEL BARE PROBE LAYER (instructions per request)
-  awk -v m="$1" -v b="$2" -v p="$3" -v l="$4" 'BEGIN {
-    printf "%-34s %9.1f %9.1f %9.1f %8.1f %8.1f %7.2f\n", m, b, p, l, p - b, l - b,
-      (p - b > 0) ? (l - b) / (p - b) : 0 }'
+printf '%-34s %9s %9s %9s %8s %8s %7s' mode bare probe layer "+probe" "+layer" ratio
+[ -n "${BEFORE:-}" ] && printf ' %8s %7s' "+before" ratio
+echo
+row() { # LABEL BARE PROBE LAYER [BEFORE] (instructions per request)
+  awk -v m="$1" -v b="$2" -v p="$3" -v l="$4" -v o="${5:-}" 'BEGIN {
+    printf "%-34s %9.1f %9.1f %9.1f %8.1f %8.1f %7.2f", m, b, p, l, p - b, l - b,
+      (p - b > 0) ? (l - b) / (p - b) : 0
+    if (o != "") printf " %8.1f %7.2f", o - b, (p - b > 0) ? (o - b) / (p - b) : 0
+    printf "\n" }'
 }
+per_n() { awk -v x="$1" -v n="$2" 'BEGIN { print x / n }'; }
 for mode in keep-alive new-connection; do
   opts=() n=2000
   [ "$mode" = keep-alive ] && opts=(-k) n=5000
   b=$(ir "" "$n" "${opts[@]}") p=$(ir "$WORK/probe.so" "$n" "${opts[@]}")
-  l=$(ir "$LIBOBSERVE" "$n" "${opts[@]}")
-  row "$mode, run of $n" "$(awk -v x="$b" -v n="$n" 'BEGIN{print x/n}')" \
-    "$(awk -v x="$p" -v n="$n" 'BEGIN{print x/n}')" "$(awk -v x="$l" -v n="$n" 'BEGIN{print x/n}')"
+  l=$(ir "$LIBOBSERVE" "$n" "${opts[@]}") o=""
+  [ -n "${BEFORE:-}" ] && o=$(per_n "$(ir "$BEFORE" "$n" "${opts[@]}")" "$n")
+  row "$mode, run of $n" "$(per_n "$b" "$n")" "$(per_n "$p" "$n")" "$(per_n "$l" "$n")" "$o"
+  o=""
+  [ -n "${BEFORE:-}" ] && o=$(per_request "$BEFORE" "${opts[@]}")
   row "$mode, marginal $N1..$N2" "$(per_request "" "${opts[@]}")" \
-    "$(per_request "$WORK/probe.so" "${opts[@]}")" "$(per_request "$LIBOBSERVE" "${opts[@]}")"
+    "$(per_request "$WORK/probe.so" "${opts[@]}")" "$(per_request "$LIBOBSERVE" "${opts[@]}")" "$o"
 done
-echo "(ratio = +layer / +probe; the bar is 2, the aim 1.2)"
+echo "(ratio = added / +probe; the bar is 2, the aim 1.2)"
 
 # cg PRELOAD MODE BLOCKS: user instructions of one callbench run (the
 # difference of two lengths cancels start-up)
@@ -113,9 +122,10 @@ if [ -x "$CALLBENCH" ]; then
     calls=1
     [ "$mode" = pingpong ] && calls=2
     bare_ir=$(( $(cg "" "$mode" 15) - $(cg "" "$mode" 5) ))
-    for pre in probe layer; do
+    for pre in probe layer ${BEFORE:+before}; do
       so=$WORK/probe.so
       [ "$pre" = layer ] && so=$LIBOBSERVE
+      [ "$pre" = before ] && so=$BEFORE
       read -r nm nmin nmax < <(for ((i = 0; i < RUNS; i++)); do
         run_with "$so" "$CALLBENCH" "$mode" 101 500 | cut -d' ' -f3
       done | awk -v k="$calls" '{ print $1 / k }' | median_minmax)
@@ -134,7 +144,7 @@ if [ "${PROFILE:-0}" = 1 ]; then
   run_with "$LIBOBSERVE" valgrind --tool=callgrind --callgrind-out-file="$WORK/prof.cg" \
     ab -q -c 1 -n "$N1" -k "$URL" >/dev/null 2>&1
   callgrind_annotate --threshold=100 --inclusive=no "$WORK/prof.cg" 2>/dev/null | tr -d , |
-    awk -v n="$N1" '/\/libobserve\/[a-z_0-9]*\.c:[^ ]* \[/ && $1 / n >= 0.5 {
+    awk -v n="$N1" '/libobserve\/[a-z_0-9]*\.c:[^ ]* \[/ && $1 / n >= 0.5 {
       match($0, /libobserve\/[a-z_0-9]*\.c:[^ ]*/)
       printf "  %-40s %8.1f\n", substr($0, RSTART + 11, RLENGTH - 11), $1 / n }'
 fi

@@ -118,8 +118,8 @@ static size_t data_copy(const struct obs_data *d, uint8_t *buf, size_t max)
 
 /* The first n bytes (at most max) of what a call moved: in place when the
  * first buffer holds them all, else gathered into buf. */
-static const uint8_t *data_head(const struct obs_data *d, uint8_t *buf,
-				size_t max, size_t *n)
+static inline __attribute__((always_inline)) const uint8_t *
+data_head(const struct obs_data *d, uint8_t *buf, size_t max, size_t *n)
 {
 	size_t want = d->len < max ? d->len : max;
 

@@ -344,7 +344,8 @@ EXPORT int dup3(int oldfd, int newfd, int flags)
 	return dup_onto(oldfd, newfd, REAL(dup3)(oldfd, newfd, flags));
 }
 
-static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, void *arg)
+static inline int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd,
+			       void *arg)
 {
 	int ret = fn(fd, cmd, arg);
 

@@ -60,18 +60,38 @@ run_with() {
   [ "$pre" = "$WORK/probe.so" ] && dir=$WORK/probe
   env ${pre:+LD_PRELOAD=$pre} OBSERVE_DIR="$dir" "$@"
 }
-# ir PRELOAD N [ab options]: user instructions of one ab run
-ir() {
-  local pre=$1 n=$2
-  shift 2
-  run_with "$pre" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-    ab -q -c 1 -n "$n" "$@" "$URL" 2>&1 >/dev/null | awk '/Collected/ {print $4}'
+# hook_ir CALLGRIND_FILE OBJECT: the instructions spent inside OBJECT's
+# hooks: the inclusive count of each function of OBJECT that has a
+# namesake in libc (write, read, connect, close...: the hooks), minus that
+# of the libc function (the real call the hook makes). Unlike the whole
+# program's count it does not move with ab's timing-dependent paths.
+hook_ir() {
+  callgrind_annotate --threshold=100 --inclusive=yes "$1" 2>/dev/null | tr -d , |
+    awk -v obj="$2" '/ \[[^]]*\]$/ && $1 ~ /^[0-9]+$/ {
+      o = $NF; gsub(/[][]/, "", o)
+      line = $0; sub(/ \[[^]]*\]$/, "", line)
+      n = split(line, a, ":"); f = a[n]; sub(/@.*/, "", f)
+      if (index(o, obj)) pre[f] += $1
+      else if (o ~ /libc\.so/) libc[f] += $1
+    }
+    END { for (f in pre) if (f in libc) s += pre[f] - libc[f]; print s + 0 }'
 }
-per_request() { # PRELOAD [ab options]
-  local a b
-  a=$(ir "$1" "$N1" "${@:2}")
-  b=$(ir "$1" "$N2" "${@:2}")
-  awk -v a="$a" -v b="$b" -v n=$((N2 - N1)) 'BEGIN { printf "%.1f", (b - a) / n }'
+# ir PRELOAD N [ab options]: "total hooks": user instructions of one ab
+# run, and those inside the preload's hooks (0 bare)
+ir() {
+  local pre=$1 n=$2 total
+  shift 2
+  total=$(run_with "$pre" valgrind --tool=callgrind --callgrind-out-file="$WORK/ir.cg" \
+    ab -q -c 1 -n "$n" "$@" "$URL" 2>&1 >/dev/null | awk '/Collected/ {print $4}')
+  echo "$total $([ -n "$pre" ] && hook_ir "$WORK/ir.cg" "$(basename "$pre")" || echo 0)"
+}
+# per_request PRELOAD [ab options]: "total hooks" per request, N1..N2
+per_request() {
+  local a ah b bh
+  read -r a ah < <(ir "$1" "$N1" "${@:2}")
+  read -r b bh < <(ir "$1" "$N2" "${@:2}")
+  awk -v a="$a" -v b="$b" -v ah="$ah" -v bh="$bh" -v n=$((N2 - N1)) \
+    'BEGIN { printf "%.1f %.1f\n", (b - a) / n, (bh - ah) / n }'
 }
 # median_minmax: numbers on stdin -> "median min max"
 median_minmax() {
@@ -94,19 +114,37 @@ row() { # LABEL BARE PROBE LAYER [BEFORE] (instructions per request)
     printf "\n" }'
 }
 per_n() { awk -v x="$1" -v n="$2" 'BEGIN { print x / n }'; }
+: > "$WORK/hooks"
 for mode in keep-alive new-connection; do
   opts=() n=2000
   [ "$mode" = keep-alive ] && opts=(-k) n=5000
-  b=$(ir "" "$n" "${opts[@]}") p=$(ir "$WORK/probe.so" "$n" "${opts[@]}")
-  l=$(ir "$LIBOBSERVE" "$n" "${opts[@]}") o=""
-  [ -n "${BEFORE:-}" ] && o=$(per_n "$(ir "$BEFORE" "$n" "${opts[@]}")" "$n")
-  row "$mode, run of $n" "$(per_n "$b" "$n")" "$(per_n "$p" "$n")" "$(per_n "$l" "$n")" "$o"
+  read -r b _ < <(ir "" "$n" "${opts[@]}")
+  read -r p _ < <(ir "$WORK/probe.so" "$n" "${opts[@]}")
+  read -r l _ < <(ir "$LIBOBSERVE" "$n" "${opts[@]}")
   o=""
-  [ -n "${BEFORE:-}" ] && o=$(per_request "$BEFORE" "${opts[@]}")
-  row "$mode, marginal $N1..$N2" "$(per_request "" "${opts[@]}")" \
-    "$(per_request "$WORK/probe.so" "${opts[@]}")" "$(per_request "$LIBOBSERVE" "${opts[@]}")" "$o"
+  [ -n "${BEFORE:-}" ] && o=$(per_n "$(ir "$BEFORE" "$n" "${opts[@]}" | cut -d' ' -f1)" "$n")
+  row "$mode, run of $n" "$(per_n "$b" "$n")" "$(per_n "$p" "$n")" "$(per_n "$l" "$n")" "$o"
+  read -r b _ < <(per_request "" "${opts[@]}")
+  read -r p ph < <(per_request "$WORK/probe.so" "${opts[@]}")
+  read -r l lh < <(per_request "$LIBOBSERVE" "${opts[@]}")
+  o="" oh=""
+  [ -n "${BEFORE:-}" ] && read -r o oh < <(per_request "$BEFORE" "${opts[@]}")
+  row "$mode, marginal $N1..$N2" "$b" "$p" "$l" "$o"
+  echo "$mode $ph $lh $oh" >> "$WORK/hooks"
 done
 echo "(ratio = added / +probe; the bar is 2, the aim 1.2)"
+echo
+echo "1b. instructions inside the hooks per request, marginal $N1..$N2 (callgrind;"
+echo "    deterministic: ab's own timing-dependent paths do not count)"
+printf '%-34s %9s %9s %7s' mode probe layer ratio
+[ -n "${BEFORE:-}" ] && printf ' %9s %7s' before ratio
+echo
+while read -r mode ph lh oh; do
+  awk -v m="$mode" -v p="$ph" -v l="$lh" -v o="${oh:-}" 'BEGIN {
+    printf "%-34s %9.1f %9.1f %7.2f", m, p, l, l / p
+    if (o != "") printf " %9.1f %7.2f", o, o / p
+    printf "\n" }'
+done < "$WORK/hooks"
 
 # cg PRELOAD MODE BLOCKS: user instructions of one callbench run (the
 # difference of two lengths cancels start-up)

@@ -314,6 +314,15 @@ static struct obs_exch_body *handshake_to_request(struct obs_conn *c)
 	return x;
 }
 
+/* obs_http_fill writes the spool's fields in place: their sizes agree. */
+_Static_assert(sizeof(((struct obs_exch_body *)0)->method) ==
+		       OBS_HTTP_METHOD_MAX,
+	       "method field");
+_Static_assert(sizeof(((struct obs_http_body *)0)->host) == OBS_HTTP_HOST_MAX,
+	       "host field");
+_Static_assert(sizeof(((struct obs_http_body *)0)->path) == OBS_HTTP_PATH_MAX,
+	       "path field");
+
 /* The first send of an exchange on an HTTP (or not yet known) connection
  * opens the exchange: with method, host and path when it is an HTTP/1.x
  * request, whose record is reserved with the exchange's and filled in

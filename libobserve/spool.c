@@ -945,45 +945,98 @@ out:
 	return rc;
 }
 
-struct obs_record *obs_record_alloc(void)
+/* The slot of record idx (reserved in segment g, header h), its chunk
+ * mapped if need be: 0 and *r; 1, g is full and the spool went on in the
+ * next segment (try there); -1, the record is lost. */
+static inline int slot_of(struct segment *g, struct obs_spool_header *h,
+			  uint64_t idx, struct obs_record **r)
+{
+	uint64_t first_idx;
+	unsigned int k = chunk_of(idx, &first_idx);
+	char *c = k < OBS_SPOOL_CHUNKS
+			  ? __atomic_load_n(&g->chunk[k], __ATOMIC_ACQUIRE)
+			  : NULL;
+
+	if (__builtin_expect(!c, 0)) {
+		int rc = spool_grow(g, h, k, &c);
+
+		if (rc != 0)
+			return rc;
+	}
+	*r = (struct obs_record *)(c + (idx - first_idx) * OBS_RECORD_SIZE);
+	return 0;
+}
+
+/* n (1 or 2) consecutive slots reserved in the current segment: the first
+ * one's record in *r, its number in *idx, the segment in *gp and its
+ * header in *hp. 0, or -1 with n records counted as lost. */
+static int reserve(unsigned int n, struct segment **gp,
+		   struct obs_spool_header **hp, uint64_t *idx,
+		   struct obs_record **r)
 {
 	struct segment *g = __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE);
-	struct obs_spool_header *h;
-	uint64_t idx, first_idx;
-	unsigned int k;
-	char *c;
 
 	if (!g)
-		return NULL;
+		return -1; /* no spool: nothing to count in */
 	for (int tries = 0; tries < 3; tries++) {
-		int rc;
-
 		/* NULL: a segment retired since g was loaded (see
 		 * segment_retire) */
-		h = __atomic_load_n(&g->hdr, __ATOMIC_ACQUIRE);
+		struct obs_spool_header *h =
+			__atomic_load_n(&g->hdr, __ATOMIC_ACQUIRE);
+		int rc;
+
 		if (__builtin_expect(h == NULL, 0)) {
 			g = __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE);
 			continue;
 		}
-		idx = __atomic_fetch_add(&h->records_reserved, 1,
-					 __ATOMIC_RELAXED);
-		k = chunk_of(idx, &first_idx);
-		c = k < OBS_SPOOL_CHUNKS
-			    ? __atomic_load_n(&g->chunk[k], __ATOMIC_ACQUIRE)
-			    : NULL;
-		if (__builtin_expect(c != NULL, 1))
-			goto found;
-		rc = spool_grow(g, h, k, &c);
-		if (rc == 0)
-			goto found;
+		*idx = __atomic_fetch_add(&h->records_reserved, n,
+					  __ATOMIC_RELAXED);
+		rc = slot_of(g, h, *idx, r);
+		if (__builtin_expect(rc == 0, 1)) {
+			*gp = g;
+			*hp = h;
+			return 0;
+		}
 		g = __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE);
 		if (rc < 0)
 			break;
 	}
-	__atomic_fetch_add(&g->hdr->records_dropped, 1, __ATOMIC_RELAXED);
-	return NULL;
-found:
-	return (struct obs_record *)(c + (idx - first_idx) * OBS_RECORD_SIZE);
+	__atomic_fetch_add(&g->hdr->records_dropped, n, __ATOMIC_RELAXED);
+	return -1;
+}
+
+struct obs_record *obs_record_alloc(void)
+{
+	struct obs_spool_header *h;
+	struct segment *g;
+	struct obs_record *r;
+	uint64_t idx;
+
+	return reserve(1, &g, &h, &idx, &r) == 0 ? r : NULL;
+}
+
+struct obs_record *obs_record_alloc2(struct obs_record **second)
+{
+	struct obs_spool_header *h;
+	struct segment *g;
+	struct obs_record *one;
+	uint64_t idx;
+
+	*second = NULL;
+	if (reserve(2, &g, &h, &idx, &one) != 0)
+		return NULL;
+	if (idx + 1 >= spool.seg_records)
+		/* the segment's last slot: the second in the next one */
+		*second = obs_record_alloc();
+	else if ((idx + 1) & ((1u << OBS_SPOOL_FIRST_SHIFT) - 1))
+		/* every chunk begins at a multiple of the first chunk's
+		 * records: elsewhere the next slot is in the same chunk */
+		*second = one + 1;
+	else if (slot_of(g, h, idx + 1, second) != 0) {
+		*second = NULL;
+		__atomic_fetch_add(&h->records_dropped, 1, __ATOMIC_RELAXED);
+	}
+	return one;
 }
 
 void obs_spool_mark_ended(bool ended)

@@ -967,12 +967,11 @@ static inline int slot_of(struct segment *g, struct obs_spool_header *h,
 	return 0;
 }
 
-/* n (1 or 2) consecutive slots reserved in the current segment: the first
- * one's record in *r, its number in *idx, the segment in *gp and its
- * header in *hp. 0, or -1 with n records counted as lost. */
-static int reserve(unsigned int n, struct segment **gp,
-		   struct obs_spool_header **hp, uint64_t *idx,
-		   struct obs_record **r)
+/* reserve's way when the fast one fails: a chunk to map, a full segment
+ * to roll over, a retired segment. */
+static __attribute__((noinline)) int
+reserve_slow(unsigned int n, struct segment **gp, struct obs_spool_header **hp,
+	     uint64_t *idx, struct obs_record **r)
 {
 	struct segment *g = __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE);
 
@@ -985,14 +984,14 @@ static int reserve(unsigned int n, struct segment **gp,
 			__atomic_load_n(&g->hdr, __ATOMIC_ACQUIRE);
 		int rc;
 
-		if (__builtin_expect(h == NULL, 0)) {
+		if (h == NULL) {
 			g = __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE);
 			continue;
 		}
 		*idx = __atomic_fetch_add(&h->records_reserved, n,
 					  __ATOMIC_RELAXED);
 		rc = slot_of(g, h, *idx, r);
-		if (__builtin_expect(rc == 0, 1)) {
+		if (rc == 0) {
 			*gp = g;
 			*hp = h;
 			return 0;
@@ -1003,6 +1002,51 @@ static int reserve(unsigned int n, struct segment **gp,
 	}
 	__atomic_fetch_add(&g->hdr->records_dropped, n, __ATOMIC_RELAXED);
 	return -1;
+}
+
+/* n (1 or 2) consecutive slots reserved in the current segment: the first
+ * one's record in *r, its number in *idx, the segment in *gp and its
+ * header in *hp. 0, or -1 with n records counted as lost. The fast way:
+ * the current segment, its chunk mapped. */
+static inline __attribute__((always_inline)) int
+reserve(unsigned int n, struct segment **gp, struct obs_spool_header **hp,
+	uint64_t *idx, struct obs_record **r)
+{
+	struct segment *g = __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE);
+	struct obs_spool_header *h =
+		g ? __atomic_load_n(&g->hdr, __ATOMIC_ACQUIRE) : NULL;
+
+	if (__builtin_expect(h != NULL, 1)) {
+		uint64_t first_idx;
+		unsigned int k;
+		char *c;
+
+		*idx = __atomic_fetch_add(&h->records_reserved, n,
+					  __ATOMIC_RELAXED);
+		k = chunk_of(*idx, &first_idx);
+		c = k < OBS_SPOOL_CHUNKS
+			    ? __atomic_load_n(&g->chunk[k], __ATOMIC_ACQUIRE)
+			    : NULL;
+		if (__builtin_expect(c != NULL, 1)) {
+			*r = (struct obs_record *)(c + (*idx - first_idx) *
+							       OBS_RECORD_SIZE);
+			*gp = g;
+			*hp = h;
+			return 0;
+		}
+		/* the slot taken: map its chunk, or roll over and try again */
+		switch (slot_of(g, h, *idx, r)) {
+		case 0:
+			*gp = g;
+			*hp = h;
+			return 0;
+		case -1:
+			__atomic_fetch_add(&h->records_dropped, n,
+					   __ATOMIC_RELAXED);
+			return -1;
+		}
+	}
+	return g ? reserve_slow(n, gp, hp, idx, r) : -1;
 }
 
 struct obs_record *obs_record_alloc(void)

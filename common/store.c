@@ -92,6 +92,11 @@ void obs_store_set_progress(obs_store *store, FILE *tty)
 	store->progress = tty;
 }
 
+const char *obs_store_path(const obs_store *store)
+{
+	return store->path;
+}
+
 sqlite3 *obs_store_db(obs_store *store)
 {
 	return store->db;

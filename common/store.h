@@ -39,6 +39,8 @@ struct obs_ingest_stats {
 obs_store *obs_store_open(const char *path, char *err, size_t errlen);
 void obs_store_close(obs_store *store);
 sqlite3 *obs_store_db(obs_store *store);
+/* The path it was opened with. */
+const char *obs_store_path(const obs_store *store);
 
 /* SQL functions the filters may use, registered on every connection the
  * tools open (obs_store_open does it): cidr_match(addr, 'net/len') is 1

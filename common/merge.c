@@ -220,3 +220,39 @@ int obs_merge_file(obs_central *central, const char *path,
 	*exchanges_new = obs_schema_max_id(db, "main.exchange") - before;
 	return 0;
 }
+
+int obs_central_prune(obs_central *central, int64_t before_ns,
+		      int64_t *connections, int64_t *exchanges, char *err,
+		      size_t errlen)
+{
+	sqlite3 *db = obs_central_sqlite(central);
+	int64_t *counts[OBS_SQL_PRUNE_COUNT] = { exchanges, connections, NULL };
+	int rc;
+
+	if (central->pg)
+		return obs_pg_prune(central->pg, before_ns, connections,
+				    exchanges, err, errlen);
+	rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	for (int i = 0; rc == SQLITE_OK && i < OBS_SQL_PRUNE_COUNT; i++) {
+		sqlite3_stmt *st = NULL;
+		rc = sqlite3_prepare_v2(db, obs_schema_prune_sql[i], -1, &st,
+					NULL);
+		if (rc == SQLITE_OK) {
+			sqlite3_bind_int64(st, 1, before_ns);
+			rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK
+							     : SQLITE_ERROR;
+		}
+		sqlite3_finalize(st);
+		if (counts[i])
+			*counts[i] = sqlite3_changes64(db);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot prune: %s",
+			 obs_central_name(central), sqlite3_errmsg(db));
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return 0;
+}

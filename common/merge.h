@@ -41,4 +41,12 @@ int obs_merge_file(obs_central *central, const char *path,
 		   obs_merge_step_fn step, void *ctx, int64_t *exchanges_new,
 		   char *why, size_t whylen);
 
+/* Drop the days before before_ns (a UTC midnight, epoch ns): the
+ * connections that started before it, their exchanges, the processes left
+ * with none (on PostgreSQL whole day partitions). *connections and
+ * *exchanges: the rows removed. 0, or -1 with the reason in err. */
+int obs_central_prune(obs_central *central, int64_t before_ns,
+		      int64_t *connections, int64_t *exchanges, char *err,
+		      size_t errlen);
+
 #endif

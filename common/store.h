@@ -75,4 +75,8 @@ int obs_store_ingest_path(obs_store *store, const char *path,
 			  int64_t *process_ids, size_t *n_process_ids,
 			  size_t max_process_ids);
 
+/* The *.spool files of a directory (not recursive), full paths, sorted:
+ * *list malloc'd, each name too. 0, or -1 with errno (cannot read it). */
+int obs_store_list_spools(const char *path, char ***list, size_t *count);
+
 #endif

@@ -1,6 +1,7 @@
 /* main.c - slicer: read spool files into the client database, filtered.
  *
  *   slicer [-o DB] [-q] [FILTER...] SPOOL|DIR...
+ *   slicer --follow [-o DB] [-q] [FILTER...] DIR      (follow.c)
  *   slicer export [-d DB] --format csv|jsonl|har [FILTER...] [-o FILE]
  *
  * Exit status: 0 everything read, 1 something was skipped (named on stderr;
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "follow.h"
 #include "options.h"
 #include "store.h"
 
@@ -23,6 +25,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: slicer [-o DB] [-q] [FILTER...] SPOOL|DIR...\n"
+		"       slicer --follow [-o DB] [-q] [FILTER...] DIR\n"
 		"       slicer export [-d DB] --format csv|jsonl|har [FILTER...] "
 		"[-o FILE]\n"
 		"\n"
@@ -33,6 +36,10 @@ static void usage(FILE *out)
 		"\n"
 		"  -o, --output DB   database (default ./observe.db; created)\n"
 		"  -q, --quiet       no summary line\n"
+		"  -f, --follow      stay running: ingest DIR's spools as they are\n"
+		"                    written (inotify, in batches; nothing done\n"
+		"                    while no writer runs) until SIGTERM or SIGINT,\n"
+		"                    then store what is there and exit\n"
 		"Filters (all must hold; exchanges left out are not stored):\n"
 		"  -w, --where EXPR  SQL boolean expression over the columns of\n"
 		"                    exchange_metrics, evaluated by SQLite, e.g.\n"
@@ -58,12 +65,13 @@ static void usage(FILE *out)
 
 struct slicer_options {
 	const char *db_path; /* NULL: not given */
-	bool quiet;
+	bool quiet, follow;
 };
 
 static const struct cmd_option options[] = {
 	{ "output", 'o', CMD_TEXT, offsetof(struct slicer_options, db_path) },
 	{ "quiet", 'q', CMD_FLAG, offsetof(struct slicer_options, quiet) },
+	{ "follow", 'f', CMD_FLAG, offsetof(struct slicer_options, follow) },
 	{ NULL },
 };
 static const struct cmdline cmdline = { "slicer", options, usage };
@@ -102,6 +110,11 @@ int main(int argc, char **argv)
 				db_path, OBS_SCHEMA_VERSION);
 		return 0;
 	}
+	if (o.follow && optind != argc - 1) {
+		fprintf(stderr, "slicer: --follow takes one directory\n");
+		usage(stderr);
+		return 2;
+	}
 	if (optind >= argc) {
 		fprintf(stderr, "slicer: no spool file or directory given\n");
 		usage(stderr);
@@ -133,7 +146,9 @@ int main(int argc, char **argv)
 		obs_store_close(store);
 		return 2;
 	}
-	for (int i = optind; i < argc; i++) {
+	if (o.follow)
+		worst = slicer_follow(store, argv[optind], &stats, stderr);
+	for (int i = optind; i < argc && !o.follow; i++) {
 		int rc = obs_store_ingest_path(store, argv[i], &stats, stderr,
 					       NULL, NULL, 0);
 		if (rc < 0)

@@ -18,6 +18,8 @@
 
 #include "export.h"
 #include "follow.h"
+#include "push.h"
+#include "store_pg.h"
 #include "options.h"
 #include "store.h"
 
@@ -34,7 +36,9 @@ static void usage(FILE *out)
 		"Slicing the same spool again adds nothing; a spool that grew adds\n"
 		"only what is new, and exchanges that were in flight are updated.\n"
 		"\n"
-		"  -o, --output DB   database (default ./observe.db; created)\n"
+		"  -o, --output DB   database (default ./observe.db; created), or\n"
+		"                    a PostgreSQL central store postgresql://...\n"
+		"                    (as manager pull -o takes it) to push to\n"
 		"  -q, --quiet       no summary line\n"
 		"  -f, --follow      stay running: ingest DIR's spools as they are\n"
 		"                    written (inotify, in batches; nothing done\n"
@@ -85,6 +89,10 @@ int main(int argc, char **argv)
 	struct obs_ingest_stats stats = { 0 };
 	char err[512];
 	obs_store *store;
+	struct push *push = NULL;
+	int64_t pushed = 0;
+	const char *name;
+	char shown[600];
 	int worst = 0, status;
 
 	if (argc > 1 && strcmp(argv[1], "export") == 0)
@@ -134,9 +142,25 @@ int main(int argc, char **argv)
 		}
 		obs_store_close(scratch);
 	}
+	if (obs_pg_is_uri(db_path)) {
+		if (o.follow) {
+			fprintf(stderr,
+				"slicer: --follow writes an SQLite database: "
+				"push that with manager pull -o URI "
+				"(docs/fleet.md)\n");
+			return 2;
+		}
+		if (!(push = push_open(db_path, err, sizeof(err)))) {
+			fprintf(stderr, "slicer: %s\n", err);
+			return 2;
+		}
+		db_path = push_db(push);
+	}
 	store = obs_store_open(db_path, err, sizeof(err));
 	if (!store) {
 		fprintf(stderr, "slicer: %s\n", err);
+		if (push)
+			push_close(push, false, &pushed, err, sizeof(err));
 		return 2;
 	}
 	if (!quiet && isatty(STDERR_FILENO))
@@ -158,6 +182,15 @@ int main(int argc, char **argv)
 	}
 	obs_store_close(store);
 	filter_free(&f);
+	if (push) {
+		name = push_name(push);
+		snprintf(shown, sizeof(shown), "%s", name);
+		if (push_close(push, worst < 2, &pushed, err, sizeof(err))) {
+			fprintf(stderr, "slicer: %s\n", err);
+			worst = 2;
+		}
+		db_path = shown;
+	}
 	/* what the layer could not write is missing from the database: the
 	 * user must know, and a script too */
 	if (stats.records_dropped && worst == 0)
@@ -175,7 +208,11 @@ int main(int argc, char **argv)
 				", %" PRIu64 " records lost by the layer "
 				"(spool full) in %" PRIu64 " processes",
 				stats.records_dropped, stats.processes_dropped);
-		fprintf(stderr, " -> %s\n", db_path);
+		fprintf(stderr, " -> %s", db_path);
+		if (push)
+			fprintf(stderr, " (%" PRId64 " exchanges new there)",
+				pushed);
+		fprintf(stderr, "\n");
 	}
 	return worst;
 }

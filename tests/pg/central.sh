@@ -119,3 +119,17 @@ refused "an unreachable server (report)" "cannot connect" \
 refused "a password in the URI" "a password in the URI would show in the process list" \
   "$MANAGER" pull -q -o "postgresql://observe:s3cret@/observe?host=$PGD" "$WORK/clients/alpha.db"
 expect_eq "$(pq "SELECT count(*) FROM exchange")" "$sum" "nothing changed by the refused pulls"
+
+# a client that may reach the store pushes to it: slicer -o URI
+mkdir -p "$WORK/spool-delta"
+env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/spool-delta" OBSERVE_CLIENT=delta \
+  curl -sf -o /dev/null -o /dev/null -o /dev/null "$URL/100b" "$URL/100b" "$URL/50k"
+for i in 1 2; do
+  "$SLICER" -o "$PG_URI" "$WORK/spool-delta" 2>"$WORK/push.err" || fail "slicer -o URI: $(cat "$WORK/push.err")"
+done
+grep -q "postgresql://observe@/observe?host=$PGD (0 exchanges new there)" "$WORK/push.err" ||
+  fail "pushing again: $(cat "$WORK/push.err")"
+expect_eq "$(pq "SELECT count(*) FROM exchange_metrics WHERE client = 'delta'")" 3 "slicer -o URI pushed delta's exchanges, once"
+ls "${TMPDIR:-/tmp}"/observe-push-* >/dev/null 2>&1 && fail "slicer -o URI left its temporary database"
+refused "slicer -o URI, a wrong password" "password authentication failed" \
+  env PGPASSWORD=s3cret "$SLICER" -o "$PG_URI" "$WORK/spool-delta"

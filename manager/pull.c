@@ -693,6 +693,13 @@ static int split_rsh(struct puller *p, const char *cmd)
 	return -1;
 }
 
+static void free_rsh(struct puller *p)
+{
+	for (size_t i = 0; i < p->n_rsh; i++)
+		free(p->rsh[i]);
+	free(p->rsh);
+}
+
 struct pull_options {
 	const char *central, *rsh;
 	bool quiet;
@@ -732,12 +739,14 @@ int cmd_pull(int argc, char **argv)
 	p.store = obs_central_open(central, err, sizeof(err));
 	if (!p.store) {
 		fprintf(stderr, "manager: %s\n", err);
+		free_rsh(&p);
 		return 2;
 	}
 	central = obs_central_name(p.store); /* without a password */
 	if (obs_merge_prepare(p.store, err, sizeof(err)) != 0) {
 		fprintf(stderr, "manager: %s: %s\n", central, err);
 		obs_central_close(p.store);
+		free_rsh(&p);
 		return 2;
 	}
 	if (!quiet && isatty(STDERR_FILENO)) {
@@ -777,8 +786,6 @@ int cmd_pull(int argc, char **argv)
 					 NULL);
 	obs_central_close(p.store);
 	tmp_remove();
-	for (size_t i = 0; i < p.n_rsh; i++)
-		free(p.rsh[i]);
-	free(p.rsh);
+	free_rsh(&p);
 	return p.failed ? 1 : 0;
 }

@@ -997,14 +997,44 @@ out:
 
 /* ---- snapshot ----------------------------------------------------------- */
 
-/* Copy one table into the SQLite store, row by row. */
+/* One field of a row of COPY's text format, unescaped in place; *p moves
+ * past it and its tab or newline. NULL for \N. */
+static char *copy_field(char **p, char *end)
+{
+	char *start = *p, *out = start, *c = start;
+
+	if (c + 2 <= end && c[0] == '\\' && c[1] == 'N' &&
+	    (c + 2 == end || c[2] == '\t' || c[2] == '\n')) {
+		*p = c + 3;
+		return NULL;
+	}
+	while (c < end && *c != '\t' && *c != '\n') {
+		if (*c == '\\' && c + 1 < end) {
+			c++;
+			*out++ = *c == 't'   ? '\t'
+				 : *c == 'n' ? '\n'
+				 : *c == 'r' ? '\r'
+					     : *c;
+			c++;
+		} else {
+			*out++ = *c++;
+		}
+	}
+	*p = c + 1;
+	*out = '\0';
+	return start;
+}
+
+/* Copy one table into the SQLite store (COPY ... TO STDOUT, a prepared
+ * INSERT per row). */
 static int snapshot_table(obs_pg *pg, sqlite3 *db, const char *table, char *err,
 			  size_t errlen)
 {
 	struct sbuf cols = { 0 }, sql = { 0 };
 	sqlite3_stmt *ins = NULL, *st = NULL;
 	bool is_int[64];
-	int n = 0, rc = -1;
+	int n = 0, rc = -1, len;
+	char *line = NULL;
 	PGresult *r;
 
 	columns(pg->tpl, table, "", false, &cols);
@@ -1024,39 +1054,47 @@ static int snapshot_table(obs_pg *pg, sqlite3 *db, const char *table, char *err,
 		goto out;
 	}
 	sql.len = 0;
-	sb_printf(&sql, "SELECT %s FROM %s", sb_str(&cols), table);
+	sb_printf(&sql, "COPY (SELECT %s FROM %s", sb_str(&cols), table);
 	/* rows whose connection a prune took are not the store's */
 	if (strcmp(table, "exchange") == 0)
 		sb_printf(&sql, " WHERE connection_id IN (SELECT id FROM "
 				"connection)");
-	if (!PQsendQuery(pg->conn, sb_str(&sql)) ||
-	    !PQsetSingleRowMode(pg->conn)) {
+	sb_printf(&sql, ") TO STDOUT");
+	r = PQexec(pg->conn, sb_str(&sql));
+	if (PQresultStatus(r) != PGRES_COPY_OUT) {
 		one_line(PQerrorMessage(pg->conn), err, errlen);
+		PQclear(r);
 		goto out;
 	}
+	PQclear(r);
 	rc = 0;
+	while ((len = PQgetCopyData(pg->conn, &line, 0)) > 0) {
+		char *p = line, *end = line + len;
+		for (int i = 0; i < n && rc == 0; i++) {
+			char *v = p < end ? copy_field(&p, end) : NULL;
+			if (!v)
+				sqlite3_bind_null(ins, i + 1);
+			else if (is_int[i])
+				sqlite3_bind_int64(ins, i + 1,
+						   strtoll(v, NULL, 10));
+			else
+				sqlite3_bind_text(ins, i + 1, v, -1,
+						  SQLITE_STATIC);
+		}
+		if (rc == 0 && sqlite3_step(ins) != SQLITE_DONE) {
+			snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+			rc = -1;
+		}
+		sqlite3_reset(ins);
+		PQfreemem(line);
+		line = NULL;
+	}
+	if (len == -2 && rc == 0) {
+		one_line(PQerrorMessage(pg->conn), err, errlen);
+		rc = -1;
+	}
 	while ((r = PQgetResult(pg->conn))) {
-		if (PQresultStatus(r) == PGRES_SINGLE_TUPLE && rc == 0) {
-			for (int i = 0; i < n; i++) {
-				if (PQgetisnull(r, 0, i))
-					sqlite3_bind_null(ins, i + 1);
-				else if (is_int[i])
-					sqlite3_bind_int64(
-						ins, i + 1,
-						strtoll(PQgetvalue(r, 0, i),
-							NULL, 10));
-				else
-					sqlite3_bind_text(ins, i + 1,
-							  PQgetvalue(r, 0, i),
-							  -1, SQLITE_TRANSIENT);
-			}
-			if (sqlite3_step(ins) != SQLITE_DONE) {
-				snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-				rc = -1;
-			}
-			sqlite3_reset(ins);
-		} else if (PQresultStatus(r) != PGRES_TUPLES_OK &&
-			   PQresultStatus(r) != PGRES_SINGLE_TUPLE && rc == 0) {
+		if (PQresultStatus(r) != PGRES_COMMAND_OK && rc == 0) {
 			one_line(PQerrorMessage(pg->conn), err, errlen);
 			rc = -1;
 		}
@@ -1083,8 +1121,14 @@ int obs_pg_snapshot(obs_pg *pg, const char *path, char *err, size_t errlen)
 	if (run(pg, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", msg,
 		sizeof(msg)) != 0)
 		goto out;
+	/* a scratch copy: no journal, no sync, no checks of what the store
+	 * already checked */
 	sqlite3_exec(db, obs_schema_central_sql, NULL, NULL, NULL);
-	sqlite3_exec(db, "PRAGMA foreign_keys = OFF; BEGIN", NULL, NULL, NULL);
+	sqlite3_exec(db,
+		     "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
+		     "PRAGMA foreign_keys = OFF; PRAGMA cache_size = -262144; "
+		     "BEGIN",
+		     NULL, NULL, NULL);
 	rc = 0;
 	for (size_t t = 0; t < N_TABLES && rc == 0; t++)
 		rc = snapshot_table(pg, db, tables[t], msg, sizeof(msg));

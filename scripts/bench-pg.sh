@@ -4,7 +4,9 @@
 # (initdb in a temporary directory, a Unix socket, as tests/lib/pg.sh
 # starts it), pulling them again, then `manager stats` and `manager
 # report` on the URI, and the store's size. Defaults 100 x 10000; the
-# figures of docs/scale.md come from this script.
+# figures of docs/scale.md come from this script. RUNS (default 3) runs of
+# stats, min-max; OTHER_MANAGER=PATH (another build's manager) times its
+# stats side by side, run for run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 clients=${1:-100}
@@ -35,9 +37,26 @@ echo "pulled $clients databases of $per exchanges ($rows rows) into PostgreSQL i
 t=$(date +%s%N)
 build/bin/manager pull -q -o "$PG_URI" "$dir/clients"
 echo "pulled the same $clients databases again in $(ms "$t") ms"
+# stats: RUNS runs, min-max; another manager's side by side, run for run
+times=() others=()
+for ((r = 0; r < ${RUNS:-3}; r++)); do
+  t=$(date +%s%N); build/bin/manager stats "$PG_URI" >/dev/null; times+=("$(ms "$t")")
+  if [[ -n ${OTHER_MANAGER:-} ]]; then
+    t=$(date +%s%N); "$OTHER_MANAGER" stats "$PG_URI" >/dev/null; others+=("$(ms "$t")")
+  fi
+done
+# the same figures from an SQLite central database of the same sources
 t=$(date +%s%N)
-build/bin/manager stats "$PG_URI" >/dev/null
-echo "manager stats on the URI (snapshot included): $(ms "$t") ms"
+build/bin/manager pull -q -o "$dir/central.db" "$dir/clients"
+echo "for comparison, pulled into an SQLite central database in $(ms "$t") ms"
+sq=()
+for ((r = 0; r < ${RUNS:-3}; r++)); do
+  t=$(date +%s%N); build/bin/manager stats "$dir/central.db" >/dev/null; sq+=("$(ms "$t")")
+done
+minmax() { printf '%s\n' "$@" | sort -n | sed -n '1p;$p' | paste -sd- ; }
+echo "manager stats on the URI (snapshot included): $(minmax "${times[@]}") ms over ${#times[@]} runs"
+[[ -z ${OTHER_MANAGER:-} ]] || echo "  $OTHER_MANAGER: $(minmax "${others[@]}") ms"
+echo "manager stats on the SQLite central database: $(minmax "${sq[@]}") ms"
 t=$(date +%s%N)
 build/bin/manager report "$PG_URI" -o "$dir/report" -q >/dev/null
 echo "manager report on the URI (snapshot included): $(ms "$t") ms"

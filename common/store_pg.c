@@ -665,23 +665,22 @@ static void copy_text(struct sbuf *b, const unsigned char *s, size_t n)
 	}
 }
 
-/* COPY the rows of src.table into the staging table s_table. */
-static int copy_table(obs_pg *pg, sqlite3 *src, const char *table, char *err,
-		      size_t errlen)
+/* COPY the rows of query (on the source) into the staging table
+ * s_table(cols). */
+static int copy_rows(obs_pg *pg, sqlite3 *src, const char *query,
+		     const char *table, const char *cols, char *err,
+		     size_t errlen)
 {
-	struct sbuf cols = { 0 }, sql = { 0 }, row = { 0 };
+	struct sbuf sql = { 0 }, row = { 0 };
 	sqlite3_stmt *st = NULL;
 	PGresult *r;
 	int rc = -1, n;
 
-	columns(pg->tpl, table, "", false, &cols);
-	sb_printf(&sql, "SELECT %s FROM src.%s", sb_str(&cols), table);
-	if (sqlite3_prepare_v2(src, sb_str(&sql), -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(src, query, -1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s", sqlite3_errmsg(src));
 		goto out;
 	}
-	sql.len = 0;
-	sb_printf(&sql, "COPY s_%s(%s) FROM STDIN", table, sb_str(&cols));
+	sb_printf(&sql, "COPY s_%s(%s) FROM STDIN", table, cols);
 	r = PQexec(pg->conn, sb_str(&sql));
 	if (PQresultStatus(r) != PGRES_COPY_IN) {
 		one_line(PQerrorMessage(pg->conn), err, errlen);
@@ -741,9 +740,26 @@ static int copy_table(obs_pg *pg, sqlite3 *src, const char *table, char *err,
 	rc = step == SQLITE_DONE ? 0 : -1;
 out:
 	sqlite3_finalize(st);
-	free(cols.s);
 	free(sql.s);
 	free(row.s);
+	return rc;
+}
+
+/* COPY the rows of src.table (those of where, if not NULL) into the
+ * staging table s_table. */
+static int copy_table(obs_pg *pg, sqlite3 *src, const char *table,
+		      const char *where, char *err, size_t errlen)
+{
+	struct sbuf cols = { 0 }, sql = { 0 };
+	int rc;
+
+	columns(pg->tpl, table, "", false, &cols);
+	sb_printf(&sql, "SELECT %s FROM src.%s%s%s", sb_str(&cols), table,
+		  where ? " WHERE " : "", where ? where : "");
+	rc = copy_rows(pg, src, sb_str(&sql), table, sb_str(&cols), err,
+		       errlen);
+	free(cols.s);
+	free(sql.s);
 	return rc;
 }
 
@@ -872,15 +888,89 @@ static void upsert(obs_pg *pg, const char *table, const char *map,
 	free(rest.s);
 }
 
+/* The source's time span: t1_ns of its connections, t3_ns of its
+ * exchanges (the partitions its rows may be in). */
+struct span {
+	int64_t lo, hi, elo, ehi;
+};
+
+/* A checksum of a connection's exchanges, the same on both engines: their
+ * count, how many are in flight, and the sum of t3_ns modulo a prime. */
+#define EXCH_SUM                                                               \
+	"count(*), sum(CASE WHEN complete = 0 THEN 1 ELSE 0 END), "            \
+	"sum(coalesce(t3_ns, 0) %% 1000000007)"
+
+/* The source's connections whose exchanges the store has already, all
+ * complete: their exchanges need not travel again (a pull of an unchanged
+ * source sends connections, not exchanges). Their source ids into the
+ * source connection's temp.skip. */
+static int skip_known(obs_pg *pg, sqlite3 *src, const struct span *sp,
+		      char *err, size_t errlen)
+{
+	struct sbuf sql = { 0 };
+	sqlite3_stmt *ins = NULL;
+	PGresult *r = NULL;
+	int rc = -1;
+
+	if (sqlite3_exec(src,
+			 "CREATE TEMP TABLE IF NOT EXISTS skip(id INTEGER "
+			 "PRIMARY KEY); DELETE FROM temp.skip",
+			 NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(src, "INSERT INTO temp.skip VALUES(?1)", -1,
+			       &ins, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s", sqlite3_errmsg(src));
+		goto out;
+	}
+	sb_printf(&sql, "SELECT connection_id, " EXCH_SUM " FROM src.exchange "
+			"GROUP BY connection_id");
+	if (copy_rows(pg, src, sb_str(&sql), "csum", "src_id, n, open, ck", err,
+		      errlen) != 0)
+		goto out;
+	sql.len = 0;
+	sb_printf(&sql,
+		  "SELECT m.src_id FROM connection_map m JOIN s_connection k "
+		  "ON k.id = m.src_id JOIN s_csum s ON s.src_id = m.src_id "
+		  "JOIN (SELECT connection_id, " EXCH_SUM " FROM exchange "
+		  "WHERE connection_id IN (SELECT dst_id FROM connection_map) "
+		  "AND (t3_ns BETWEEN %lld AND %lld OR t3_ns IS NULL) GROUP BY "
+		  "connection_id) g(id, n, open, ck) ON g.id = m.dst_id WHERE "
+		  "k.complete = 1 AND s.open = 0 AND g.open = 0 AND g.n = s.n "
+		  "AND g.ck = s.ck",
+		  (long long)sp->elo, (long long)sp->ehi);
+	r = PQexec(pg->conn, sb_str(&sql));
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		one_line(PQerrorMessage(pg->conn), err, errlen);
+		goto out;
+	}
+	for (int i = 0; i < PQntuples(r); i++) {
+		sqlite3_bind_int64(ins, 1,
+				   strtoll(PQgetvalue(r, i, 0), NULL, 10));
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			snprintf(err, errlen, "%s", sqlite3_errmsg(src));
+			goto out;
+		}
+		sqlite3_reset(ins);
+	}
+	rc = 0;
+out:
+	PQclear(r);
+	sqlite3_finalize(ins);
+	free(sql.s);
+	return rc;
+}
+
 /* One try of the merge, in one transaction. */
-static int merge_once(obs_pg *pg, sqlite3 *src, int64_t lo, int64_t hi,
+static int merge_once(obs_pg *pg, sqlite3 *src, const struct span *sp,
 		      int64_t *exchanges_new, char *err, size_t errlen)
 {
 	struct sbuf sql = { 0 }, cols = { 0 };
 	int64_t first;
 	int rc = -1;
 
-	sb_printf(&sql, "BEGIN;\n");
+	sb_printf(&sql,
+		  "BEGIN;\n"
+		  "CREATE TEMP TABLE s_csum(src_id bigint, n bigint, open "
+		  "bigint, ck bigint) ON COMMIT DROP;\n");
 	for (size_t t = 0; t < N_TABLES; t++) {
 		/* staging tables: the source's columns, ids and all */
 		cols.len = 0;
@@ -890,13 +980,14 @@ static int merge_once(obs_pg *pg, sqlite3 *src, int64_t lo, int64_t hi,
 	}
 	if (run(pg, sb_str(&sql), err, errlen) != 0)
 		goto out;
-	for (size_t t = 0; t < N_TABLES; t++)
-		if (copy_table(pg, src, tables[t], err, errlen) != 0)
+	/* the exchanges come after the connections are merged */
+	for (size_t t = 0; t < N_TABLES - 1; t++)
+		if (copy_table(pg, src, tables[t], NULL, err, errlen) != 0)
 			goto out;
 	sql.len = 0;
 	sb_printf(
 		&sql,
-		"ANALYZE s_client, s_process, s_connection, s_exchange;\n"
+		"ANALYZE s_client, s_process, s_connection;\n"
 		"INSERT INTO client(name, host) SELECT name, host FROM "
 		"s_client ORDER BY name ON CONFLICT (name) DO NOTHING;\n"
 		"CREATE TEMP TABLE client_map ON COMMIT DROP AS SELECT "
@@ -919,9 +1010,16 @@ static int merge_once(obs_pg *pg, sqlite3 *src, int64_t lo, int64_t hi,
 		  "JOIN process_map m ON m.src_id = k.process_id JOIN "
 		  "connection c ON c.process_id = m.dst_id AND c.seq = k.seq "
 		  "AND (c.t1_ns BETWEEN %lld AND %lld OR c.t1_ns IS NULL) AND "
-		  "c.t1_ns IS NOT DISTINCT FROM k.t1_ns;\n",
-		  (long long)lo, (long long)hi);
+		  "c.t1_ns IS NOT DISTINCT FROM k.t1_ns;\n"
+		  "ANALYZE connection_map",
+		  (long long)sp->lo, (long long)sp->hi);
 	if (sql.oom || run(pg, sb_str(&sql), err, errlen) != 0)
+		goto out;
+	if (skip_known(pg, src, sp, err, errlen) != 0 ||
+	    copy_table(pg, src, "exchange",
+		       "connection_id NOT IN (SELECT id FROM temp.skip)", err,
+		       errlen) != 0 ||
+	    run(pg, "ANALYZE s_exchange", err, errlen) != 0)
 		goto out;
 	/* the new exchanges: those numbered after this point (rows updated
 	 * were numbered before, unless a pull that ran at the same time
@@ -962,7 +1060,7 @@ int obs_pg_merge(obs_pg *pg, sqlite3 *src, int64_t *exchanges_new, char *why,
 {
 	char err[400] = "";
 	sqlite3_stmt *st = NULL;
-	int64_t lo = 0, hi = 0;
+	struct span sp = { 0 };
 	int rc = -1;
 
 	*exchanges_new = 0;
@@ -972,18 +1070,22 @@ int obs_pg_merge(obs_pg *pg, sqlite3 *src, int64_t *exchanges_new, char *why,
 			goto out;
 	if (sqlite3_prepare_v2(src,
 			       "SELECT coalesce(min(t1_ns), 0), "
-			       "coalesce(max(t1_ns), 0) FROM src.connection",
+			       "coalesce(max(t1_ns), 0), (SELECT "
+			       "coalesce(min(t3_ns), 0) FROM src.exchange), "
+			       "(SELECT coalesce(max(t3_ns), 0) FROM "
+			       "src.exchange) FROM src.connection",
 			       -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW) {
-		lo = sqlite3_column_int64(st, 0);
-		hi = sqlite3_column_int64(st, 1);
+		sp.lo = sqlite3_column_int64(st, 0);
+		sp.hi = sqlite3_column_int64(st, 1);
+		sp.elo = sqlite3_column_int64(st, 2);
+		sp.ehi = sqlite3_column_int64(st, 3);
 	}
 	sqlite3_finalize(st);
 	/* two pulls that insert the same rows may deadlock or conflict:
 	 * the loser tries again */
 	for (int attempt = 0; attempt < 5; attempt++) {
-		rc = merge_once(pg, src, lo, hi, exchanges_new, err,
-				sizeof(err));
+		rc = merge_once(pg, src, &sp, exchanges_new, err, sizeof(err));
 		if (rc == 0 || (!strstr(err, "deadlock") &&
 				!strstr(err, "could not serialize")))
 			break;

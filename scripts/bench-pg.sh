@@ -6,7 +6,7 @@
 # report` on the URI, and the store's size. Defaults 100 x 10000; the
 # figures of docs/scale.md come from this script. RUNS (default 3) runs of
 # stats, min-max; OTHER_MANAGER=PATH (another build's manager) times its
-# stats side by side, run for run.
+# stats side by side, run for run, and its pull again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 clients=${1:-100}
@@ -37,6 +37,14 @@ echo "pulled $clients databases of $per exchanges ($rows rows) into PostgreSQL i
 t=$(date +%s%N)
 build/bin/manager pull -q -o "$PG_URI" "$dir/clients"
 echo "pulled the same $clients databases again in $(ms "$t") ms"
+if [[ -n ${OTHER_MANAGER:-} ]]; then
+  t=$(date +%s%N)
+  "$OTHER_MANAGER" pull -q -o "$PG_URI" "$dir/clients"
+  echo "  $OTHER_MANAGER: pulled them again in $(ms "$t") ms"
+  t=$(date +%s%N)
+  build/bin/manager pull -q -o "$PG_URI" "$dir/clients"
+  echo "  and this build again in $(ms "$t") ms"
+fi
 # stats: RUNS runs, min-max; another manager's side by side, run for run
 times=() others=()
 for ((r = 0; r < ${RUNS:-3}; r++)); do

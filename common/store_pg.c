@@ -930,10 +930,11 @@ static int skip_known(obs_pg *pg, sqlite3 *src, const struct span *sp,
 	sb_printf(&sql,
 		  "SELECT m.src_id FROM connection_map m JOIN s_connection k "
 		  "ON k.id = m.src_id JOIN s_csum s ON s.src_id = m.src_id "
-		  "JOIN (SELECT connection_id, " EXCH_SUM " FROM exchange "
-		  "WHERE connection_id IN (SELECT dst_id FROM connection_map) "
-		  "AND (t3_ns BETWEEN %lld AND %lld OR t3_ns IS NULL) GROUP BY "
-		  "connection_id) g(id, n, open, ck) ON g.id = m.dst_id WHERE "
+		  /* per connection: an index range scan of the partitions of
+		   * the source's span */
+		  "CROSS JOIN LATERAL (SELECT " EXCH_SUM " FROM exchange e "
+		  "WHERE e.connection_id = m.dst_id AND (e.t3_ns BETWEEN %lld "
+		  "AND %lld OR e.t3_ns IS NULL)) g(n, open, ck) WHERE "
 		  "k.complete = 1 AND s.open = 0 AND g.open = 0 AND g.n = s.n "
 		  "AND g.ck = s.ck",
 		  (long long)sp->elo, (long long)sp->ehi);

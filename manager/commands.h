@@ -20,6 +20,9 @@ int cmd_waterfall(int argc, char **argv);
  * [FILTER...] [--csv] (compare_cmd.c) */
 int cmd_compare(int argc, char **argv);
 
+/* manager findings DB [FILTER...] [--csv] (findings_cmd.c) */
+int cmd_findings(int argc, char **argv);
+
 /* manager prune --before DATE STORE: the days before DATE dropped
  * (prune.c). */
 int cmd_prune(int argc, char **argv);

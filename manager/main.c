@@ -7,6 +7,7 @@
  *   manager report CENTRAL.db -o DIR [filters]       (report.c)
  *   manager waterfall DB -o FILE.svg [filters]       (waterfall_cmd.c)
  *   manager compare A.db [B.db] [--by ...] [filters] (compare_cmd.c)
+ *   manager findings DB [filters] [--csv]            (findings_cmd.c)
  *   manager prune --before DATE STORE                (prune.c)
  *
  * CENTRAL.db may be a postgresql:// URI (common/store_pg.c).
@@ -29,6 +30,8 @@ int main(int argc, char **argv)
 		return cmd_waterfall(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "compare") == 0)
 		return cmd_compare(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "findings") == 0)
+		return cmd_findings(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "prune") == 0)
 		return cmd_prune(argc - 1, argv + 1);
 	if (argc > 1 &&
@@ -37,7 +40,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "manager: a command is needed (pull, stats, report, "
-			"waterfall, compare, prune)\n");
+			"waterfall, compare, findings, prune)\n");
 	manager_usage(stderr);
 	return 2;
 }

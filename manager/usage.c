@@ -17,6 +17,7 @@ void manager_usage(FILE *out)
 		"       manager compare A.db [B.db] [--by server|path|client]\n"
 		"                      [--a-where EXPR] [--b-where EXPR] [FILTER...]\n"
 		"                      [--csv]\n"
+		"       manager findings DB [FILTER...] [--csv]\n"
 		"       manager prune --before YYYY-MM-DD [-q] CENTRAL.db\n"
 		"\n"
 		"CENTRAL.db may be a PostgreSQL URI instead, postgresql://[user@]\n"
@@ -67,6 +68,12 @@ void manager_usage(FILE *out)
 		"prune drops the days before the date (UTC): the connections\n"
 		"that started before it, their exchanges, the processes left\n"
 		"with none; on PostgreSQL whole day partitions.\n"
+		"findings: where the users' time went and what to change, the\n"
+		"most time at stake first (docs/findings.md): no_reuse,\n"
+		"handshake_share, server_wait, transfer_limited, idle_close,\n"
+		"saturation, dns_slow, client_stall, retransmits, errors; each\n"
+		"with its subject, the time at stake (ms), the evidence and the\n"
+		"advice. --csv: finding,subject,time_at_stake_ms,evidence,advice.\n"
 		"Examples:\n"
 		"  manager pull -o central.db client-a.db clients/ \\\n"
 		"      ssh://lab@host-b/var/lib/observe/observe.db\n"
@@ -74,6 +81,7 @@ void manager_usage(FILE *out)
 		"  manager report central.db -o report/ --baseline before.db\n"
 		"  manager waterfall run.db --program chromium -o page.svg\n"
 		"  manager compare before.db after.db --by path\n"
+		"  manager findings central.db --program ab\n"
 		"  manager pull -o postgresql://observe@db.lab/observe clients/\n"
 		"  manager prune --before 2026-01-01 postgresql://db.lab/observe\n");
 }

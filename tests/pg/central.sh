@@ -86,6 +86,9 @@ ok "stats of the URI: the same table ($(wc -l < "$WORK/stats-pg.txt") lines)"
 "$MANAGER" stats "$PG_URI" --by server --where "status = 200" --csv > "$WORK/stats-pg.csv"
 "$MANAGER" stats "$C" --by server --where "status = 200" --csv | diff - "$WORK/stats-pg.csv" ||
   fail "filtered stats differ"
+"$MANAGER" findings "$C" --csv > "$WORK/findings-sqlite.csv"
+"$MANAGER" findings "$PG_URI" --csv | diff "$WORK/findings-sqlite.csv" - || fail "findings of the URI differ"
+ok "findings of the URI: the same ($(wc -l < "$WORK/findings-sqlite.csv") lines)"
 "$MANAGER" report "$PG_URI" -o "$WORK/report" >/dev/null 2>"$WORK/report.err" ||
   fail "report of the URI: $(cat "$WORK/report.err")"
 [ -s "$WORK/report/index.html" ] || fail "no index.html"

@@ -39,7 +39,7 @@ pg_start() {
   export PGPASSWORD=$pw
   psql -X -q -h "$PGD" -U observe -d postgres -c "CREATE DATABASE observe" ||
     fail "cannot create the database"
-  PG_URI="postgresql://observe@/observe?host=$PGD"
+  export PG_URI="postgresql://observe@/observe?host=$PGD"
   ok "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on a Unix socket in $PGD, password auth"
 }
 

@@ -94,8 +94,7 @@ ok "findings of the URI: the same ($(wc -l < "$WORK/findings-sqlite.csv") lines)
 [ -s "$WORK/report/index.html" ] || fail "no index.html"
 grep -q "beta" "$WORK/report/summary.txt" || fail "the report's summary lacks beta"
 ok "report of the URI ($(ls "$WORK/report" | wc -l) files)"
-ls /tmp/observe-pg-* >/dev/null 2>&1 && ls "${TMPDIR:-/tmp}"/observe-pg-*/snapshot.db >/dev/null 2>&1 &&
-  fail "a snapshot file was left behind"
+! compgen -G "${TMPDIR:-/tmp}/observe-pg-*/snapshot.db" >/dev/null || fail "a snapshot file was left behind"
 
 # refused clearly, exit status 2, no password shown
 refused() {  # WHAT PATTERN ENV-AND-COMMAND...
@@ -127,12 +126,12 @@ expect_eq "$(pq "SELECT count(*) FROM exchange")" "$sum" "nothing changed by the
 mkdir -p "$WORK/spool-delta"
 env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/spool-delta" OBSERVE_CLIENT=delta \
   curl -sf -o /dev/null -o /dev/null -o /dev/null "$URL/100b" "$URL/100b" "$URL/50k"
-for i in 1 2; do
+for _ in 1 2; do
   "$SLICER" -o "$PG_URI" "$WORK/spool-delta" 2>"$WORK/push.err" || fail "slicer -o URI: $(cat "$WORK/push.err")"
 done
 grep -q "postgresql://observe@/observe?host=$PGD (0 exchanges new there)" "$WORK/push.err" ||
   fail "pushing again: $(cat "$WORK/push.err")"
 expect_eq "$(pq "SELECT count(*) FROM exchange_metrics WHERE client = 'delta'")" 3 "slicer -o URI pushed delta's exchanges, once"
-ls "${TMPDIR:-/tmp}"/observe-push-* >/dev/null 2>&1 && fail "slicer -o URI left its temporary database"
+! compgen -G "${TMPDIR:-/tmp}/observe-push-*" >/dev/null || fail "slicer -o URI left its temporary database"
 refused "slicer -o URI, a wrong password" "password authentication failed" \
   env PGPASSWORD=s3cret "$SLICER" -o "$PG_URI" "$WORK/spool-delta"

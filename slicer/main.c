@@ -80,12 +80,12 @@ static const struct cmd_option options[] = {
 };
 static const struct cmdline cmdline = { "slicer", options, usage };
 
-int main(int argc, char **argv)
+/* slicer after its options: ingest, follow or push. */
+static int slice(const struct slicer_options *o, struct filter *f, int argc,
+		 char **argv)
 {
-	struct slicer_options o = { 0 };
-	struct filter f;
 	const char *db_path;
-	bool quiet;
+	bool quiet, pushing = false;
 	struct obs_ingest_stats stats = { 0 };
 	char err[512];
 	obs_store *store;
@@ -93,18 +93,11 @@ int main(int argc, char **argv)
 	int64_t pushed = 0;
 	const char *name;
 	char shown[600];
-	int worst = 0, status;
+	int worst = 0;
 
-	if (argc > 1 && strcmp(argv[1], "export") == 0)
-		return slicer_export(argc - 1, argv + 1);
-	filter_init(&f);
-	if (cmdline_parse(&cmdline, &f, &o, argc, argv, &status) != 0) {
-		filter_free(&f);
-		return status;
-	}
-	db_path = o.db_path ? o.db_path : "observe.db";
-	quiet = o.quiet;
-	if (optind >= argc && o.db_path) {
+	db_path = o->db_path ? o->db_path : "observe.db";
+	quiet = o->quiet;
+	if (optind >= argc && o->db_path) {
 		/* slicer -o DB alone: create the database, or bring an older
 		 * one up to this version's schema */
 		store = obs_store_open(db_path, err, sizeof(err));
@@ -118,7 +111,7 @@ int main(int argc, char **argv)
 				db_path, OBS_SCHEMA_VERSION);
 		return 0;
 	}
-	if (o.follow && optind != argc - 1) {
+	if (o->follow && optind != argc - 1) {
 		fprintf(stderr, "slicer: --follow takes one directory\n");
 		usage(stderr);
 		return 2;
@@ -130,11 +123,11 @@ int main(int argc, char **argv)
 	}
 	/* An invalid expression is refused before anything is written: check
 	 * it on a scratch in-memory database that has the schema. */
-	if (f.expr) {
+	if (f->expr) {
 		obs_store *scratch =
 			obs_store_open(":memory:", err, sizeof(err));
 		if (!scratch ||
-		    obs_store_check_expr(obs_store_db(scratch), f.expr, err,
+		    obs_store_check_expr(obs_store_db(scratch), f->expr, err,
 					 sizeof(err)) != 0) {
 			fprintf(stderr, "slicer: %s\n", err);
 			obs_store_close(scratch);
@@ -143,7 +136,7 @@ int main(int argc, char **argv)
 		obs_store_close(scratch);
 	}
 	if (obs_pg_is_uri(db_path)) {
-		if (o.follow) {
+		if (o->follow) {
 			fprintf(stderr,
 				"slicer: --follow writes an SQLite database: "
 				"push that with manager pull -o URI "
@@ -155,6 +148,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		db_path = push_db(push);
+		pushing = true;
 	}
 	store = obs_store_open(db_path, err, sizeof(err));
 	if (!store) {
@@ -165,14 +159,14 @@ int main(int argc, char **argv)
 	}
 	if (!quiet && isatty(STDERR_FILENO))
 		obs_store_set_progress(store, stderr);
-	if (f.expr && obs_store_set_filter(store, f.expr, err, sizeof(err))) {
+	if (f->expr && obs_store_set_filter(store, f->expr, err, sizeof(err))) {
 		fprintf(stderr, "slicer: %s\n", err);
 		obs_store_close(store);
 		return 2;
 	}
-	if (o.follow)
+	if (o->follow)
 		worst = slicer_follow(store, argv[optind], &stats, stderr);
-	for (int i = optind; i < argc && !o.follow; i++) {
+	for (int i = optind; i < argc && !o->follow; i++) {
 		int rc = obs_store_ingest_path(store, argv[i], &stats, stderr,
 					       NULL, NULL, 0);
 		if (rc < 0)
@@ -181,8 +175,7 @@ int main(int argc, char **argv)
 			worst = 1;
 	}
 	obs_store_close(store);
-	filter_free(&f);
-	if (push) {
+	if (pushing) {
 		name = push_name(push);
 		snprintf(shown, sizeof(shown), "%s", name);
 		if (push_close(push, worst < 2, &pushed, err, sizeof(err))) {
@@ -209,10 +202,25 @@ int main(int argc, char **argv)
 				"(spool full) in %" PRIu64 " processes",
 				stats.records_dropped, stats.processes_dropped);
 		fprintf(stderr, " -> %s", db_path);
-		if (push)
+		if (pushing)
 			fprintf(stderr, " (%" PRId64 " exchanges new there)",
 				pushed);
 		fprintf(stderr, "\n");
 	}
 	return worst;
+}
+
+int main(int argc, char **argv)
+{
+	struct slicer_options o = { 0 };
+	struct filter f;
+	int status;
+
+	if (argc > 1 && strcmp(argv[1], "export") == 0)
+		return slicer_export(argc - 1, argv + 1);
+	filter_init(&f);
+	if (cmdline_parse(&cmdline, &f, &o, argc, argv, &status) == 0)
+		status = slice(&o, &f, argc, argv);
+	filter_free(&f);
+	return status;
 }

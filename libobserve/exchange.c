@@ -15,7 +15,7 @@
 
 /* Where the writes go when no record slot could be had: kept per thread of
  * control so that the hot path never tests for NULL. Its contents are junk. */
-static struct obs_record obs_discard_conn, obs_discard_exch;
+static struct obs_record obs_discard_conn, obs_discard_exch, obs_discard_http;
 
 static bool is_transient(int err)
 {
@@ -80,6 +80,18 @@ static int64_t after_t4(const struct obs_exch_body *x, int64_t t_in)
 	return t_in > x->t4 ? t_in : x->t4;
 }
 
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Whether obs_xh2_send/obs_xh2_recv may take a call: HTTP/2 memory or
+ * mode, or a hooked TLS library's closing alert. (Checked here: most
+ * connections have none of them.) */
+static inline bool h2_or_alert(const struct obs_conn *c,
+			       const struct obs_data *d)
+{
+	return c->h2 || c->h2mode != OBS_H2M_NONE ||
+	       (d && d->tls_in == OBS_TLSIN_SHUTDOWN);
+}
+
 void obs_record_publish(struct obs_record *rec, uint32_t kind)
 {
 	__atomic_store_n(&rec->kind, kind, __ATOMIC_RELEASE);
@@ -102,6 +114,33 @@ static size_t data_copy(const struct obs_data *d, uint8_t *buf, size_t max)
 		got += n;
 	}
 	return got;
+}
+
+/* The first n bytes (at most max) of what a call moved: in place when the
+ * first buffer holds them all, else gathered into buf. */
+static inline __attribute__((always_inline)) const uint8_t *
+data_head(const struct obs_data *d, uint8_t *buf, size_t max, size_t *n)
+{
+	size_t want = d->len < max ? d->len : max;
+
+	if (d->iov && d->iovcnt > 0 && d->iov[0].iov_len >= want) {
+		*n = want;
+		return d->iov[0].iov_base;
+	}
+	*n = data_copy(d, buf, max);
+	return buf;
+}
+
+/* The status code of the answer whose first ret bytes a receive moved. */
+static uint16_t response_status(const struct obs_data *d, size_t ret)
+{
+	uint8_t head[16];
+	const uint8_t *p;
+	size_t n;
+	struct obs_data got = { d ? d->iov : NULL, d ? d->iovcnt : 0, ret, 0 };
+
+	p = data_head(&got, head, sizeof(head), &n);
+	return obs_http_status(p, n);
 }
 
 /* Walk the TLS record headers in what a send moved. */
@@ -143,8 +182,11 @@ static void record_complete(struct obs_record *rec)
 			 __ATOMIC_RELEASE);
 }
 
-/* Close the current exchange (if any) and open exchange k+1. */
-static struct obs_exch_body *exchange_begin(struct obs_conn *c)
+/* Close the current exchange (if any) and open exchange k+1. With http
+ * (not NULL) the slot of its HTTP record is reserved with it, in *http
+ * (NULL when none could be had). */
+static struct obs_exch_body *exchange_begin_with(struct obs_conn *c,
+						 struct obs_record **http)
 {
 	struct obs_record *rec;
 
@@ -155,7 +197,7 @@ static struct obs_exch_body *exchange_begin(struct obs_conn *c)
 	c->x_after_handshake = false;
 	c->exch_seq++;
 	c->crec->u.conn.exchanges = c->exch_seq;
-	rec = obs_record_alloc();
+	rec = http ? obs_record_alloc2(http) : obs_record_alloc();
 	if (!rec) {
 		rec = &obs_discard_exch;
 		memset(rec, 0, sizeof(*rec));
@@ -168,19 +210,27 @@ static struct obs_exch_body *exchange_begin(struct obs_conn *c)
 	return &rec->u.exch;
 }
 
+static struct obs_exch_body *exchange_begin(struct obs_conn *c)
+{
+	return exchange_begin_with(c, NULL);
+}
+
 /* The first bytes a connection sends tell its protocol. Returns the TLS
  * record types they begin (a TLS connection). */
 static unsigned int first_bytes(struct obs_conn *c, const struct obs_data *d,
 				unsigned int *records, unsigned int *appdata)
 {
 	uint8_t head[8];
-	size_t n = data_copy(d, head, sizeof(head));
+	const uint8_t *p = NULL;
+	size_t n = 0;
 	unsigned int types = 0;
 	struct obs_info_body *info;
 
+	if (d)
+		p = data_head(d, head, sizeof(head), &n);
 	if (n == 0)
 		return 0; /* nothing to look at: decide on a later send */
-	if (obs_tls_hello(head, n)) {
+	if (obs_tls_hello(p, n)) {
 		c->proto = OBS_PROTO_TLS;
 		c->crec->u.conn.flags |= OBS_CF_TLS;
 		info = info_of(c);
@@ -188,7 +238,7 @@ static unsigned int first_bytes(struct obs_conn *c, const struct obs_data *d,
 			info->flags |= OBS_IF_TLS;
 		types = data_tls(c, d, records, appdata);
 	} else {
-		/* http_request() tells HTTP from the rest */
+		/* http_exchange_begin() tells HTTP from the rest */
 		c->proto = OBS_PROTO_HTTP;
 	}
 	return types;
@@ -264,32 +314,54 @@ static struct obs_exch_body *handshake_to_request(struct obs_conn *c)
 	return x;
 }
 
-/* The first send of an exchange on an HTTP (or not yet known) connection:
- * method, host and path when it is an HTTP/1.x request. */
-static void http_request(struct obs_conn *c, struct obs_exch_body *x,
-			 const struct obs_data *d)
+/* obs_http_fill writes the spool's fields in place: their sizes agree. */
+_Static_assert(sizeof(((struct obs_exch_body *)0)->method) ==
+		       OBS_HTTP_METHOD_MAX,
+	       "method field");
+_Static_assert(sizeof(((struct obs_http_body *)0)->host) == OBS_HTTP_HOST_MAX,
+	       "host field");
+_Static_assert(sizeof(((struct obs_http_body *)0)->path) == OBS_HTTP_PATH_MAX,
+	       "path field");
+
+/* The first send of an exchange on an HTTP (or not yet known) connection
+ * opens the exchange: with method, host and path when it is an HTTP/1.x
+ * request, whose record is reserved with the exchange's and filled in
+ * place (its fields are zero: no copy through a buffer). */
+static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
+						 const struct obs_data *d)
 {
 	uint8_t head[OBS_HTTP_LOOK];
-	const uint8_t *p = head;
-	size_t n;
-	struct obs_http_req req;
+	const uint8_t *p = NULL;
+	size_t n = 0;
+	struct obs_http_line line;
+	struct obs_record *rec = NULL;
+	struct obs_exch_body *x;
 
-	if (d && d->iov && d->iovcnt > 0 &&
-	    d->iov[0].iov_len >=
-		    (d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK)) {
-		/* all we look at is in the first buffer: no copy */
-		p = d->iov[0].iov_base;
-		n = d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK;
-	} else {
-		n = data_copy(d, head, sizeof(head));
-	}
-	c->x_http = n > 0 && obs_http_request(p, n, &req);
+	if (d) /* all we look at in the first buffer: no copy */
+		p = data_head(d, head, sizeof(head), &n);
+	c->x_http = n > 0 && obs_http_line(p, n, &line);
+	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
+	c->x_handshake = false;
 	if (!c->x_http) {
 		if (n > 0 && c->exch_seq == 1)
 			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */
-		return;
+		return x;
 	}
-	obs_xm_label(c, x, &req);
+	if (!c->crec->u.conn.app_proto)
+		c->crec->u.conn.app_proto = OBS_AP_HTTP1;
+	if (!rec) {
+		rec = &obs_discard_http;
+		memset(rec, 0, sizeof(*rec));
+	}
+	rec->conn_seq = c->crec->conn_seq;
+	rec->u.http.seq = x->seq;
+	rec->u.http.flags = obs_http_fill(p, n, &line, x->method,
+					  rec->u.http.host, rec->u.http.path);
+	if (rec != &obs_discard_http) {
+		rec->state = OBS_RS_COMPLETE; /* written once, whole */
+		obs_record_publish(rec, OBS_REC_HTTP);
+	}
+	return x;
 }
 
 void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
@@ -363,21 +435,6 @@ void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error)
 	obs_conn_unlock(c);
 }
 
-bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in)
-{
-	bool counted = false;
-
-	obs_conn_lock(c);
-	if (c->xphase != OBS_X_SENDING) {
-		c->sends_inflight++;
-		if (!c->pending_send)
-			c->pending_send = t_in;
-		counted = true;
-	}
-	obs_conn_unlock(c);
-	return counted;
-}
-
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		      int64_t t_out, ssize_t ret, int err,
 		      const struct obs_data *d)
@@ -410,7 +467,8 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
 	if (c->proto == OBS_PROTO_TLS)
 		types = tls_send(c, d, &records);
-	if (obs_xh2_send(c, t_in, t_out, ret, d)) {
+	if (UNLIKELY(h2_or_alert(c, d)) &&
+	    obs_xh2_send(c, t_in, t_out, ret, d)) {
 		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
 		return;
 	}
@@ -439,11 +497,11 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		if (c->proto == OBS_PROTO_TLS && !c->tls.lost && types &&
 		    !(types & OBS_TLS_APPDATA)) {
 			x = handshake_begin(c, t3);
+		} else if (c->proto == OBS_PROTO_HTTP) {
+			x = http_exchange_begin(c, d);
 		} else {
 			x = exchange_begin(c);
 			c->x_handshake = false;
-			if (c->proto == OBS_PROTO_HTTP)
-				http_request(c, x, d);
 		}
 		x->t3 = t3;
 		c->pending_send = 0;
@@ -553,7 +611,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	}
 	if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
-	if (obs_xh2_recv(c, t_in, t_out, ret, peek, d)) {
+	if (UNLIKELY(h2_or_alert(c, d)) &&
+	    obs_xh2_recv(c, t_in, t_out, ret, peek, d)) {
 		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
 		return;
 	}
@@ -600,14 +659,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 			c->rx_first = rx == OBS_RX_MAYBE && c->x_after_handshake
 					      ? OBS_RX_PROVISIONAL
 					      : OBS_RX_DONE;
-		if (c->x_http) {
-			uint8_t head[16];
-			struct obs_data got = { d ? d->iov : NULL,
-						d ? d->iovcnt : 0,
-						(size_t)ret };
-			size_t n = data_copy(&got, head, sizeof(head));
-			x->status = obs_http_status(head, n);
-		}
+		if (c->x_http)
+			x->status = response_status(d, (size_t)ret);
 	}
 	if (c->x_handshake && c->irec)
 		c->irec->u.info.tls_end = t_out;

@@ -60,7 +60,8 @@ SQL
 }
 
 declare -a spools=()
-mkdir -m 0700 -p "$out/ab" "$out/wrk"
+mkdir -p "$out/ab" "$out/wrk"
+chmod 0700 "$out/ab" "$out/wrk"
 rm -f "$out"/ab/*.spool "$out"/wrk/*.spool
 env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$out/ab" ab -q -k -c 4 -n "$REQUESTS" "$NGINX_URL/100b" >/dev/null
 spools+=(ab)

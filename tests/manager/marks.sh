@@ -66,7 +66,7 @@ expect_eq "$(q "$C" "SELECT exch_from FROM pull_mark")" "$(( $(q "$DB" "SELECT m
 
 # 2
 rm -f "$DB" "$DB"-wal "$DB"-shm
-rm -rf "$SPOOL"/*
+rm -rf "${SPOOL:?}"/*
 env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$SPOOL" OBSERVE_CLIENT=beta curl -sf -o /dev/null -o /dev/null \
   "$NGINX_URL/100b" "$NGINX_URL/100b"
 "$SLICER" -q -o "$DB" "$SPOOL"

@@ -48,7 +48,7 @@ ok "$((segments - left)) finished segments deleted while the client runs, $left 
 ok "segment 0 kept (its connections are in flight)"
 touch "$WORK/go"
 wait "$client" || fail "the client failed: $(cat "$WORK/client.err")"
-expect_eq "$(tail -1 "$WORK/client.out")" done "the client's end"
+expect_eq "$(tail -1 "$WORK/client.out")" "done" "the client's end"
 expect_eq "$(layer_lines client)" "" "nothing said by the layer"
 nginx_wait_log 40000
 "$SLICER" --delete -o "$WORK/run.db" "$SPOOL" 2> "$WORK/slice2.err" || fail "slicer: $(cat "$WORK/slice2.err")"

@@ -104,6 +104,38 @@ static size_t data_copy(const struct obs_data *d, uint8_t *buf, size_t max)
 	return got;
 }
 
+/* The status line of the answer of exchange x (the current one), from its
+ * first bytes gathered across receives into c->plain_head: axel reads its
+ * headers a byte at a time, PHP's streams peek at one byte first. The n
+ * bytes of d are the receive's; a peek's are looked at, not kept (they are
+ * read again). Done for this exchange (plain_rx_seq) once the status is
+ * found, or the head is full, or the bytes could not be looked at. */
+void obs_xm_status(struct obs_conn *c, struct obs_exch_body *x,
+		   const struct obs_data *d, size_t n, bool peek)
+{
+	uint8_t head[sizeof(c->plain_head)];
+	size_t have, got;
+	struct obs_data now = { d ? d->iov : NULL, d ? d->iovcnt : 0, n, 0 };
+
+	if (c->plain_rx_seq == c->exch_seq)
+		return;
+	if (c->plain_head_seq != c->exch_seq) {
+		c->plain_head_seq = c->exch_seq;
+		c->plain_head_n = 0;
+	}
+	have = c->plain_head_n;
+	memcpy(head, c->plain_head, have);
+	got = data_copy(&now, head + have, sizeof(head) - have);
+	x->status = obs_http_status(head, have + got);
+	if (!peek) {
+		memcpy(c->plain_head + have, head + have, got);
+		c->plain_head_n = (uint8_t)(have + got);
+	}
+	if (x->status || c->plain_head_n == sizeof(c->plain_head) ||
+	    (n > 0 && !now.iov))
+		c->plain_rx_seq = c->exch_seq; /* done with this answer */
+}
+
 /* Walk the TLS record headers in what a send moved. */
 static unsigned int data_tls(struct obs_conn *c, const struct obs_data *d,
 			     unsigned int *records, unsigned int *appdata)
@@ -600,15 +632,9 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 			c->rx_first = rx == OBS_RX_MAYBE && c->x_after_handshake
 					      ? OBS_RX_PROVISIONAL
 					      : OBS_RX_DONE;
-		if (c->x_http) {
-			uint8_t head[16];
-			struct obs_data got = { d ? d->iov : NULL,
-						d ? d->iovcnt : 0,
-						(size_t)ret };
-			size_t n = data_copy(&got, head, sizeof(head));
-			x->status = obs_http_status(head, n);
-		}
 	}
+	if (c->x_http && c->plain_rx_seq != c->exch_seq)
+		obs_xm_status(c, x, d, (size_t)ret, peek);
 	if (c->x_handshake && c->irec)
 		c->irec->u.info.tls_end = t_out;
 	x->t6 = t_out;

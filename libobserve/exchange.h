@@ -117,10 +117,10 @@ struct obs_conn {
 	bool tls_alpn_asked;	 /* ... and was asked its protocol after a
 				  * call that moved plaintext (a hint) */
 	uint32_t plain_tx_seq;	 /* exchange labelled from a plaintext write */
-	uint32_t plain_rx_seq;	 /* ... whose status a plaintext read gave */
+	uint32_t plain_rx_seq;	 /* ... whose status was read (or given up) */
 	uint32_t plain_head_seq; /* the exchange whose answer's first */
-	uint8_t plain_head[16];	 /* plaintext bytes are gathered here, */
-	uint8_t plain_head_n;	 /* across short reads */
+	uint8_t plain_head[16];	 /* bytes are gathered here, across short */
+	uint8_t plain_head_n;	 /* reads (obs_xm_status; plain or TLS) */
 	int64_t tls_tx_in;	 /* h2 over TLS: entry of the first socket send
 				  * since the last plaintext write */
 	int64_t tls_tx_out;	 /* ... return of the last */
@@ -198,6 +198,13 @@ void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class);
  * (an exec that failed). */
 void obs_xm_exit(struct obs_conn *c, int64_t t);
 void obs_xm_exit_undo(struct obs_conn *c);
+
+/* A receive of the current exchange x, an HTTP/1.x request's answer,
+ * brought n bytes (d; peek: they will be read again): its status line,
+ * gathered across receives until it is whole (16 bytes at most). Under
+ * the lock. */
+void obs_xm_status(struct obs_conn *c, struct obs_exch_body *x,
+		   const struct obs_data *d, size_t n, bool peek);
 
 /* ---- HTTP/2 and TLS plaintext (exchange_h2.c) ---- */
 

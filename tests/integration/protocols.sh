@@ -13,6 +13,9 @@
 #           label), a page and its resources
 #   tickets a server that sends TLS 1.3 session tickets before its answer:
 #           Tw is the answer's, as curl's clock says
+#   status  the status line from short first receives: axel reads the
+#           headers a byte at a time; PHP's streams peek at one byte right
+#           after sending (here in python, the answer there already)
 #   dns     getaddrinfo() of a name (localhost, through /etc/hosts) tied to
 #           the connects to its addresses: the name on each, the lookup's
 #           time on the first only; a numeric address is no lookup (but
@@ -144,6 +147,31 @@ wget)
   "$OBSERVE" -q -o "$DB" -- wget -q --ca-certificate="$WORK/cert.pem" -O /dev/null "$TLS_URL/50k" "$TLS_URL/100b"
   check_log "$TLS_PORT"
   check_tls 2 1.3
+  ;;
+status)
+  need_cmd axel
+  "$OBSERVE" -q -o "$DB" -- axel -q -n 1 -o "$WORK/axel.out" "$URL/50k"
+  nginx_settle
+  # (its first GET is dropped after the headers: no Dr check here)
+  expect_eq "$(q "$DB" "SELECT group_concat(method || ' ' || path || ' ' || coalesce(status, 'NULL'), ', ') FROM (SELECT * FROM exchange ORDER BY t3_ns)")" \
+    "$(awk -F '\t' '{ printf "%s%s %s %s", (NR > 1 ? ", " : ""), $5, $6, $7 }' "$NGINX_LOG")" \
+    "axel: method, path and status as nginx logged them"
+  # PHP's streams: recv(1, MSG_PEEK) right after the send; when the answer
+  # is there already, the peek is its first byte (here it always is)
+  "$OBSERVE" -q -o "$DB" -- "$PYTHON" -c "
+import select, socket
+for i in range(3):
+    s = socket.create_connection(('127.0.0.1', $NGINX_PORT))
+    s.sendall(b'GET /100b HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')
+    select.select([s], [], [])
+    assert s.recv(1, socket.MSG_PEEK) == b'H'
+    got = b''.join(iter(lambda: s.recv(8192), b''))
+    print(len(got))
+    s.close()" > "$WORK/peek.got"
+  nginx_settle
+  expect_eq "$(q "$DB" "SELECT group_concat(m.method || ' ' || m.path || ' ' || coalesce(m.status, 'NULL') || ' ' || x.peeked || ' ' || m.dr, ', ') FROM exchange_metrics m JOIN exchange x ON x.connection_id = m.connection_id AND x.seq = m.seq WHERE m.program LIKE '%python%'")" \
+    "$(tail -n 3 "$NGINX_LOG" | paste - "$WORK/peek.got" | awk -F '\t' '{ printf "%s%s %s %s 1 %s", (NR > 1 ? ", " : ""), $5, $6, $7, $11 }')" \
+    "a 1-byte peek first: the status, the peeked byte counted once"
   ;;
 dns)
   need_cmd wget

@@ -608,7 +608,7 @@ static void test_http_fields(void **state)
 	recv_bytes(3030, 3100, response, sizeof(response) - 1);
 	x = exchange(1);
 	assert_string_equal(x->method, "GET");
-	assert_int_equal(x->status, 0); /* 10 bytes do not hold a status */
+	assert_int_equal(x->status, 404); /* from the first two receives */
 	h = record_of(OBS_REC_HTTP);
 	assert_non_null(h);
 	assert_int_equal(h->u.http.seq, 1);
@@ -668,6 +668,63 @@ static void test_http_status_and_not_http(void **state)
 	assert_string_equal(exchange(2)->method, "");
 	assert_int_equal(exchange(2)->status, 0);
 	assert_int_equal(count_kind(OBS_REC_HTTP), 0);
+}
+
+static void peek_bytes(int64_t t_in, int64_t t_out, const void *p, size_t n)
+{
+	struct iovec v = { (void *)p, n };
+	struct obs_data d = { &v, 1, n };
+
+	obs_xm_recv(&conn, t_in, t_out, (ssize_t)n, 0, true, &d);
+}
+
+/* The status line across receives: axel reads its headers a byte at a
+ * time; PHP's streams peek at one byte first (its bytes are read again:
+ * not gathered twice, not counted in Dr); wget peeks at the headers. */
+static void test_http_status_across_receives(void **state)
+{
+	static const char req[] = "GET /x HTTP/1.1\r\nHost: h\r\n\r\n";
+	static const char resp[] =
+		"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+	size_t len = sizeof(resp) - 1;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	send_bytes(2000, 2010, req, sizeof(req) - 1); /* axel */
+	for (size_t i = 0; i < len; i++)
+		recv_bytes(2020 + 10 * (int64_t)i, 2025 + 10 * (int64_t)i,
+			   resp + i, 1);
+	assert_int_equal(exchange(1)->status, 200);
+	assert_int_equal(exchange(1)->tfb, 2025);
+	assert_int_equal(exchange(1)->dr, len);
+
+	send_bytes(3000, 3010, req, sizeof(req) - 1); /* PHP */
+	peek_bytes(3020, 3030, resp, 1);
+	recv_bytes(3040, 3050, resp, 5);
+	peek_bytes(3060, 3070, resp + 5, 3); /* "1.1" */
+	recv_bytes(3080, 3090, resp + 5, len - 5);
+	assert_int_equal(exchange(2)->status, 200);
+	assert_int_equal(exchange(2)->tfb, 3030);
+	assert_int_equal(exchange(2)->dr, len);
+	assert_true(exchange(2)->flags & OBS_XF_PEEKED);
+
+	send_bytes(4000, 4010, req, sizeof(req) - 1); /* wget */
+	peek_bytes(4020, 4030, resp, len);
+	recv_bytes(4040, 4050, resp, len);
+	assert_int_equal(exchange(3)->status, 200);
+	assert_int_equal(exchange(3)->dr, len);
+
+	/* a peek whose bytes complete the line gives it; a status that is
+	 * not one stops the looking after 16 bytes */
+	send_bytes(5000, 5010, req, sizeof(req) - 1);
+	recv_bytes(5020, 5030, resp, 4);
+	peek_bytes(5040, 5050, resp + 4, len - 4);
+	assert_int_equal(exchange(4)->status, 200);
+	send_bytes(6000, 6010, req, sizeof(req) - 1);
+	recv_bytes(6020, 6030, "HTTP/1.1 2x0 OK\r\n", 17);
+	recv_bytes(6040, 6050, resp, len);
+	assert_int_equal(exchange(5)->status, 0);
+	assert_int_equal(conn.plain_rx_seq, 5);
 }
 
 /* TLS 1.3 as curl (OpenSSL) does it against nginx: ClientHello | server
@@ -954,6 +1011,7 @@ int main(void)
 		cmocka_unit_test_setup(test_blocking, reset),
 		cmocka_unit_test_setup(test_http_fields, reset),
 		cmocka_unit_test_setup(test_http_status_and_not_http, reset),
+		cmocka_unit_test_setup(test_http_status_across_receives, reset),
 		cmocka_unit_test_setup(test_tls13_curl, reset),
 		cmocka_unit_test_setup(test_tls13_gnutls, reset),
 		cmocka_unit_test_setup(test_tls12, reset),

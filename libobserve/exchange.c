@@ -237,7 +237,7 @@ static struct obs_exch_body *handshake_begin(struct obs_conn *c, int64_t t3)
 		record_complete(c->xrec);
 	memset(&c->scratch, 0, sizeof(c->scratch));
 	c->xrec = &c->scratch;
-	c->x_handshake = true;
+	__atomic_store_n(&c->x_handshake, true, __ATOMIC_RELAXED);
 	c->x_http = false;
 	if (info && !info->tls_start)
 		info->tls_start = t3;
@@ -280,19 +280,28 @@ static unsigned int tls_send(struct obs_conn *c, const struct obs_data *d,
 	return types;
 }
 
-/* A handshake exchange that goes on to send application data: it was the
- * first request all along (1.3's Finished, or False Start). */
-static struct obs_exch_body *handshake_to_request(struct obs_conn *c)
+/* A handshake exchange still sending (its last flight: 1.3's Finished, or
+ * 1.2 False Start's) goes on with a send of application data: the request
+ * begins at that send's entry t_in, in an exchange of its own; the
+ * Finished stays the handshake's, and what the client did in between is
+ * in neither. A request record whose header began in the handshake's last
+ * send (split: a header cut across sends) began there: the handshake's
+ * sends go with it. */
+static struct obs_exch_body *request_after_handshake(struct obs_conn *c,
+						     int64_t t_in, bool split)
 {
 	struct obs_exch_body hs = c->scratch.u.exch, *x;
 
 	x = exchange_begin(c);
-	c->x_handshake = false;
+	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
 	c->x_after_handshake = true;
-	x->t3 = hs.t3;
-	x->ds = hs.ds;
-	x->send_calls = hs.send_calls;
-	x->tls_records = hs.tls_records;
+	x->t3 = t_in;
+	if (split) {
+		x->t3 = hs.t3;
+		x->ds = hs.ds;
+		x->send_calls = hs.send_calls;
+		x->tls_records = hs.tls_records;
+	}
 	return x;
 }
 
@@ -416,6 +425,7 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 {
 	struct obs_exch_body *x;
 	unsigned int types = 0, records = 0;
+	bool split;
 
 	obs_conn_lock(c);
 	if (counted && c->sends_inflight > 0)
@@ -440,6 +450,8 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		t_in = t_out; /* the lock-free hint was stale */
 	if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
+	/* an application-data record's header begun in the last send */
+	split = c->tls.have > 0 && c->tls.hdr[0] == 23;
 	if (c->proto == OBS_PROTO_TLS)
 		types = tls_send(c, d, &records);
 	if (obs_xh2_send(c, t_in, t_out, ret, d)) {
@@ -473,7 +485,12 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 			x = handshake_begin(c, t3);
 		} else {
 			x = exchange_begin(c);
-			c->x_handshake = false;
+			__atomic_store_n(&c->x_handshake, false,
+					 __ATOMIC_RELAXED);
+			/* the handshake's last flight goes with the request */
+			c->x_after_handshake =
+				(types & (OBS_TLS_CCS | OBS_TLS_HANDSHAKE |
+					  OBS_TLS_FINISHED)) != 0;
 			if (c->proto == OBS_PROTO_HTTP)
 				http_request(c, x, d);
 		}
@@ -484,7 +501,7 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 	} else {
 		x = &c->xrec->u.exch;
 		if (c->x_handshake && (types & OBS_TLS_APPDATA))
-			x = handshake_to_request(c);
+			x = request_after_handshake(c, t_in, split);
 	}
 	if (records)
 		x->tls_records = (uint8_t)(x->tls_records + records > 255

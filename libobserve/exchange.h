@@ -268,7 +268,9 @@ static inline bool obs_xm_recv_needs_entry(const struct obs_conn *c)
 }
 static inline bool obs_xm_send_needs_entry(const struct obs_conn *c)
 {
-	return __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) != OBS_X_SENDING;
+	/* a TLS handshake's last flight may be followed by the request */
+	return __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) != OBS_X_SENDING ||
+	       __atomic_load_n(&c->x_handshake, __ATOMIC_RELAXED);
 }
 
 static inline void obs_cpu_relax(void)

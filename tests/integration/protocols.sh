@@ -16,6 +16,9 @@
 #   status  the status line from short first receives: axel reads the
 #           headers a byte at a time; PHP's streams peek at one byte right
 #           after sending (here in python, the answer there already)
+#   finished TLS 1.3 (python's ssl, OpenSSL): the client's Finished goes out
+#           at the end of the handshake, then the client works 50 ms, then
+#           sends its request: T3 is the request's send, not the Finished's
 #   dns     getaddrinfo() of a name (localhost, through /etc/hosts) tied to
 #           the connects to its addresses: the name on each, the lookup's
 #           time on the first only; a numeric address is no lookup (but
@@ -172,6 +175,25 @@ for i in range(3):
   expect_eq "$(q "$DB" "SELECT group_concat(m.method || ' ' || m.path || ' ' || coalesce(m.status, 'NULL') || ' ' || x.peeked || ' ' || m.dr, ', ') FROM exchange_metrics m JOIN exchange x ON x.connection_id = m.connection_id AND x.seq = m.seq WHERE m.program LIKE '%python%'")" \
     "$(tail -n 3 "$NGINX_LOG" | paste - "$WORK/peek.got" | awk -F '\t' '{ printf "%s%s %s %s 1 %s", (NR > 1 ? ", " : ""), $5, $6, $7, $11 }')" \
     "a 1-byte peek first: the status, the peeked byte counted once"
+  ;;
+finished)
+  "$OBSERVE" -q -o "$DB" -- "$PYTHON" -c "
+import socket, ssl, time
+ctx = ssl.create_default_context(cafile='$WORK/cert.pem')
+ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+for i in range(3):
+    s = ctx.wrap_socket(socket.create_connection(('127.0.0.1', $TLS_PORT)), server_hostname='127.0.0.1')
+    time.sleep(0.05)  # the client's own work, after its Finished
+    s.sendall(b'GET /100b HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')
+    while s.recv(8192): pass
+    s.close()"
+  check_log "$TLS_PORT"
+  check_tls 3 1.3
+  # the 50 ms lie between the handshake's end and T3 (no load moves that);
+  # Ts is the request's send alone (halfway: a Ts with the 50 ms in it
+  # would be above 50)
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange_metrics WHERE peer_port = $TLS_PORT AND t3_ns - (SELECT tls_end_ns FROM connection c WHERE c.id = connection_id) >= 50000000 AND ts_ms < 25")" 3 \
+    "T3 after the client's 50 ms of work, Ts below 25 ms"
   ;;
 dns)
   need_cmd wget

@@ -765,12 +765,14 @@ static void test_tls13_curl(void **state)
 	assert_int_equal(info->u.info.tls_version, 0x0304);
 	assert_int_equal(info->u.info.tls_start, 2000);
 	assert_int_equal(info->u.info.tls_end, 2600);
-	/* the Finished travels in the first request's exchange */
+	/* the Finished is the handshake's: the request begins at its own
+	 * send (what the client did in between is in neither) */
 	x = exchange(1);
 	assert_non_null(x);
-	assert_int_equal(x->t3, 3000);
+	assert_int_equal(x->t3, 3020);
 	assert_int_equal(x->t4, 3030);
-	assert_int_equal(x->ds, 6 + 74 + 105);
+	assert_int_equal(x->ds, 105);
+	assert_int_equal(x->send_calls, 1);
 	assert_int_equal(x->tfb, 3500);
 	assert_int_equal(exchange(2)->t3, 4000);
 	/* close_notify: recorded, flagged for the reader to drop */
@@ -779,8 +781,8 @@ static void test_tls13_curl(void **state)
 	assert_int_equal(count_kind(OBS_REC_HTTP), 0);
 }
 
-/* The start of test_tls13_curl: the handshake, then the client's
- * Finished and its first request in one exchange (T3 3000, T4 3030). */
+/* The start of test_tls13_curl: the handshake, the client's Finished,
+ * then its first request (T3 3020, T4 3030). */
 static void tls13_first_request(void)
 {
 	static const uint8_t hello_t[] = { 22 }, fin_t[] = { 20, 23 },
@@ -863,6 +865,58 @@ static void test_tls13_tickets_not_first_byte(void **state)
 	assert_int_equal(exchange(1)->t6, 9120);
 }
 
+/* TLS 1.3: the client's Finished, then 50 ms of its own work, then the
+ * request: T3 is the request's send, not the Finished's. With the
+ * Finished and the request in one send, that send is T3, and the session
+ * tickets that answer the Finished are still not the first byte. */
+static void test_tls13_finished_is_handshake(void **state)
+{
+	static const uint8_t hello_t[] = { 22 }, fin_t[] = { 20, 23 },
+			     app_t[] = { 23 }, sh_t[] = { 22, 20, 23 },
+			     both_t[] = { 20, 23, 23 }, tk_t[] = { 23, 23 };
+	static const uint16_t hello_l[] = { 512 }, fin_l[] = { 1, 69 },
+			      req_l[] = { 100 }, sh_l[] = { 122, 1, 2000 },
+			      both_l[] = { 1, 69, 100 }, tk_l[] = { 250, 300 };
+	uint8_t buf[4096];
+	size_t n;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	send_bytes(2000, 2010, buf, n);
+	n = tls_records(buf, sh_t, sh_l, 3);
+	recv_bytes(2020, 2500, buf, n);
+	n = tls_records(buf, fin_t, fin_l, 2);
+	send_bytes(3000, 3010, buf, n);
+	n = tls_records(buf, app_t, req_l, 1);
+	send_bytes(53000, 53010, buf, n);
+	n = tls_records(buf, tk_t, tk_l, 2);
+	recv_bytes(53020, 53100, buf, n);
+	recv_bytes(53110, 60000, "answer", 6);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 1);
+	assert_int_equal(exchange(1)->t3, 53000);
+	assert_int_equal(exchange(1)->t4, 53010);
+	assert_int_equal(exchange(1)->ds, 105);
+	assert_int_equal(exchange(1)->tfb, 60000);
+	assert_int_equal(record_of(OBS_REC_INFO)->u.info.tls_version, 0x0304);
+
+	reset(NULL);
+	open_blocking(1000, 1100);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	send_bytes(2000, 2010, buf, n);
+	n = tls_records(buf, sh_t, sh_l, 3);
+	recv_bytes(2020, 2500, buf, n);
+	n = tls_records(buf, both_t, both_l, 3);
+	send_bytes(3000, 3010, buf, n);
+	n = tls_records(buf, tk_t, tk_l, 2);
+	recv_bytes(3020, 3100, buf, n);
+	recv_bytes(3110, 9000, "answer", 6);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 1);
+	assert_int_equal(exchange(1)->t3, 3000);
+	assert_int_equal(exchange(1)->tfb, 9000);
+	assert_int_equal(record_of(OBS_REC_INFO)->u.info.tls_version, 0x0304);
+}
+
 /* TLS 1.2 False Start: the request goes with the client's Finished; the
  * server's change cipher spec and Finished come before the answer. */
 static void test_tls12_false_start_first_byte(void **state)
@@ -889,7 +943,7 @@ static void test_tls12_false_start_first_byte(void **state)
 	recv_bytes(3040, 3300, buf, n);
 	n = tls_records(buf, app_t, resp_l, 1);
 	recv_bytes(3310, 7000, buf, n);
-	assert_int_equal(exchange(1)->t3, 3000);
+	assert_int_equal(exchange(1)->t3, 3020);
 	assert_int_equal(exchange(1)->tfb, 7000);
 }
 
@@ -1019,6 +1073,7 @@ int main(void)
 				       reset),
 		cmocka_unit_test_setup(test_tls12_false_start_first_byte,
 				       reset),
+		cmocka_unit_test_setup(test_tls13_finished_is_handshake, reset),
 		cmocka_unit_test_setup(test_tcp_info, reset),
 		cmocka_unit_test_setup(test_einprogress_then_so_error, reset),
 		cmocka_unit_test_setup(test_einprogress_then_eisconn, reset),

@@ -136,8 +136,8 @@ void obs_xm_status(struct obs_conn *c, struct obs_exch_body *x,
 		c->plain_rx_seq = c->exch_seq; /* done with this answer */
 }
 
-/* Walk the TLS record headers in what a send moved. */
-static unsigned int data_tls(struct obs_conn *c, const struct obs_data *d,
+/* Walk the TLS record headers in what a send moved (or will move). */
+static unsigned int walk_tls(struct obs_tls_walk *w, const struct obs_data *d,
 			     unsigned int *records, unsigned int *appdata)
 {
 	unsigned int types = 0;
@@ -148,7 +148,7 @@ static unsigned int data_tls(struct obs_conn *c, const struct obs_data *d,
 	left = d->len;
 	for (int i = 0; i < d->iovcnt && left > 0; i++) {
 		size_t n = d->iov[i].iov_len < left ? d->iov[i].iov_len : left;
-		types |= obs_tls_feed(&c->tls, d->iov[i].iov_base, n, records,
+		types |= obs_tls_feed(w, d->iov[i].iov_base, n, records,
 				      appdata);
 		left -= n;
 	}
@@ -200,30 +200,29 @@ static struct obs_exch_body *exchange_begin(struct obs_conn *c)
 	return &rec->u.exch;
 }
 
-/* The first bytes a connection sends tell its protocol. Returns the TLS
- * record types they begin (a TLS connection). */
-static unsigned int first_bytes(struct obs_conn *c, const struct obs_data *d,
-				unsigned int *records, unsigned int *appdata)
+/* The first bytes a connection sends (d) tell its protocol: a TLS
+ * ClientHello makes it a TLS connection (its records are walked when it is
+ * sent, tls_hello); with http (the send's own bookkeeping) anything else
+ * makes it HTTP, which http_request() tells from the rest. Nothing to look
+ * at: decide on a later send. */
+static void first_bytes(struct obs_conn *c, const struct obs_data *d, bool http)
 {
 	uint8_t head[8];
 	size_t n = data_copy(d, head, sizeof(head));
-	unsigned int types = 0;
 	struct obs_info_body *info;
 
 	if (n == 0)
-		return 0; /* nothing to look at: decide on a later send */
+		return;
 	if (obs_tls_hello(head, n)) {
 		c->proto = OBS_PROTO_TLS;
+		c->tls_hello = true;
 		c->crec->u.conn.flags |= OBS_CF_TLS;
 		info = info_of(c);
 		if (info)
 			info->flags |= OBS_IF_TLS;
-		types = data_tls(c, d, records, appdata);
-	} else {
-		/* http_request() tells HTTP from the rest */
+	} else if (http) {
 		c->proto = OBS_PROTO_HTTP;
 	}
-	return types;
 }
 
 /* An exchange whose sends so far carry only TLS handshake, change cipher
@@ -253,31 +252,59 @@ static struct obs_exch_body *handshake_begin(struct obs_conn *c, int64_t t3)
  * (A 1.3 HelloRetryRequest, or a client certificate, is not told apart.) */
 #define OBS_TLS_FINISHED (1u << 4) /* 1.3's Finished: handshake, no request */
 
-static unsigned int tls_send(struct obs_conn *c, const struct obs_data *d,
-			     unsigned int *records)
-{
-	unsigned int appdata = 0, types = data_tls(c, d, records, &appdata);
-	struct obs_info_body *info;
+struct tls_tx {
+	struct obs_tls_walk *w;
+	uint8_t *seen;	 /* tls_seen */
+	bool *versioned; /* tls_versioned */
+	bool *hello;	 /* tls_hello: the ClientHello is not walked yet */
+};
 
-	if (!c->tls_versioned) {
-		c->tls_seen |= (uint8_t)types;
+/* The rule above on the state s (the connection's, or a copy of it for a
+ * prediction); *version is set when this send tells it. */
+static unsigned int tls_types(struct tls_tx s, const struct obs_data *d,
+			      unsigned int *records, uint16_t *version)
+{
+	unsigned int appdata = 0, types = walk_tls(s.w, d, records, &appdata);
+
+	if (*s.hello) {
+		*s.hello = false; /* the hello's flight: not "after" it */
+	} else if (!*s.versioned) {
+		*s.seen |= (uint8_t)types;
 		if (appdata > 0) {
-			c->tls_versioned = true;
-			info = info_of(c);
-			if (!(c->tls_seen & OBS_TLS_HANDSHAKE)) {
+			*s.versioned = true;
+			if (!(*s.seen & OBS_TLS_HANDSHAKE)) {
 				appdata--; /* 1.3: that one is the Finished */
 				types |= OBS_TLS_FINISHED;
 			}
-			if (info)
-				info->tls_version =
-					c->tls_seen & OBS_TLS_HANDSHAKE
-						? 0x0303
-						: 0x0304;
+			*version =
+				*s.seen & OBS_TLS_HANDSHAKE ? 0x0303 : 0x0304;
 		}
 	}
 	if (appdata == 0)
 		types &= ~OBS_TLS_APPDATA;
 	return types;
+}
+
+static unsigned int tls_send(struct obs_conn *c, const struct obs_data *d,
+			     unsigned int *records)
+{
+	struct tls_tx s = { &c->tls, &c->tls_seen, &c->tls_versioned,
+			    &c->tls_hello };
+	uint16_t version = 0;
+	unsigned int types = tls_types(s, d, records, &version);
+	struct obs_info_body *info;
+
+	if (version && (info = info_of(c)))
+		info->tls_version = version;
+	return types;
+}
+
+static void add_records(struct obs_exch_body *x, unsigned int records)
+{
+	if (records)
+		x->tls_records = (uint8_t)(x->tls_records + records > 255
+						   ? 255
+						   : x->tls_records + records);
 }
 
 /* A handshake exchange still sending (its last flight: 1.3's Finished, or
@@ -296,6 +323,7 @@ static struct obs_exch_body *request_after_handshake(struct obs_conn *c,
 	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
 	c->x_after_handshake = true;
 	x->t3 = t_in;
+	c->tx_pred = OBS_TXP_NONE;
 	if (split) {
 		x->t3 = hs.t3;
 		x->ds = hs.ds;
@@ -305,15 +333,12 @@ static struct obs_exch_body *request_after_handshake(struct obs_conn *c,
 	return x;
 }
 
-/* The first send of an exchange on an HTTP (or not yet known) connection:
- * method, host and path when it is an HTTP/1.x request. */
-static void http_request(struct obs_conn *c, struct obs_exch_body *x,
-			 const struct obs_data *d)
+/* An HTTP/1.x request at the start of d? (enum obs_tx_pred) */
+static uint8_t http_parse(const struct obs_data *d, struct obs_http_req *req)
 {
 	uint8_t head[OBS_HTTP_LOOK];
 	const uint8_t *p = head;
 	size_t n;
-	struct obs_http_req req;
 
 	if (d && d->iov && d->iovcnt > 0 &&
 	    d->iov[0].iov_len >=
@@ -324,13 +349,96 @@ static void http_request(struct obs_conn *c, struct obs_exch_body *x,
 	} else {
 		n = data_copy(d, head, sizeof(head));
 	}
-	c->x_http = n > 0 && obs_http_request(p, n, &req);
+	if (n == 0)
+		return OBS_TXP_EMPTY;
+	return obs_http_request(p, n, req) ? OBS_TXP_HTTP : OBS_TXP_OTHER;
+}
+
+/* The first send of an exchange on an HTTP (or not yet known) connection:
+ * method, host and path when it is an HTTP/1.x request, as read at the
+ * send's entry (tx_pred), else from the bytes d moved. */
+static void http_request(struct obs_conn *c, struct obs_exch_body *x,
+			 const struct obs_data *d)
+{
+	struct obs_http_req req, *r = &c->tx_req;
+	uint8_t kind = c->tx_pred;
+
+	if (kind == OBS_TXP_NONE) {
+		kind = http_parse(d, &req);
+		r = &req;
+	}
+	c->x_http = kind == OBS_TXP_HTTP;
 	if (!c->x_http) {
-		if (n > 0 && c->exch_seq == 1)
+		if (kind == OBS_TXP_OTHER && c->exch_seq == 1)
 			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */
 		return;
 	}
-	obs_xm_label(c, x, &req);
+	obs_xm_label(c, x, r);
+}
+
+/* Exchange k+1 begins with a send entered at t3 whose TLS records are of
+ * types (OBS_TLS_*; lost: the walk gave up): the handshake's, or a
+ * request, labelled when it is HTTP/1.x. d: the bytes it moved, or NULL
+ * (a receive begins it: the prediction has them). */
+static struct obs_exch_body *begin_for_send(struct obs_conn *c, int64_t t3,
+					    unsigned int types, bool lost,
+					    const struct obs_data *d)
+{
+	struct obs_exch_body *x;
+
+	if (c->proto == OBS_PROTO_TLS && !lost && types &&
+	    !(types & OBS_TLS_APPDATA)) {
+		x = handshake_begin(c, t3);
+	} else {
+		x = exchange_begin(c);
+		__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
+		/* the handshake's last flight goes with the request */
+		c->x_after_handshake =
+			(types & (OBS_TLS_CCS | OBS_TLS_HANDSHAKE |
+				  OBS_TLS_FINISHED)) != 0;
+		if (c->proto == OBS_PROTO_UNKNOWN && c->tx_pred == OBS_TXP_HTTP)
+			c->proto = OBS_PROTO_HTTP;
+		if (c->proto == OBS_PROTO_HTTP)
+			http_request(c, x, d);
+	}
+	x->t3 = t3;
+	c->pending_send = 0;
+	c->pending_recv = 0;
+	c->tx_pred = OBS_TXP_NONE;
+	return x;
+}
+
+/* What the send entered at t_in carries, read from its buffers (d: the
+ * bytes it asks to send) before the real call: its protocol when it is
+ * the connection's first, its TLS record types, its HTTP/1.x request. A
+ * receive in another thread that brings the answer before this send's
+ * bookkeeping ran begins the exchange with it (obs_xm_recv), and the
+ * send's own bookkeeping takes the request's fields from it. */
+static void predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
+{
+	c->tx_pred = OBS_TXP_NONE;
+	if (!d || !d->iov || d->len == 0 || c->h2mode != OBS_H2M_NONE)
+		return;
+	if (c->proto == OBS_PROTO_UNKNOWN)
+		first_bytes(c, d, false);
+	c->tx_t3 = t_in;
+	if (c->proto == OBS_PROTO_TLS) {
+		struct obs_tls_walk w = c->tls;
+		uint8_t seen = c->tls_seen;
+		bool versioned = c->tls_versioned, hello = c->tls_hello;
+		struct tls_tx s = { &w, &seen, &versioned, &hello };
+		unsigned int records = 0;
+		uint16_t version;
+
+		c->tx_types = (uint8_t)tls_types(s, d, &records, &version);
+		c->tx_lost = w.lost;
+		c->tx_pred = OBS_TXP_OTHER;
+	} else if (c->proto == OBS_PROTO_UNKNOWN ||
+		   c->proto == OBS_PROTO_HTTP) {
+		c->tx_types = 0;
+		c->tx_lost = false;
+		c->tx_pred = http_parse(d, &c->tx_req);
+	}
 }
 
 void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
@@ -404,19 +512,42 @@ void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error)
 	obs_conn_unlock(c);
 }
 
-bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in)
+bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
+		       const struct obs_data *d)
 {
 	bool counted = false;
 
+	if (d && d->tls_in == OBS_TLSIN_SHUTDOWN)
+		return false; /* alerts: never a request */
 	obs_conn_lock(c);
-	if (c->xphase != OBS_X_SENDING) {
+	/* a send that may begin an exchange: after the answer, or the
+	 * request after a handshake's last flight */
+	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
+		if (c->sends_inflight == 0 && !c->begun_for_send)
+			predict(c, t_in, d);
 		c->sends_inflight++;
-		if (!c->pending_send)
+		if (c->xphase != OBS_X_SENDING && !c->pending_send)
 			c->pending_send = t_in;
 		counted = true;
 	}
 	obs_conn_unlock(c);
 	return counted;
+}
+
+/* A send whose answer came first (another thread began its exchange x,
+ * begun_for_send) returned at t_out: the request had left by the entry of
+ * the receive that brought the answer, or, when that receive was waiting
+ * already before T3, by its first byte. T4 is the send's return but no
+ * later than that, and T5 no earlier than T4: T3 <= T4 <= T5 <= TFB. */
+static void answered_send(struct obs_exch_body *x, int64_t t_out)
+{
+	int64_t bound = x->t5 > x->t3 ? x->t5 : x->tfb;
+	int64_t t4 = bound && bound < t_out ? bound : t_out;
+
+	if (t4 > x->t4)
+		x->t4 = t4;
+	if (x->t5 < x->t4)
+		x->t5 = x->t4;
 }
 
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
@@ -464,49 +595,30 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		x = &c->xrec->u.exch;
 		if (c->sends_inflight == 0)
 			c->begun_for_send = false;
-		if (t_out > x->t4)
-			x->t4 = t_out;
+		answered_send(x, t_out);
+		add_records(x, records);
 		x->ds += (uint64_t)ret;
 		x->send_calls++;
 		obs_conn_unlock(c);
 		return;
 	}
+	if (!counted)
+		c->tx_pred = OBS_TXP_NONE; /* not read at this send's entry */
 	if (c->xphase != OBS_X_SENDING) {
-		int64_t t3 = c->pending_send ? c->pending_send : t_in;
-
 		if (c->proto == OBS_PROTO_UNKNOWN) {
-			unsigned int appdata = 0;
-			types = first_bytes(c, d, &records, &appdata);
-			if (appdata == 0)
-				types &= ~OBS_TLS_APPDATA;
+			first_bytes(c, d, true);
+			if (c->proto == OBS_PROTO_TLS)
+				types = tls_send(c, d, &records);
 		}
-		if (c->proto == OBS_PROTO_TLS && !c->tls.lost && types &&
-		    !(types & OBS_TLS_APPDATA)) {
-			x = handshake_begin(c, t3);
-		} else {
-			x = exchange_begin(c);
-			__atomic_store_n(&c->x_handshake, false,
-					 __ATOMIC_RELAXED);
-			/* the handshake's last flight goes with the request */
-			c->x_after_handshake =
-				(types & (OBS_TLS_CCS | OBS_TLS_HANDSHAKE |
-					  OBS_TLS_FINISHED)) != 0;
-			if (c->proto == OBS_PROTO_HTTP)
-				http_request(c, x, d);
-		}
-		x->t3 = t3;
-		c->pending_send = 0;
-		c->pending_recv = 0;
+		x = begin_for_send(c, c->pending_send ? c->pending_send : t_in,
+				   types, c->tls.lost, d);
 		__atomic_store_n(&c->xphase, OBS_X_SENDING, __ATOMIC_RELAXED);
 	} else {
 		x = &c->xrec->u.exch;
 		if (c->x_handshake && (types & OBS_TLS_APPDATA))
 			x = request_after_handshake(c, t_in, split);
 	}
-	if (records)
-		x->tls_records = (uint8_t)(x->tls_records + records > 255
-						   ? 255
-						   : x->tls_records + records);
+	add_records(x, records);
 	x->t4 = t_out;
 	x->t5 = 0; /* T5 is the first receive after the *last* send */
 	x->ds += (uint64_t)ret;
@@ -517,7 +629,7 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		 int err, const struct obs_data *d)
 {
-	bool counted = obs_xm_send_begin(c, t_in ? t_in : t_out);
+	bool counted = obs_xm_send_begin(c, t_in ? t_in : t_out, d);
 
 	obs_xm_send_done(c, counted, t_in, t_out, ret, err, d);
 }
@@ -608,17 +720,27 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	}
 	if (c->proto == OBS_PROTO_TLS && c->rx_first != OBS_RX_DONE && !peek)
 		rx = tls_rx_records(c, d, (size_t)ret);
-	if (c->sends_inflight > 0 && c->xphase != OBS_X_SENDING &&
-	    !c->begun_for_send) {
-		/* Another thread's send is under way and bytes come back: they
-		 * answer it. Its exchange begins here; the send adds T4 and Ds
-		 * when it returns. A receive already waiting when the send
-		 * began starts the response at T3. */
-		x = exchange_begin(c);
-		x->t3 = c->pending_send ? c->pending_send : t_in;
+	if (c->sends_inflight > 0 && !c->begun_for_send &&
+	    (c->xphase != OBS_X_SENDING ||
+	     (c->x_handshake && c->tx_pred != OBS_TXP_NONE &&
+	      (c->tx_types & OBS_TLS_APPDATA)))) {
+		/* Another thread's send that begins an exchange is under way
+		 * and bytes come back: they answer it. Its exchange begins
+		 * here, with what the send carries (read at its entry); the
+		 * send adds T4 and Ds when it returns. A receive already
+		 * waiting when the send began starts the response at T3. */
+		bool pred = c->tx_pred != OBS_TXP_NONE;
+		int64_t t3 = c->xphase == OBS_X_SENDING ? c->tx_t3
+			     : c->pending_send		? c->pending_send
+							: t_in;
+
+		bool after_hs = c->xphase == OBS_X_SENDING; /* x_handshake */
+
+		x = begin_for_send(c, t3, pred ? c->tx_types : 0,
+				   pred && c->tx_lost, NULL);
+		if (after_hs)
+			c->x_after_handshake = true;
 		x->t5 = t_in > x->t3 ? t_in : x->t3;
-		c->pending_send = 0;
-		c->pending_recv = 0;
 		c->begun_for_send = true;
 	} else if (c->xphase == OBS_X_NONE) {
 		/* The server speaks first (a banner): an exchange with no send.

@@ -62,6 +62,14 @@ enum obs_phase {
 	OBS_PH_CLOSED = 4,
 };
 
+/* What a send that begins an exchange carries, read at its entry. */
+enum obs_tx_pred {
+	OBS_TXP_NONE = 0,  /* not read (no buffer, or no such send) */
+	OBS_TXP_EMPTY = 1, /* no bytes to look at */
+	OBS_TXP_OTHER = 2, /* bytes, not an HTTP/1.x request (TLS records) */
+	OBS_TXP_HTTP = 3,  /* an HTTP/1.x request: tx_req */
+};
+
 enum obs_xphase {
 	OBS_X_NONE = 0,	     /* no exchange yet */
 	OBS_X_SENDING = 1,   /* exchange k has sent, nothing received yet */
@@ -92,6 +100,14 @@ struct obs_conn {
 	uint32_t sends_inflight; /* sends between obs_xm_send_begin and _done
 				  * that will start an exchange */
 	bool begun_for_send;	 /* a receive began that exchange already */
+	/* What the first of those sends carries, read from its buffers at
+	 * its entry (obs_xm_send_begin), for the receive that may begin its
+	 * exchange before the send's own bookkeeping (and for that). */
+	uint8_t tx_pred;	    /* enum obs_tx_pred */
+	uint8_t tx_types;	    /* its TLS record types (OBS_TLS_*) */
+	bool tx_lost;		    /* ... after which the TLS walk gave up */
+	int64_t tx_t3;		    /* its entry */
+	struct obs_http_req tx_req; /* its request (OBS_TXP_HTTP) */
 	struct obs_record *crec; /* connection record (never NULL once open) */
 	struct obs_record *xrec; /* current exchange record, or NULL */
 	struct obs_record *irec; /* info record (TLS, TCP_INFO), or NULL */
@@ -100,6 +116,8 @@ struct obs_conn {
 				  * (yet): it lives in scratch */
 	bool x_http;		 /* the current exchange is an HTTP request */
 	bool tls_versioned;	 /* the TLS version was told */
+	bool tls_hello;		 /* TLS: the ClientHello's records are not
+				  * walked yet (its send is under way) */
 	uint8_t tls_seen;	 /* OBS_TLS_* sent after the hello, before
 				  * the first request */
 	struct obs_tls_walk tls;
@@ -163,9 +181,13 @@ void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		 int err, const struct obs_data *d);
 /* The same in two steps, around the real call, for a send that may start
  * an exchange: a receive in another thread that returns bytes while such a
- * send is under way answers it (a connection shared by threads). _begin
- * returns whether it counted the send; pass that to _done. */
-bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in);
+ * send is under way answers it (a connection shared by threads), and its
+ * exchange begins with what the send carries: d, the bytes it asks to send
+ * (len: at most that many; the buffers are read before the real call,
+ * never kept), or NULL. _begin returns whether it counted the send; pass
+ * that to _done. */
+bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
+		       const struct obs_data *d);
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		      int64_t t_out, ssize_t ret, int err,
 		      const struct obs_data *d);

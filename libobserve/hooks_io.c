@@ -1,6 +1,7 @@
 /* hooks_io.c - the send and receive families. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -30,7 +31,11 @@ struct send_ctx {
 			* layer; the call is not recorded */
 };
 
-static inline struct send_ctx send_begin(struct obs_conn *c)
+/* iov/iovcnt/n: what the call asks to send (n: at most that many bytes;
+ * SIZE_MAX: as far as the buffers go), read before the real call when the
+ * send may begin an exchange (obs_xm_send_begin). */
+static inline struct send_ctx
+send_begin(struct obs_conn *c, const struct iovec *iov, int iovcnt, size_t n)
 {
 	struct send_ctx sx = { 0, false, true };
 
@@ -39,9 +44,12 @@ static inline struct send_ctx send_begin(struct obs_conn *c)
 		return sx;
 	}
 	if (obs_xm_send_needs_entry(c)) {
+		struct obs_data d = { iov, iovcnt, n, 0 };
+
 		sx.t_in = obs_now();
 		obs_enter_again();
-		sx.counted = obs_xm_send_begin(c, sx.t_in);
+		d.tls_in = tls_in_of(c);
+		sx.counted = obs_xm_send_begin(c, sx.t_in, &d);
 		obs_leave();
 	}
 	return sx;
@@ -95,7 +103,7 @@ static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf,
 	}
 	struct iovec v = { (void *)buf, n };
 
-	sx = send_begin(c);
+	sx = send_begin(c, &v, 1, n);
 	return send_end(fd, c, sx, obs_real.write(fd, buf, n), &v, 1);
 }
 
@@ -117,7 +125,7 @@ writev_slow(int fd, const struct iovec *iov, int iovcnt)
 
 	if (LIKELY(!c))
 		return REAL(writev)(fd, iov, iovcnt);
-	sx = send_begin(c);
+	sx = send_begin(c, iov, iovcnt, SIZE_MAX);
 	return send_end(fd, c, sx, obs_real.writev(fd, iov, iovcnt), iov,
 			iovcnt);
 }
@@ -142,7 +150,7 @@ static __attribute__((noinline)) ssize_t send_slow(int fd, const void *buf,
 		return REAL(send)(fd, buf, n, flags);
 	struct iovec v = { (void *)buf, n };
 
-	sx = send_begin(c);
+	sx = send_begin(c, &v, 1, n);
 	return send_end(fd, c, sx, obs_real.send(fd, buf, n, flags), &v, 1);
 }
 
@@ -167,7 +175,7 @@ sendto_slow(int fd, const void *buf, size_t n, int flags,
 		return REAL(sendto)(fd, buf, n, flags, addr, alen);
 	struct iovec v = { (void *)buf, n };
 
-	sx = send_begin(c);
+	sx = send_begin(c, &v, 1, n);
 	return send_end(fd, c, sx,
 			obs_real.sendto(fd, buf, n, flags, addr, alen), &v, 1);
 }
@@ -192,7 +200,8 @@ sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 
 	if (LIKELY(!c))
 		return REAL(sendmsg)(fd, msg, flags);
-	sx = send_begin(c);
+	sx = send_begin(c, msg ? msg->msg_iov : NULL,
+			msg ? (int)msg->msg_iovlen : 0, SIZE_MAX);
 	return send_end(fd, c, sx, obs_real.sendmsg(fd, msg, flags),
 			msg ? msg->msg_iov : NULL,
 			msg ? (int)msg->msg_iovlen : 0);
@@ -225,7 +234,7 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 
 	if (LIKELY(!c))
 		return REAL(sendmmsg)(fd, vec, vlen, flags);
-	sx = send_begin(c);
+	sx = send_begin(c, NULL, 0, 0);
 	ret = obs_real.sendmmsg(fd, vec, vlen, flags);
 	err = errno;
 	/* the bytes are looked at when one message holds them all */

@@ -375,12 +375,12 @@ static void test_shared_connection_answer_before_send_returns(void **state)
 	(void)state;
 	open_blocking(1000, 1100);
 	/* first request: the reader (entered at 1500) sees the answer first */
-	counted = obs_xm_send_begin(&conn, 2000);
+	counted = obs_xm_send_begin(&conn, 2000, NULL);
 	assert_true(counted);
 	obs_xm_recv(&conn, 1500, 2600, 338, 0, false, NULL);
 	obs_xm_send_done(&conn, counted, 2000, 2050, 39, 0, NULL);
 	/* second request, same race */
-	counted = obs_xm_send_begin(&conn, 3000);
+	counted = obs_xm_send_begin(&conn, 3000, NULL);
 	obs_xm_recv(&conn, 2700, 3600, 338, 0, false, NULL);
 	obs_xm_send_done(&conn, counted, 3000, 3100, 39, 0, NULL);
 	/* third request, no race */
@@ -399,7 +399,7 @@ static void test_shared_connection_answer_before_send_returns(void **state)
 	}
 	x = exchange(1);
 	assert_int_equal(x->t4, 2050);
-	assert_int_equal(x->t5, 2000); /* the wait began when the request did */
+	assert_int_equal(x->t5, 2050); /* a waiting receive counts from T4 */
 	assert_int_equal(x->tfb, 2600);
 	assert_int_equal(exchange(3)->t5, 4010); /* entered before T4 */
 	assert_int_equal(conn.sends_inflight, 0);
@@ -725,6 +725,126 @@ static void test_http_status_across_receives(void **state)
 	recv_bytes(6040, 6050, resp, len);
 	assert_int_equal(exchange(5)->status, 0);
 	assert_int_equal(conn.plain_rx_seq, 5);
+}
+
+/* A send in two steps, its answer received in between (another thread). */
+static bool send_starts(int64_t t_in, const void *p, size_t n, struct iovec *v,
+			struct obs_data *d)
+{
+	v->iov_base = (void *)p;
+	v->iov_len = n;
+	d->iov = v;
+	d->iovcnt = 1;
+	d->len = n;
+	d->tls_in = 0;
+	return obs_xm_send_begin(&conn, t_in, d);
+}
+
+/* Java's HttpClient: the caller's thread writes, the selector thread
+ * reads, and the answer's bookkeeping runs before the writer's send
+ * returns. The request's fields come from its buffer, read at the send's
+ * entry; T4 is no later than the receive's entry (or TFB, for a receive
+ * waiting since before T3): no negative time. */
+static void test_shared_connection_fields_and_order(void **state)
+{
+	static const char req[] =
+		"GET /a/b?q=SECRET HTTP/1.1\r\nHost: h\r\n\r\n";
+	size_t n = sizeof(req) - 1, len = sizeof(response) - 1;
+	struct iovec v;
+	struct obs_data d;
+	struct obs_exch_body *x;
+	struct obs_record *h;
+	bool counted;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	counted = send_starts(2000, req, n, &v, &d);
+	recv_bytes(2300, 2400, response, len); /* entered after T3 */
+	obs_xm_send_done(&conn, counted, 2000, 9000, (ssize_t)n, 0, &d);
+	x = exchange(1);
+	assert_string_equal(x->method, "GET");
+	assert_int_equal(x->status, 404);
+	assert_int_equal(x->t3, 2000);
+	assert_int_equal(x->t4, 2300);
+	assert_int_equal(x->t5, 2300);
+	assert_int_equal(x->tfb, 2400);
+	assert_int_equal(x->ds, n);
+	assert_int_equal(x->dr, len);
+	h = record_of(OBS_REC_HTTP);
+	assert_non_null(h);
+	assert_string_equal(h->u.http.path, "/a/b");
+	assert_int_equal(conn.proto, OBS_PROTO_HTTP);
+	/* a reader waiting since before the request */
+	counted = send_starts(3000, req, n, &v, &d);
+	recv_bytes(2500, 3500, response, len);
+	obs_xm_send_done(&conn, counted, 3000, 5000, (ssize_t)n, 0, &d);
+	x = exchange(2);
+	assert_int_equal(x->t3, 3000);
+	assert_int_equal(x->t4, 3500);
+	assert_int_equal(x->t5, 3500);
+	assert_int_equal(x->tfb, 3500);
+	assert_int_equal(x->status, 404);
+	assert_string_equal(x->method, "GET");
+	/* no race: as ever */
+	counted = send_starts(4000, req, n, &v, &d);
+	obs_xm_send_done(&conn, counted, 4000, 4010, (ssize_t)n, 0, &d);
+	recv_bytes(4020, 4500, response, len);
+	x = exchange(3);
+	assert_int_equal(x->t4, 4010);
+	assert_int_equal(x->t5, 4020);
+	assert_int_equal(count_kind(OBS_REC_HTTP), 3);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 3);
+	assert_int_equal(conn.sends_inflight, 0);
+}
+
+/* The same over TLS 1.3 (JSSE): the ServerHello is read before the
+ * ClientHello's bookkeeping, and the answer before the request's: the
+ * connection is still TLS, its handshake no exchange, its one request
+ * timed from the request's send. */
+static void test_shared_connection_tls(void **state)
+{
+	static const uint8_t hello_t[] = { 22 }, fin_t[] = { 20, 23 },
+			     app_t[] = { 23 }, sh_t[] = { 22, 20, 23 };
+	static const uint16_t hello_l[] = { 512 }, fin_l[] = { 1, 69 },
+			      req_l[] = { 100 }, sh_l[] = { 122, 1, 2000 },
+			      resp_l[] = { 3000 };
+	uint8_t hello[600], sh[2200], fin[100], req[200], resp[3100];
+	size_t nh, ns, nf, nr, np;
+	struct iovec v;
+	struct obs_data d;
+	struct obs_record *info;
+	bool counted;
+
+	(void)state;
+	nh = tls_records(hello, hello_t, hello_l, 1);
+	ns = tls_records(sh, sh_t, sh_l, 3);
+	nf = tls_records(fin, fin_t, fin_l, 2);
+	nr = tls_records(req, app_t, req_l, 1);
+	np = tls_records(resp, app_t, resp_l, 1);
+	open_blocking(1000, 1100);
+	counted = send_starts(2000, hello, nh, &v, &d);
+	recv_bytes(2100, 2500, sh, ns);
+	obs_xm_send_done(&conn, counted, 2000, 2600, (ssize_t)nh, 0, &d);
+	counted = send_starts(3000, fin, nf, &v, &d);
+	obs_xm_send_done(&conn, counted, 3000, 3010, (ssize_t)nf, 0, &d);
+	counted = send_starts(4000, req, nr, &v, &d);
+	recv_bytes(4100, 4200, resp, np);
+	obs_xm_send_done(&conn, counted, 4000, 7000, (ssize_t)nr, 0, &d);
+	obs_xm_close(&conn, 8000);
+
+	assert_true(connection()->flags & OBS_CF_TLS);
+	info = record_of(OBS_REC_INFO);
+	assert_non_null(info);
+	assert_int_equal(info->u.info.tls_version, 0x0304);
+	assert_int_equal(info->u.info.tls_start, 2000);
+	assert_int_equal(info->u.info.tls_end, 2500);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 1);
+	assert_int_equal(exchange(1)->t3, 4000);
+	assert_int_equal(exchange(1)->t4, 4100);
+	assert_int_equal(exchange(1)->tfb, 4200);
+	assert_int_equal(exchange(1)->ds, nr);
+	assert_int_equal(exchange(1)->dr, np);
+	assert_int_equal(exchange(1)->tls_records, 1);
 }
 
 /* TLS 1.3 as curl (OpenSSL) does it against nginx: ClientHello | server
@@ -1091,6 +1211,9 @@ int main(void)
 		cmocka_unit_test_setup(
 			test_shared_connection_answer_before_send_returns,
 			reset),
+		cmocka_unit_test_setup(test_shared_connection_fields_and_order,
+				       reset),
+		cmocka_unit_test_setup(test_shared_connection_tls, reset),
 		cmocka_unit_test_setup(test_connect_refused, reset),
 		cmocka_unit_test_setup(test_refused_learned_by_io, reset),
 		cmocka_unit_test_setup(test_peek_counts_time_not_bytes, reset),

@@ -414,15 +414,19 @@ static struct obs_exch_body *begin_for_send(struct obs_conn *c, int64_t t3,
  * receive in another thread that brings the answer before this send's
  * bookkeeping ran begins the exchange with it (obs_xm_recv), and the
  * send's own bookkeeping takes the request's fields from it. */
-static void predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
+static __attribute__((noinline)) void predict(struct obs_conn *c, int64_t t_in,
+					      const struct obs_data *d)
 {
-	c->tx_pred = OBS_TXP_NONE;
-	if (!d || !d->iov || d->len == 0 || c->h2mode != OBS_H2M_NONE)
-		return;
 	if (c->proto == OBS_PROTO_UNKNOWN)
 		first_bytes(c, d, false);
 	c->tx_t3 = t_in;
-	if (c->proto == OBS_PROTO_TLS) {
+	if (c->proto == OBS_PROTO_TLS && c->tls_versioned) {
+		/* the handshake is over: application data (a closing alert
+		 * too, in 1.3), no walk needed */
+		c->tx_types = OBS_TLS_APPDATA;
+		c->tx_lost = c->tls.lost;
+		c->tx_pred = OBS_TXP_OTHER;
+	} else if (c->proto == OBS_PROTO_TLS) {
 		struct obs_tls_walk w = c->tls;
 		uint8_t seen = c->tls_seen;
 		bool versioned = c->tls_versioned, hello = c->tls_hello;
@@ -523,8 +527,12 @@ bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
 	/* a send that may begin an exchange: after the answer, or the
 	 * request after a handshake's last flight */
 	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
-		if (c->sends_inflight == 0 && !c->begun_for_send)
-			predict(c, t_in, d);
+		if (c->sends_inflight == 0 && !c->begun_for_send) {
+			c->tx_pred = OBS_TXP_NONE;
+			if (c->proto != OBS_PROTO_OTHER && d && d->iov &&
+			    d->len && c->h2mode == OBS_H2M_NONE)
+				predict(c, t_in, d);
+		}
 		c->sends_inflight++;
 		if (c->xphase != OBS_X_SENDING && !c->pending_send)
 			c->pending_send = t_in;

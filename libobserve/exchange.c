@@ -480,6 +480,18 @@ void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
 		obs_record_publish(rec, OBS_REC_CONNECTION);
 }
 
+void obs_xm_fastopen(struct obs_conn *c, int64_t t_in, int64_t t_out,
+		     ssize_t ret, const struct obs_data *d)
+{
+	uint8_t phase = c->phase;
+
+	/* the bytes went with the SYN: their send tells nothing of T2 */
+	if (phase == OBS_PH_CONNECTING)
+		c->phase = OBS_PH_UP;
+	obs_xm_send(c, t_in, t_out, ret, 0, d);
+	c->phase = phase;
+}
+
 void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
 			  int ret, int err)
 {

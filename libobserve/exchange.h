@@ -169,6 +169,12 @@ void obs_record_publish(struct obs_record *rec, uint32_t kind);
 void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
 			  int family, const void *peer_addr, uint16_t peer_port,
 			  int64_t t_in, int64_t t_out, int ret, int err);
+/* A TCP Fast Open send (the connect: obs_xm_connect_first, entered at
+ * t_in) moved ret > 0 bytes (d): the first exchange's first send, T3 =
+ * t_in; it does not make the connection up. Before the connection is in
+ * the table, as obs_xm_connect_first. */
+void obs_xm_fastopen(struct obs_conn *c, int64_t t_in, int64_t t_out,
+		     ssize_t ret, const struct obs_data *d);
 /* A later connect() on the same socket (non-blocking completion check). */
 void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
 			  int ret, int err);

@@ -170,10 +170,19 @@ sendto_slow(int fd, const void *buf, size_t n, int flags,
 {
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
-
-	if (LIKELY(!c))
-		return REAL(sendto)(fd, buf, n, flags, addr, alen);
 	struct iovec v = { (void *)buf, n };
+
+	if (LIKELY(!c)) {
+		struct obs_fastopen f;
+
+		if ((flags & MSG_FASTOPEN) &&
+		    fastopen_begin(fd, addr, alen, &f))
+			return fastopen_end(
+				fd, &f,
+				obs_real.sendto(fd, buf, n, flags, addr, alen),
+				flags, &v, 1);
+		return REAL(sendto)(fd, buf, n, flags, addr, alen);
+	}
 
 	sx = send_begin(c, &v, 1, n);
 	return send_end(fd, c, sx,
@@ -187,7 +196,8 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 		      socklen_t) =
 		__atomic_load_n(&obs_real.sendto, __ATOMIC_RELAXED);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL) &&
+	    LIKELY(!(flags & MSG_FASTOPEN)))
 		return fn(fd, buf, n, flags, addr, alen);
 	return sendto_slow(fd, buf, n, flags, addr, alen);
 }
@@ -198,8 +208,16 @@ sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
 
-	if (LIKELY(!c))
+	if (LIKELY(!c)) {
+		struct obs_fastopen f;
+
+		if ((flags & MSG_FASTOPEN) && msg &&
+		    fastopen_begin(fd, msg->msg_name, msg->msg_namelen, &f))
+			return fastopen_end(
+				fd, &f, obs_real.sendmsg(fd, msg, flags), flags,
+				msg->msg_iov, (int)msg->msg_iovlen);
 		return REAL(sendmsg)(fd, msg, flags);
+	}
 	sx = send_begin(c, msg ? msg->msg_iov : NULL,
 			msg ? (int)msg->msg_iovlen : 0, SIZE_MAX);
 	return send_end(fd, c, sx, obs_real.sendmsg(fd, msg, flags),
@@ -212,7 +230,8 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	ssize_t (*fn)(int, const struct msghdr *, int) =
 		__atomic_load_n(&obs_real.sendmsg, __ATOMIC_RELAXED);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL) &&
+	    LIKELY(!(flags & MSG_FASTOPEN)))
 		return fn(fd, msg, flags);
 	return sendmsg_slow(fd, msg, flags);
 }

@@ -19,6 +19,10 @@
 #   finished TLS 1.3 (python's ssl, OpenSSL): the client's Finished goes out
 #           at the end of the handshake, then the client works 50 ms, then
 #           sends its request: T3 is the request's send, not the Finished's
+#   fastopen TCP Fast Open without connect() (wget2 does it): python's
+#           sendto and sendmsg with MSG_FASTOPEN, blocking (the connect and
+#           the request's send in one call: T1 = T3) and non-blocking (no
+#           cookie: EINPROGRESS, the request sent once connected)
 #   dns     getaddrinfo() of a name (localhost, through /etc/hosts) tied to
 #           the connects to its addresses: the name on each, the lookup's
 #           time on the first only; a numeric address is no lookup (but
@@ -194,6 +198,40 @@ for i in range(3):
   # would be above 50)
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange_metrics WHERE peer_port = $TLS_PORT AND t3_ns - (SELECT tls_end_ns FROM connection c WHERE c.id = connection_id) >= 50000000 AND ts_ms < 25")" 3 \
     "T3 after the client's 50 ms of work, Ts below 25 ms"
+  ;;
+fastopen)
+  [ "$(cat /proc/sys/net/ipv4/tcp_fastopen 2>/dev/null || echo 0)" != 0 ] &&
+    [ $(( $(cat /proc/sys/net/ipv4/tcp_fastopen) & 1 )) = 1 ] || skip "TCP Fast Open is off for clients here (net.ipv4.tcp_fastopen)"
+  "$OBSERVE" -q -o "$DB" -- "$PYTHON" -c "
+import select, socket
+addr = ('127.0.0.1', $NGINX_PORT)
+req = b'GET /100b?k=SECRET HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n'
+def drain(s):
+    while s.recv(65536): pass
+    s.close()
+for how in ('sendto', 'sendmsg'):
+    s = socket.socket()
+    if how == 'sendto':
+        assert s.sendto(req, socket.MSG_FASTOPEN, addr) == len(req)
+    else:
+        assert s.sendmsg([req], [], socket.MSG_FASTOPEN, addr) == len(req)
+    drain(s)
+    s = socket.socket(); s.setblocking(False)
+    try:
+        s.sendto(req, socket.MSG_FASTOPEN, addr) if how == 'sendto' else s.sendmsg([req], [], socket.MSG_FASTOPEN, addr)
+        raise SystemExit('no cookie here: EINPROGRESS expected')
+    except BlockingIOError:
+        pass
+    select.select([], [s], [])
+    s.setblocking(True)
+    s.sendall(req)
+    drain(s)
+"
+  # (T3 = T1 before T2 where the connect carried the request: the order
+  # is checked here, not by check_access)
+  check_log "$NGINX_PORT" --http --no-order
+  expect_eq "$(q "$DB" "SELECT group_concat((t3_ns = t1_ns) || ':' || (t1_ns < t2_ns AND t2_ns <= t4_ns AND t3_ns < t4_ns AND t4_ns <= t5_ns AND t5_ns <= tfb_ns AND tfb_ns <= t6_ns AND t6_ns <= t7_ns) || ':' || end_class, ' ') FROM (SELECT m.*, c.end_class FROM exchange_metrics m JOIN connection c ON c.id = m.connection_id ORDER BY m.t1_ns)")" \
+    "1:1:server_close 0:1:server_close 1:1:server_close 0:1:server_close" "a connection each, T3 = T1 when the call sent the request, T1 < T2 <= T4 <= T5 <= TFB <= T6 <= T7"
   ;;
 dns)
   need_cmd wget

@@ -81,6 +81,7 @@ static struct {
 	bool stopped;	     /* growth failed: every later record is dropped */
 	dev_t dir_dev, file_dev; /* what was created, for growth to check */
 	ino_t dir_ino, file_ino;
+	uid_t uid;	     /* the effective user id that made it */
 	char name[96];	     /* the file's name in the directory */
 	char path[PATH_MAX]; /* directory and name, for messages */
 } spool;
@@ -486,6 +487,7 @@ static int spool_create(void)
 	}
 	spool.file_dev = st.st_dev;
 	spool.file_ino = st.st_ino;
+	spool.uid = geteuid();
 	/* Chunk 0 is written, not faulted in through the mapping: that backs
 	 * its blocks (a full file system fails here, not with SIGBUS later),
 	 * and on ext4 the first write fault into a hole costs ~0.2 ms and
@@ -655,10 +657,19 @@ static char *spool_grow(unsigned int k)
 		goto out;
 	}
 	__atomic_store_n(&spool.stopped, true, __ATOMIC_RELEASE);
-	OBS_LOG(OBS_LOG_WARN,
-		"spool %s: %s; recording stopped, later records are counted "
-		"as dropped",
-		spool.path, why);
+	if (geteuid() != spool.uid)
+		OBS_LOG(OBS_LOG_WARN,
+			"spool %s: %s (the process runs as uid %u now, the "
+			"spool was made as uid %u: it dropped privileges); "
+			"recording stopped, later records are counted as "
+			"dropped",
+			spool.path, why, (unsigned int)geteuid(),
+			(unsigned int)spool.uid);
+	else
+		OBS_LOG(OBS_LOG_WARN,
+			"spool %s: %s; recording stopped, later records are "
+			"counted as dropped",
+			spool.path, why);
 out:
 	in_spool_lock = false;
 	obs_mutex_unlock();

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "findings.h"
 #include "live.h"
 #include "store.h"
 #include "text.h"
@@ -374,6 +375,25 @@ static void fmt_ms(char *buf, size_t size, sqlite3_stmt *st, int col)
 		snprintf(buf, size, "%.3f", sqlite3_column_double(st, col));
 }
 
+/* The findings of this run's processes (list: their ids), when one is
+ * worth saying (manager/findings.c): nothing otherwise. */
+static void print_findings(sqlite3 *db, const char *list, const char *db_path)
+{
+	struct findings f = { 0 };
+
+	if (!list || !*list)
+		return;
+	if (findings_collect_processes(db, list, &f) == 0 && f.n) {
+		fputc('\n', stderr);
+		findings_print(&f, false, false, stderr);
+		fprintf(stderr,
+			"(manager findings %s: the same for the "
+			"whole database, with filters, --csv)\n",
+			db_path);
+	}
+	findings_free(&f);
+}
+
 /* The per-exchange table for the processes of this run. */
 static void print_summary(obs_store *store, const int64_t *ids, size_t n_ids,
 			  const char *db_path)
@@ -454,6 +474,7 @@ static void print_summary(obs_store *store, const int64_t *ids, size_t n_ids,
 		"observe: %" PRId64 " exchanges on %" PRId64
 		" connections in %zu processes -> %s\n",
 		rows, conns, n_ids, db_path);
+	print_findings(db, list, db_path);
 out:
 	sqlite3_finalize(st);
 	free(sql);

@@ -20,4 +20,7 @@ int cmd_waterfall(int argc, char **argv);
  * [FILTER...] [--csv] (compare_cmd.c) */
 int cmd_compare(int argc, char **argv);
 
+/* manager findings DB [FILTER...] [--csv] (findings_cmd.c) */
+int cmd_findings(int argc, char **argv);
+
 #endif

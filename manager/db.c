@@ -55,6 +55,20 @@ sqlite3 *db_open(const char *path)
 	return db;
 }
 
+sqlite3 *db_open_where(const char *path, const char *where)
+{
+	sqlite3 *db = db_open(path);
+	char err[512];
+
+	if (db &&
+	    obs_store_check_expr(db, where ? where : "1", err, sizeof(err))) {
+		fprintf(stderr, "manager: %s: %s\n", path, err);
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
 int db_dropped(sqlite3 *db, char *buf, size_t size)
 {
 	sqlite3_stmt *st = NULL;

@@ -13,6 +13,10 @@
  * version. */
 sqlite3 *db_open(const char *path);
 
+/* db_open, and the filter expression where (NULL: none) checked against
+ * it: NULL, with the file and the reason on stderr, when it is refused. */
+sqlite3 *db_open_where(const char *path, const char *where);
+
 /* Whether the layer lost records in the database's processes (its spool
  * full: process.dropped): 1 with "N records lost by the layer (spool full)
  * in M processes" in buf, else 0 (also when it cannot tell). */

@@ -7,6 +7,7 @@
  *   manager report CENTRAL.db -o DIR [filters]       (report.c)
  *   manager waterfall DB -o FILE.svg [filters]       (waterfall_cmd.c)
  *   manager compare A.db [B.db] [--by ...] [filters] (compare_cmd.c)
+ *   manager findings DB [filters] [--csv]            (findings_cmd.c)
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,13 +27,15 @@ int main(int argc, char **argv)
 		return cmd_waterfall(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "compare") == 0)
 		return cmd_compare(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "findings") == 0)
+		return cmd_findings(argc - 1, argv + 1);
 	if (argc > 1 &&
 	    (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		manager_usage(stdout);
 		return 0;
 	}
 	fprintf(stderr, "manager: a command is needed (pull, stats, report, "
-			"waterfall, compare)\n");
+			"waterfall, compare, findings)\n");
 	manager_usage(stderr);
 	return 2;
 }

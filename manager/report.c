@@ -8,9 +8,9 @@
  * Reads the exchanges and connections the filter keeps, per client, and
  * writes into DIR one PNG and one SVG per plot (drawn by gnuplot from a
  * script and data files in a temporary directory, removed at the end
- * unless OBSERVE_KEEP_REPORT_DATA is set), summary.txt (the statistics and
- * the analyses as text) and index.html (every plot with its table,
- * self-contained, no script: it works opened from disk). The page also
+ * unless OBSERVE_KEEP_REPORT_DATA is set), summary.txt (the findings, the
+ * statistics and the analyses as text) and index.html (every plot with its
+ * table, self-contained, no script: it works opened from disk). The page also
  * has a waterfall per program run, the first few (report_views.c), and
  * with --baseline the comparison of OTHER.db (A, before) with this one
  * (B, after) per client (or --by server or path).
@@ -27,6 +27,7 @@
 #include "commands.h"
 #include "db.h"
 #include "files.h"
+#include "findings.h"
 #include "options.h"
 #include "report_analyses.h"
 #include "report_data.h"
@@ -75,9 +76,12 @@ int cmd_report(int argc, char **argv)
 	struct report_plots p = { .data = &d };
 	char err[512], *tmp = NULL, *stats = NULL, *texts[NVIEWS] = { 0 };
 	struct report_views rv = { 0 };
-	struct report_texts t = {
-		.views = views, .texts = texts, .nviews = NVIEWS, .more = &rv
-	};
+	struct findings found = { 0 };
+	struct report_texts t = { .views = views,
+				  .texts = texts,
+				  .nviews = NVIEWS,
+				  .more = &rv,
+				  .findings = &found };
 	sqlite3 *base = NULL;
 	int rc = 2;
 
@@ -115,7 +119,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	p.dir = o.dir;
 	p.tmp = tmp;
-	if (report_data_read(&d) != 0 || report_plots_begin(&p) != 0)
+	if (report_data_read(&d) != 0 ||
+	    findings_collect(d.db, d.where, &found) != 0 ||
+	    report_plots_begin(&p) != 0)
 		goto out;
 	if (!report_plots_can_draw()) {
 		fprintf(stderr,
@@ -147,6 +153,7 @@ out:
 	for (int i = 0; i < NVIEWS; i++)
 		free(texts[i]);
 	report_views_free(&rv);
+	findings_free(&found);
 	report_data_free(&d);
 	sqlite3_close(base);
 	sqlite3_close(d.db);

@@ -49,6 +49,19 @@ static int nomem(struct report_plots *r)
 	return -1;
 }
 
+/* Say in the report that MORE servers of a plot's table were not drawn. */
+static void note_more_servers(struct report_plots *r, const char *plot,
+			      size_t more)
+{
+	char why[96];
+
+	if (!more)
+		return;
+	snprintf(why, sizeof(why),
+		 "%zu more servers are in the table, not drawn", more);
+	report_note_skip(r, plot, why);
+}
+
 /* ---- endings ------------------------------------------------------------ */
 
 struct server_total {
@@ -422,13 +435,7 @@ static int plot_keepalive(struct report_plots *r)
 		report_gp_end(r);
 	}
 	r->plots++;
-	if (kp.more) {
-		char why[96];
-		snprintf(why, sizeof(why),
-			 "%zu more servers are in the table, not drawn",
-			 kp.more);
-		report_note_skip(r, "Keep-alive", why);
-	}
+	note_more_servers(r, "Keep-alive", kp.more);
 out:
 	for (size_t i = 0; i < kp.servers; i++)
 		free(kp.names[i]);
@@ -534,13 +541,7 @@ static int plot_size_fit(struct report_plots *r)
 		report_gp_end(r);
 	}
 	r->plots++;
-	if (sp.more) {
-		char why[96];
-		snprintf(why, sizeof(why),
-			 "%zu more servers are in the table, not drawn",
-			 sp.more);
-		report_note_skip(r, "Size fit", why);
-	}
+	note_more_servers(r, "Size fit", sp.more);
 out:
 	for (size_t i = 0; i < sp.servers; i++)
 		free(sp.names[i]);

@@ -197,6 +197,34 @@ static void views_html(FILE *h, const struct report_plots *p,
 			fprintf(h, "</section>\n");
 }
 
+/* The findings, first on the page: where the time went, what to change
+ * (findings.h). */
+static void findings_html(FILE *h, const struct findings *f)
+{
+	fprintf(h, "<section id='findings'><h2>Findings</h2>\n");
+	if (!f->n)
+		fprintf(h, "<p>No finding: nothing stands out "
+			   "(docs/findings.md says what each one "
+			   "needs).</p>\n");
+	else
+		fprintf(h, "<p>The most time at stake first: the users' "
+			   "waiting each one explains, summed over the "
+			   "exchanges concerned.</p>\n<ol>\n");
+	for (size_t i = 0; i < f->n; i++) {
+		const struct finding *x = &f->v[i];
+
+		fprintf(h, "<li><strong>%s</strong>, ", x->id);
+		html(h, x->subject);
+		fprintf(h, ": <strong>%.1f ms</strong> at stake<br>",
+			x->at_stake_ms);
+		html(h, x->evidence);
+		fprintf(h, "<br>&rarr; ");
+		html(h, x->advice);
+		fprintf(h, "</li>\n");
+	}
+	fprintf(h, "%s</section>\n", f->n ? "</ol>\n" : "");
+}
+
 int report_page_html(const struct report_data *d, const struct report_plots *p,
 		     const struct report_texts *t, bool quiet)
 {
@@ -238,7 +266,10 @@ int report_page_html(const struct report_data *d, const struct report_plots *p,
 		"padding:.5em;overflow-x:auto;font-size:85%%}img{max-width:"
 		"100%%;height:auto;border:1px solid #ddd}\n.alt{font-size:85%%;"
 		"margin-top:0}section{margin-bottom:2em}\n</style></head><body>\n"
-		"<h1>observe report</h1>\n<table>\n<tr><td>database</td><td>");
+		"<h1>observe report</h1>\n");
+	if (t->findings)
+		findings_html(h, t->findings);
+	fprintf(h, "<table>\n<tr><td>database</td><td>");
 	html(h, d->db_path);
 	fprintf(h, "</td></tr>\n<tr><td>filter</td><td>");
 	html(h, strcmp(d->where, "1") ? d->where : "none");
@@ -409,6 +440,10 @@ int report_page_summary(const struct report_data *d,
 		d->nc);
 	if (db_dropped(d->db, lost, sizeof(lost)))
 		fprintf(f, "warning: %s: the figures miss them\n", lost);
+	if (t->findings) {
+		fputc('\n', f);
+		findings_print(t->findings, false, true, f);
+	}
 	fprintf(f, "\n%s", stats ? stats : "");
 	for (int i = 0; i < nviews; i++)
 		fprintf(f, "\n%s\n%s", views[i], texts[i] ? texts[i] : "");

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "findings.h"
 #include "report_data.h"
 #include "report_plots.h"
 #include "report_views.h"
@@ -18,6 +19,7 @@ struct report_texts {
 	char *const *texts;
 	int nviews;
 	const struct report_views *more; /* NULL: no waterfall, no baseline */
+	const struct findings *findings; /* NULL: none computed */
 };
 
 /* Write DIR/summary.txt. 0, or -1 (said). */

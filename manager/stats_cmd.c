@@ -81,13 +81,9 @@ int cmd_stats(int argc, char **argv)
 		manager_usage(stderr);
 		goto out;
 	}
-	if (!(db = db_open(argv[optind])))
-		goto out;
 	where = f.expr ? f.expr : "1";
-	if (obs_store_check_expr(db, where, err, sizeof(err))) {
-		fprintf(stderr, "manager: %s: %s\n", argv[optind], err);
+	if (!(db = db_open_where(argv[optind], where)))
 		goto out;
-	}
 	/* on stderr: the output stays a table, or CSV */
 	if (db_dropped(db, err, sizeof(err)))
 		fprintf(stderr, "manager: warning: %s: the figures miss them\n",

@@ -17,6 +17,7 @@ void manager_usage(FILE *out)
 		"       manager compare A.db [B.db] [--by server|path|client]\n"
 		"                      [--a-where EXPR] [--b-where EXPR] [FILTER...]\n"
 		"                      [--csv]\n"
+		"       manager findings DB [FILTER...] [--csv]\n"
 		"\n"
 		"Merges client databases (made by slicer or observe) into\n"
 		"CENTRAL.db. SOURCE is a database, a directory of *.db files, or\n"
@@ -58,11 +59,18 @@ void manager_usage(FILE *out)
 		"p90, p99 of A and B, change = p50(B)/p50(A), and the p-value of\n"
 		"the two-sided Mann-Whitney U test. B is A again when not given:\n"
 		"--a-where and --b-where split one database.\n"
+		"findings: where the users' time went and what to change, the\n"
+		"most time at stake first (docs/findings.md): no_reuse,\n"
+		"handshake_share, server_wait, transfer_limited, idle_close,\n"
+		"saturation, dns_slow, client_stall, retransmits, errors; each\n"
+		"with its subject, the time at stake (ms), the evidence and the\n"
+		"advice. --csv: finding,subject,time_at_stake_ms,evidence,advice.\n"
 		"Examples:\n"
 		"  manager pull -o central.db client-a.db clients/ \\\n"
 		"      ssh://lab@host-b/var/lib/observe/observe.db\n"
 		"  manager stats central.db --by server --where 'dr > 10000'\n"
 		"  manager report central.db -o report/ --baseline before.db\n"
 		"  manager waterfall run.db --program chromium -o page.svg\n"
-		"  manager compare before.db after.db --by path\n");
+		"  manager compare before.db after.db --by path\n"
+		"  manager findings central.db --program ab\n");
 }

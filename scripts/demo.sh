@@ -158,6 +158,9 @@ echo
 echo "== manager compare $BEFORE $LAB_B --by path (lab-b before and after keep-alive; ms, MB/s)"
 "$BUILD/bin/manager" compare "$BEFORE" "$LAB_B" --by path
 echo
+echo "== manager findings $BEFORE (lab-b before keep-alive: why it was slow, what to change)"
+"$BUILD/bin/manager" findings "$BEFORE"
+echo
 echo "== manager waterfall $DB --program chromium -o $OUT/page.svg"
 if [ -n "$chromium" ]; then
   "$BUILD/bin/manager" waterfall "$DB" --program chromium -o "$OUT/page.svg"
@@ -167,6 +170,8 @@ fi
 echo
 echo "== manager report $CENTRAL -o $REPORT --baseline $BEFORE"
 "$BUILD/bin/manager" report "$CENTRAL" -o "$REPORT" --baseline "$BEFORE" >/dev/null
+echo "   the report opens with its findings ($REPORT/summary.txt):"
+sed -n '/^findings, the most time/,/^$/p; /^no finding/p' "$REPORT/summary.txt" | sed 's/^/     /'
 echo "   $(ls "$REPORT"/*.png | wc -l) plots (PNG and SVG), $REPORT/summary.txt;"
 echo "   before and after (lab-b against its baseline), waterfalls:"
 sed -n 's/^waterfall /     /p' "$REPORT/summary.txt"

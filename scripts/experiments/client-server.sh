@@ -35,18 +35,9 @@
 # loopback only; everything started here is stopped on exit.
 set -euo pipefail
 
-usage() { sed -n 's/^# usage: /usage: /p; s/^#   \(-.*\)/  \1/p' "$0"; }
-QUICK=0
-OUT=./experiments-out/client-server
-while [ $# -gt 0 ]; do
-  case $1 in
-    --quick) QUICK=1 ;;
-    -o) [ $# -ge 2 ] || { usage >&2; exit 2; }; OUT=$2; shift ;;
-    -h | --help) usage; exit 0 ;;
-    *) usage >&2; exit 2 ;;
-  esac
-  shift
-done
+# shellcheck source=scripts/experiments/args.sh
+source "$(dirname "$0")/args.sh"
+experiment_args client-server "$@"
 
 # shellcheck source=tests/lib/common.sh
 source "$(dirname "$0")/../../tests/lib/common.sh"

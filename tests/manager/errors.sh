@@ -25,6 +25,13 @@ for view in "" endings keepalive size family; do
 done
 
 rc=0
+"$MANAGER" findings "$WORK/a.db" --where "$bad" >"$WORK/out" 2>"$WORK/err" || rc=$?
+expect_eq "$rc" 2 "manager findings: exit status"
+grep -q '^manager: .*integer overflow$' "$WORK/err" || fail "manager findings: no reason on stderr: $(cat "$WORK/err")"
+ok "manager findings: $(cat "$WORK/err")"
+"$MANAGER" findings "$WORK/a.db" --where 'dr > 0' --csv >"$WORK/out" ||
+  fail "manager findings: a good filter failed"
+rc=0
 "$MANAGER" report "$WORK/a.db" -o "$WORK/report" --where "$bad" >"$WORK/out" 2>"$WORK/err" || rc=$?
 expect_eq "$rc" 2 "manager report: exit status (not killed by a signal)"
 grep -q "^manager: $WORK/a.db: integer overflow$" "$WORK/err" || fail "manager report: no reason: $(cat "$WORK/err")"

@@ -483,13 +483,20 @@ void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
 void obs_xm_fastopen(struct obs_conn *c, int64_t t_in, int64_t t_out,
 		     ssize_t ret, const struct obs_data *d)
 {
-	uint8_t phase = c->phase;
+	if (ret > 0) {
+		c->syn_data = true;
+		obs_xm_send(c, t_in, t_out, ret, 0, d);
+	}
+}
 
-	/* the bytes went with the SYN: their send tells nothing of T2 */
-	if (phase == OBS_PH_CONNECTING)
-		c->phase = OBS_PH_UP;
-	obs_xm_send(c, t_in, t_out, ret, 0, d);
-	c->phase = phase;
+void obs_xm_fastopen_deferred(struct obs_conn *c)
+{
+	if (c->phase == OBS_PH_UP) {
+		c->phase = OBS_PH_CONNECTING;
+		c->crec->u.conn.t2 = 0;
+		c->crec->u.conn.t2_how = 0;
+	}
+	c->syn_data = true;
 }
 
 void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
@@ -599,7 +606,9 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 	}
 	if (!t_in)
 		t_in = t_out; /* the lock-free hint was stale */
-	if (c->phase == OBS_PH_CONNECTING)
+	if (c->syn_data)
+		c->syn_data = false; /* its bytes went with the SYN: no T2 */
+	else if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
 	/* an application-data record's header begun in the last send */
 	split = c->tls.have > 0 && c->tls.hdr[0] == 23;

@@ -116,6 +116,8 @@ struct obs_conn {
 				  * (yet): it lives in scratch */
 	bool x_http;		 /* the current exchange is an HTTP request */
 	bool tls_versioned;	 /* the TLS version was told */
+	bool syn_data;		 /* TCP Fast Open: the next send that moves
+				  * bytes sends them with the SYN */
 	bool tls_hello;		 /* TLS: the ClientHello's records are not
 				  * walked yet (its send is under way) */
 	uint8_t tls_seen;	 /* OBS_TLS_* sent after the hello, before
@@ -175,6 +177,12 @@ void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
  * the table, as obs_xm_connect_first. */
 void obs_xm_fastopen(struct obs_conn *c, int64_t t_in, int64_t t_out,
 		     ssize_t ret, const struct obs_data *d);
+/* connect() returned 0 on a socket with TCP_FASTOPEN_CONNECT and a Fast
+ * Open cookie: the kernel deferred the SYN to the first send, so the
+ * connection is not up yet (T2 comes later, as after a non-blocking
+ * connect), and that send's bytes go with the SYN. Before the connection
+ * is in the table. */
+void obs_xm_fastopen_deferred(struct obs_conn *c);
 /* A later connect() on the same socket (non-blocking completion check). */
 void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
 			  int ret, int err);

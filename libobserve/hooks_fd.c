@@ -122,6 +122,25 @@ static struct obs_conn *connect_prepare(int fd, const struct sockaddr *addr,
 	return c;
 }
 
+/* Whether connect() returned 0 on fd with its SYN deferred to the first
+ * send: TCP_FASTOPEN_CONNECT with a Fast Open cookie (curl --tcp-fastopen)
+ * leaves the socket in SYN_SENT. One getsockopt per connect that returned
+ * 0, a second only where the option is set. */
+static bool syn_deferred(int fd)
+{
+	int on = 0;
+	socklen_t len = sizeof(on);
+	struct tcp_info ti;
+
+	if (REAL(getsockopt)(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &on,
+			     &len) != 0 ||
+	    !on)
+		return false;
+	len = sizeof(ti);
+	return REAL(getsockopt)(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+	       ti.tcpi_state == 2; /* TCP_SYN_SENT (include/net/tcp_states.h) */
+}
+
 /* ... and its record, once the call returned (ret, err) at t_out: then
  * data, a Fast Open send's bytes (NULL for connect), and the connection
  * goes into the table. */
@@ -135,6 +154,8 @@ static void connect_record(struct obs_conn *c, int fd, int family,
 			     t_out, ret, err);
 	if (data)
 		obs_xm_fastopen(c, t_in, t_out, sent, data);
+	else if (ret == 0 && syn_deferred(fd))
+		obs_xm_fastopen_deferred(c);
 	note_local_addr(c, fd);
 	dns_match(c, family, peer, t_in);
 	conn_attach(fd, c);

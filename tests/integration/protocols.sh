@@ -22,7 +22,9 @@
 #   fastopen TCP Fast Open without connect() (wget2 does it): python's
 #           sendto and sendmsg with MSG_FASTOPEN, blocking (the connect and
 #           the request's send in one call: T1 = T3) and non-blocking (no
-#           cookie: EINPROGRESS, the request sent once connected)
+#           cookie: EINPROGRESS, the request sent once connected); with a
+#           cookie (a network namespace of its own), also
+#           TCP_FASTOPEN_CONNECT
 #   dns     getaddrinfo() of a name (localhost, through /etc/hosts) tied to
 #           the connects to its addresses: the name on each, the lookup's
 #           time on the first only; a numeric address is no lookup (but
@@ -232,6 +234,21 @@ for how in ('sendto', 'sendmsg'):
   check_log "$NGINX_PORT" --http --no-order
   expect_eq "$(q "$DB" "SELECT group_concat((t3_ns = t1_ns) || ':' || (t1_ns < t2_ns AND t2_ns <= t4_ns AND t3_ns < t4_ns AND t4_ns <= t5_ns AND t5_ns <= tfb_ns AND tfb_ns <= t6_ns AND t6_ns <= t7_ns) || ':' || end_class, ' ') FROM (SELECT m.*, c.end_class FROM exchange_metrics m JOIN connection c ON c.id = m.connection_id ORDER BY m.t1_ns)")" \
     "1:1:server_close 0:1:server_close 1:1:server_close 0:1:server_close" "a connection each, T3 = T1 when the call sent the request, T1 < T2 <= T4 <= T5 <= TFB <= T6 <= T7"
+  # With a Fast Open cookie (a server needs net.ipv4.tcp_fastopen bit 2:
+  # set in a network namespace of our own, never the machine's): the
+  # request goes with the SYN, and TCP_FASTOPEN_CONNECT's connect() returns
+  # before the SYN is even sent: T2 is not its return
+  if command -v ip >/dev/null && unshare -n true 2>/dev/null; then
+    unshare -n sh -c 'ip link set lo up && sysctl -qw net.ipv4.tcp_fastopen=3 && exec "$@"' sh \
+      env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$SPOOL" "$PYTHON" "$REPO/tests/integration/clients/fastopen.py" ||
+      fail "the Fast Open client failed"
+    "$SLICER" -q -o "$WORK/cookie.db" "$SPOOL"
+    expect_eq "$(q "$WORK/cookie.db" "SELECT group_concat((m.t3_ns = m.t1_ns) || ':' || c.t2_how || ':' || (m.t1_ns < c.t2_ns AND m.t3_ns < c.t2_ns) || ':' || m.method || ' ' || m.path || ' ' || m.status, ', ') FROM (SELECT * FROM exchange_metrics ORDER BY t1_ns) m JOIN connection c ON c.id = m.connection_id")" \
+      "1:connect:1:GET /tfo 200, 1:first_io:1:GET /tfo 200, 0:first_io:1:GET /tfo 200" \
+      "with a cookie: T3 = T1 where the connect carried the request; T2 after T3 (never connect's early return)"
+  else
+    echo "(no network namespace here: the cookie cases are not run)"
+  fi
   ;;
 dns)
   need_cmd wget

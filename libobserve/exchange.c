@@ -15,7 +15,7 @@
 
 /* Where the writes go when no record slot could be had: kept per thread of
  * control so that the hot path never tests for NULL. Its contents are junk. */
-static struct obs_record obs_discard_conn, obs_discard_exch;
+static struct obs_record obs_discard_conn, obs_discard_exch, obs_discard_http;
 
 static bool is_transient(int err)
 {
@@ -80,6 +80,18 @@ static int64_t after_t4(const struct obs_exch_body *x, int64_t t_in)
 	return t_in > x->t4 ? t_in : x->t4;
 }
 
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Whether obs_xh2_send/obs_xh2_recv may take a call: HTTP/2 memory or
+ * mode, or a hooked TLS library's closing alert. (Checked here: most
+ * connections have none of them.) */
+static inline bool h2_or_alert(const struct obs_conn *c,
+			       const struct obs_data *d)
+{
+	return c->h2 || c->h2mode != OBS_H2M_NONE ||
+	       (d && d->tls_in == OBS_TLSIN_SHUTDOWN);
+}
+
 void obs_record_publish(struct obs_record *rec, uint32_t kind)
 {
 	__atomic_store_n(&rec->kind, kind, __ATOMIC_RELEASE);
@@ -102,6 +114,21 @@ static size_t data_copy(const struct obs_data *d, uint8_t *buf, size_t max)
 		got += n;
 	}
 	return got;
+}
+
+/* The first n bytes (at most max) of what a call moved: in place when the
+ * first buffer holds them all, else gathered into buf. */
+static inline __attribute__((always_inline)) const uint8_t *
+data_head(const struct obs_data *d, uint8_t *buf, size_t max, size_t *n)
+{
+	size_t want = d->len < max ? d->len : max;
+
+	if (d->iov && d->iovcnt > 0 && d->iov[0].iov_len >= want) {
+		*n = want;
+		return d->iov[0].iov_base;
+	}
+	*n = data_copy(d, buf, max);
+	return buf;
 }
 
 /* The status line of the answer of exchange x (the current one), from its
@@ -175,8 +202,11 @@ static void record_complete(struct obs_record *rec)
 			 __ATOMIC_RELEASE);
 }
 
-/* Close the current exchange (if any) and open exchange k+1. */
-static struct obs_exch_body *exchange_begin(struct obs_conn *c)
+/* Close the current exchange (if any) and open exchange k+1. With http
+ * (not NULL) the slot of its HTTP record is reserved with it, in *http
+ * (NULL when none could be had). */
+static struct obs_exch_body *exchange_begin_with(struct obs_conn *c,
+						 struct obs_record **http)
 {
 	struct obs_record *rec;
 
@@ -187,7 +217,7 @@ static struct obs_exch_body *exchange_begin(struct obs_conn *c)
 	c->x_after_handshake = false;
 	c->exch_seq++;
 	c->crec->u.conn.exchanges = c->exch_seq;
-	rec = obs_record_alloc();
+	rec = http ? obs_record_alloc2(http) : obs_record_alloc();
 	if (!rec) {
 		rec = &obs_discard_exch;
 		memset(rec, 0, sizeof(*rec));
@@ -200,20 +230,28 @@ static struct obs_exch_body *exchange_begin(struct obs_conn *c)
 	return &rec->u.exch;
 }
 
+static struct obs_exch_body *exchange_begin(struct obs_conn *c)
+{
+	return exchange_begin_with(c, NULL);
+}
+
 /* The first bytes a connection sends (d) tell its protocol: a TLS
  * ClientHello makes it a TLS connection (its records are walked when it is
  * sent, tls_hello); with http (the send's own bookkeeping) anything else
- * makes it HTTP, which http_request() tells from the rest. Nothing to look
- * at: decide on a later send. */
+ * makes it HTTP, which http_exchange_begin() tells from the rest. Nothing
+ * to look at: decide on a later send. */
 static void first_bytes(struct obs_conn *c, const struct obs_data *d, bool http)
 {
 	uint8_t head[8];
-	size_t n = data_copy(d, head, sizeof(head));
+	const uint8_t *p = NULL;
+	size_t n = 0;
 	struct obs_info_body *info;
 
+	if (d)
+		p = data_head(d, head, sizeof(head), &n);
 	if (n == 0)
 		return;
-	if (obs_tls_hello(head, n)) {
+	if (obs_tls_hello(p, n)) {
 		c->proto = OBS_PROTO_TLS;
 		c->tls_hello = true;
 		c->crec->u.conn.flags |= OBS_CF_TLS;
@@ -333,47 +371,70 @@ static struct obs_exch_body *request_after_handshake(struct obs_conn *c,
 	return x;
 }
 
-/* An HTTP/1.x request at the start of d? (enum obs_tx_pred) */
-static uint8_t http_parse(const struct obs_data *d, struct obs_http_req *req)
+/* obs_http_fill writes the spool's fields in place: their sizes agree. */
+_Static_assert(sizeof(((struct obs_exch_body *)0)->method) ==
+		       OBS_HTTP_METHOD_MAX,
+	       "method field");
+_Static_assert(sizeof(((struct obs_http_body *)0)->host) == OBS_HTTP_HOST_MAX,
+	       "host field");
+_Static_assert(sizeof(((struct obs_http_body *)0)->path) == OBS_HTTP_PATH_MAX,
+	       "path field");
+
+/* The first send of an exchange on an HTTP (or not yet known) connection
+ * opens the exchange: with method, host and path when it is an HTTP/1.x
+ * request, whose record is reserved with the exchange's and filled in
+ * place (its fields are zero: no copy through a buffer). */
+static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
+						 const struct obs_data *d)
 {
 	uint8_t head[OBS_HTTP_LOOK];
-	const uint8_t *p = head;
-	size_t n;
+	const uint8_t *p = NULL;
+	size_t n = 0;
+	struct obs_http_line line;
+	struct obs_record *rec = NULL;
+	struct obs_exch_body *x;
+	uint8_t pred = c->tx_pred; /* read at the send's entry */
 
-	if (d && d->iov && d->iovcnt > 0 &&
-	    d->iov[0].iov_len >=
-		    (d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK)) {
-		/* all we look at is in the first buffer: no copy */
-		p = d->iov[0].iov_base;
-		n = d->len < OBS_HTTP_LOOK ? d->len : OBS_HTTP_LOOK;
+	if (pred != OBS_TXP_NONE) {
+		c->x_http = pred == OBS_TXP_HTTP;
+		n = pred != OBS_TXP_EMPTY;
 	} else {
-		n = data_copy(d, head, sizeof(head));
+		if (d) /* all we look at in the first buffer: no copy */
+			p = data_head(d, head, sizeof(head), &n);
+		c->x_http = n > 0 && obs_http_line(p, n, &line);
 	}
-	if (n == 0)
-		return OBS_TXP_EMPTY;
-	return obs_http_request(p, n, req) ? OBS_TXP_HTTP : OBS_TXP_OTHER;
-}
-
-/* The first send of an exchange on an HTTP (or not yet known) connection:
- * method, host and path when it is an HTTP/1.x request, as read at the
- * send's entry (tx_pred), else from the bytes d moved. */
-static void http_request(struct obs_conn *c, struct obs_exch_body *x,
-			 const struct obs_data *d)
-{
-	struct obs_http_req req, *r = &c->tx_req;
-	uint8_t kind = c->tx_pred;
-
-	if (kind == OBS_TXP_NONE) {
-		kind = http_parse(d, &req);
-		r = &req;
-	}
-	c->x_http = kind == OBS_TXP_HTTP;
+	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
+	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
 	if (!c->x_http) {
-		if (kind == OBS_TXP_OTHER && c->exch_seq == 1)
+		if (n > 0 && c->exch_seq == 1)
 			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */
-		return;
+		return x;
 	}
-	obs_xm_label(c, x, r);
+	if (!c->crec->u.conn.app_proto)
+		c->crec->u.conn.app_proto = OBS_AP_HTTP1;
+	if (!rec) {
+		rec = &obs_discard_http;
+		memset(rec, 0, sizeof(*rec));
+	}
+	rec->conn_seq = c->crec->conn_seq;
+	rec->u.http.seq = x->seq;
+	if (pred == OBS_TXP_HTTP) {
+		memcpy(x->method, c->tx_req.method, sizeof(x->method));
+		memcpy(rec->u.http.host, c->tx_req.host,
+		       sizeof(rec->u.http.host));
+		memcpy(rec->u.http.path, c->tx_req.path,
+		       sizeof(rec->u.http.path));
+		rec->u.http.flags = c->tx_req.flags;
+	} else {
+		rec->u.http.flags =
+			obs_http_fill(p, n, &line, x->method, rec->u.http.host,
+				      rec->u.http.path);
+	}
+	if (rec != &obs_discard_http) {
+		rec->state = OBS_RS_COMPLETE; /* written once, whole */
+		obs_record_publish(rec, OBS_REC_HTTP);
+	}
+	return x;
 }
 
 /* Exchange k+1 begins with a send entered at t3 whose TLS records are of
@@ -386,20 +447,23 @@ static struct obs_exch_body *begin_for_send(struct obs_conn *c, int64_t t3,
 {
 	struct obs_exch_body *x;
 
+	if (c->proto == OBS_PROTO_UNKNOWN && c->tx_pred == OBS_TXP_HTTP)
+		c->proto = OBS_PROTO_HTTP;
 	if (c->proto == OBS_PROTO_TLS && !lost && types &&
 	    !(types & OBS_TLS_APPDATA)) {
 		x = handshake_begin(c, t3);
 	} else {
-		x = exchange_begin(c);
-		__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
+		if (c->proto == OBS_PROTO_HTTP) {
+			x = http_exchange_begin(c, d);
+		} else {
+			x = exchange_begin(c);
+			__atomic_store_n(&c->x_handshake, false,
+					 __ATOMIC_RELAXED);
+		}
 		/* the handshake's last flight goes with the request */
 		c->x_after_handshake =
 			(types & (OBS_TLS_CCS | OBS_TLS_HANDSHAKE |
 				  OBS_TLS_FINISHED)) != 0;
-		if (c->proto == OBS_PROTO_UNKNOWN && c->tx_pred == OBS_TXP_HTTP)
-			c->proto = OBS_PROTO_HTTP;
-		if (c->proto == OBS_PROTO_HTTP)
-			http_request(c, x, d);
 	}
 	x->t3 = t3;
 	c->pending_send = 0;
@@ -414,8 +478,7 @@ static struct obs_exch_body *begin_for_send(struct obs_conn *c, int64_t t3,
  * receive in another thread that brings the answer before this send's
  * bookkeeping ran begins the exchange with it (obs_xm_recv), and the
  * send's own bookkeeping takes the request's fields from it. */
-static __attribute__((noinline)) void predict(struct obs_conn *c, int64_t t_in,
-					      const struct obs_data *d)
+void obs_xm_predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 {
 	if (c->proto == OBS_PROTO_UNKNOWN)
 		first_bytes(c, d, false);
@@ -441,7 +504,14 @@ static __attribute__((noinline)) void predict(struct obs_conn *c, int64_t t_in,
 		   c->proto == OBS_PROTO_HTTP) {
 		c->tx_types = 0;
 		c->tx_lost = false;
-		c->tx_pred = http_parse(d, &c->tx_req);
+		uint8_t head[OBS_HTTP_LOOK];
+		size_t n;
+		const uint8_t *p = data_head(d, head, sizeof(head), &n);
+
+		c->tx_pred = n == 0 ? OBS_TXP_EMPTY
+			     : obs_http_request(p, n, &c->tx_req)
+				     ? OBS_TXP_HTTP
+				     : OBS_TXP_OTHER;
 	}
 }
 
@@ -535,32 +605,6 @@ void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error)
 	obs_conn_unlock(c);
 }
 
-bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
-		       const struct obs_data *d)
-{
-	bool counted = false;
-
-	if (d && d->tls_in == OBS_TLSIN_SHUTDOWN)
-		return false; /* alerts: never a request */
-	obs_conn_lock(c);
-	/* a send that may begin an exchange: after the answer, or the
-	 * request after a handshake's last flight */
-	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
-		if (c->sends_inflight == 0 && !c->begun_for_send) {
-			c->tx_pred = OBS_TXP_NONE;
-			if (c->proto != OBS_PROTO_OTHER && d && d->iov &&
-			    d->len && c->h2mode == OBS_H2M_NONE)
-				predict(c, t_in, d);
-		}
-		c->sends_inflight++;
-		if (c->xphase != OBS_X_SENDING && !c->pending_send)
-			c->pending_send = t_in;
-		counted = true;
-	}
-	obs_conn_unlock(c);
-	return counted;
-}
-
 /* A send whose answer came first (another thread began its exchange x,
  * begun_for_send) returned at t_out: the request had left by the entry of
  * the receive that brought the answer, or, when that receive was waiting
@@ -614,7 +658,8 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 	split = c->tls.have > 0 && c->tls.hdr[0] == 23;
 	if (c->proto == OBS_PROTO_TLS)
 		types = tls_send(c, d, &records);
-	if (obs_xh2_send(c, t_in, t_out, ret, d)) {
+	if (UNLIKELY(h2_or_alert(c, d)) &&
+	    obs_xh2_send(c, t_in, t_out, ret, d)) {
 		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
 		return;
 	}
@@ -743,7 +788,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	}
 	if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
-	if (obs_xh2_recv(c, t_in, t_out, ret, peek, d)) {
+	if (UNLIKELY(h2_or_alert(c, d)) &&
+	    obs_xh2_recv(c, t_in, t_out, ret, peek, d)) {
 		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
 		return;
 	}

@@ -20,12 +20,12 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "proto.h"
 #include "spool_format.h"
-
-struct iovec;
 
 /* What a send or receive moved: the first len bytes of the buffers (the
  * hooks pass it; NULL when the call has no buffer to look at). */
@@ -162,6 +162,10 @@ enum obs_h2mode {
  * none can be had (the spool is full); then the data is counted as lost. */
 struct obs_record *obs_record_alloc(void);
 
+/* Two adjacent-in-time slots at once (one reservation): the first is
+ * returned, the second put in *second; either may be NULL. */
+struct obs_record *obs_record_alloc2(struct obs_record **second);
+
 /* Publish a filled record: stores kind last, with release ordering. */
 void obs_record_publish(struct obs_record *rec, uint32_t kind);
 
@@ -200,8 +204,10 @@ void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
  * (len: at most that many; the buffers are read before the real call,
  * never kept), or NULL. _begin returns whether it counted the send; pass
  * that to _done. */
-bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
-		       const struct obs_data *d);
+static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
+				     const struct obs_data *d);
+/* (obs_xm_send_begin's reading of d, under the lock, out of line.) */
+void obs_xm_predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d);
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		      int64_t t_out, ssize_t ret, int err,
 		      const struct obs_data *d);
@@ -259,12 +265,37 @@ void obs_xh2_end(struct obs_conn *c);
  * all (!complete): the open streams' records, as conn_records_state. */
 void obs_xh2_records_state(struct obs_conn *c, bool complete);
 
+/* The first bytes of what d moved begin with s (len bytes). */
+static inline bool obs_data_begins(const struct obs_data *d, const char *s,
+				   size_t len)
+{
+	return d && d->iov && d->iovcnt > 0 && d->len >= len &&
+	       d->iov[0].iov_len >= len &&
+	       /* the last byte first: it tells a status line from a 101 */
+	       ((const char *)d->iov[0].iov_base)[len - 1] == s[len - 1] &&
+	       memcmp(d->iov[0].iov_base, s, len) == 0;
+}
+
 /* Whether a call with data d on c should have HTTP/2 memory attached first
  * (obs_xh2_attach, outside the lock): a first send that begins with the
  * client preface, or the first receive of an HTTP/1.1 exchange that begins
- * with a 101 (h2c Upgrade). A hint read without the lock. */
-bool obs_xh2_wanted(const struct obs_conn *c, bool send,
-		    const struct obs_data *d);
+ * with a 101 (h2c Upgrade). A hint read without the lock; inline, as it
+ * runs on every call that moves bytes. */
+static inline bool obs_xh2_wanted(const struct obs_conn *c, bool send,
+				  const struct obs_data *d)
+{
+	uint8_t proto = __atomic_load_n(&c->proto, __ATOMIC_RELAXED);
+
+	if (send ? proto != OBS_PROTO_UNKNOWN
+		 : proto != OBS_PROTO_HTTP ||
+			    __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) !=
+				    OBS_X_SENDING)
+		return false;
+	if (__atomic_load_n(&c->h2, __ATOMIC_RELAXED) || !d || d->tls_in)
+		return false;
+	return send ? obs_data_begins(d, "PRI * HTTP/2.0", 14)
+		    : obs_data_begins(d, "HTTP/1.1 101", 12);
+}
 /* Attach mem (from obs_xh2_alloc, not under the lock) to c unless it has
  * some already; false when mem was not taken (give it back). Takes the
  * lock. */
@@ -316,17 +347,19 @@ static inline void obs_cpu_relax(void)
 #endif
 }
 
-/* A connection's spin lock: guards its state and its records. Held for a
+/* A spin lock (obs_spin_lock): a connection's, and the pool's of free
+ * connections (fdtable.c).
+ * A connection's spin lock: guards its state and its records. Held for a
  * few dozen instructions of bookkeeping, never across a real call; its
  * holder may take the layer's mutex (a new record may grow the spool), never
  * the other way round (layer.h). A holder preempted mid-way is waited out
  * with sched_yield after a short spin. */
-static inline void obs_conn_lock(struct obs_conn *c)
+static inline void obs_spin_lock(int *lock)
 {
-	while (__atomic_exchange_n(&c->lock, 1, __ATOMIC_ACQUIRE)) {
+	while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) {
 		unsigned int spins = 0;
 
-		while (__atomic_load_n(&c->lock, __ATOMIC_RELAXED)) {
+		while (__atomic_load_n(lock, __ATOMIC_RELAXED)) {
 			if (++spins < 1000)
 				obs_cpu_relax();
 			else
@@ -334,9 +367,45 @@ static inline void obs_conn_lock(struct obs_conn *c)
 		}
 	}
 }
+static inline void obs_spin_unlock(int *lock)
+{
+	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+}
+static inline void obs_conn_lock(struct obs_conn *c)
+{
+	obs_spin_lock(&c->lock);
+}
 static inline void obs_conn_unlock(struct obs_conn *c)
 {
-	__atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
+	obs_spin_unlock(&c->lock);
+}
+
+/* (obs_xm_send_begin: inline, as it runs before every send that may
+ * begin an exchange.) */
+static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
+				     const struct obs_data *d)
+{
+	bool counted = false;
+
+	if (d && d->tls_in == OBS_TLSIN_SHUTDOWN)
+		return false; /* alerts: never a request */
+	obs_conn_lock(c);
+	/* a send that may begin an exchange: after the answer, or the
+	 * request after a handshake's last flight */
+	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
+		if (c->sends_inflight == 0 && !c->begun_for_send) {
+			c->tx_pred = OBS_TXP_NONE;
+			if (c->proto != OBS_PROTO_OTHER && d && d->iov &&
+			    d->len && c->h2mode == OBS_H2M_NONE)
+				obs_xm_predict(c, t_in, d);
+		}
+		c->sends_inflight++;
+		if (c->xphase != OBS_X_SENDING && !c->pending_send)
+			c->pending_send = t_in;
+		counted = true;
+	}
+	obs_conn_unlock(c);
+	return counted;
 }
 
 #endif

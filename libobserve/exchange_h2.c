@@ -259,29 +259,6 @@ static bool feed_cleartext(struct obs_conn *c, enum obs_h2_dir dir,
 	return true;
 }
 
-/* The first bytes of d begin with s (len bytes), within what was moved. */
-static bool data_begins(const struct obs_data *d, const char *s, size_t len)
-{
-	return d && d->iov && d->iovcnt > 0 && d->len >= len &&
-	       d->iov[0].iov_len >= len &&
-	       memcmp(d->iov[0].iov_base, s, len) == 0;
-}
-
-bool obs_xh2_wanted(const struct obs_conn *c, bool send,
-		    const struct obs_data *d)
-{
-	if (__atomic_load_n(&c->h2, __ATOMIC_RELAXED) || !d || d->tls_in ||
-	    !d->iov || d->iovcnt < 1)
-		return false;
-	if (send)
-		return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) ==
-			       OBS_PROTO_UNKNOWN &&
-		       data_begins(d, "PRI * HTTP/2.0", 14);
-	return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) == OBS_PROTO_HTTP &&
-	       __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) == OBS_X_SENDING &&
-	       data_begins(d, "HTTP/1.1 101", 12);
-}
-
 bool obs_xh2_attach(struct obs_conn *c, struct obs_xh2 *mem)
 {
 	bool taken = false;
@@ -305,7 +282,7 @@ bool obs_xh2_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	case OBS_H2M_NONE:
 		/* (the follower checks the rest of the preface) */
 		if (!c->h2 || c->proto != OBS_PROTO_UNKNOWN ||
-		    !data_begins(d, "PRI * HTTP/2.0", 14))
+		    !obs_data_begins(d, "PRI * HTTP/2.0", 14))
 			return false;
 		obs_h2_init(&c->h2->f);
 		c->h2mode = OBS_H2M_PRIOR;
@@ -361,7 +338,7 @@ bool obs_xh2_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	case OBS_H2M_NONE:
 		if (!c->h2 || peek || c->proto != OBS_PROTO_HTTP ||
 		    c->xphase != OBS_X_SENDING || !c->x_http ||
-		    !data_begins(d, "HTTP/1.1 101", 12))
+		    !obs_data_begins(d, "HTTP/1.1 101", 12))
 			return false;
 		upgrade(c, t_in);
 		/* fall through */

@@ -12,9 +12,10 @@
 
 struct obs_conn **obs_fd_table;
 unsigned int obs_fd_table_size;
-static int fd_high;	  /* highest fd ever tracked */
-static uint64_t conn_seq; /* connections opened in this process */
-static struct obs_conn *pool_free;
+static int fd_high;		   /* highest fd ever tracked */
+static uint64_t conn_seq;	   /* connections opened in this process */
+static struct obs_conn *pool_free; /* under pool_lock */
+static int pool_lock;		   /* a spin lock (obs_spin_lock) */
 
 /* Map the table, sized by RLIMIT_NOFILE (at start). 0 when it is usable. */
 int fd_table_init(void)
@@ -47,6 +48,7 @@ void fd_table_forget(void)
 	fd_high = 0;
 	conn_seq = 0;
 	pool_free = NULL; /* the parent's pool pages stay, unused */
+	pool_lock = 0;	  /* (a thread of the parent may have held it) */
 }
 
 void conn_attach(int fd, struct obs_conn *c)
@@ -62,29 +64,38 @@ void conn_attach(int fd, struct obs_conn *c)
 
 /* A zeroed connection from the pool (memory from mmap, never freed: a
  * racing thread that still holds a pointer reads stale but valid memory). */
+/* A new chunk of connections, mapped outside any lock: the first is the
+ * caller's, the others go to the pool. NULL when memory runs out. */
+static struct obs_conn *pool_grow(void)
+{
+	struct obs_conn *arr = mmap(NULL, OBS_POOL_CHUNK * sizeof(*arr),
+				    PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (arr == MAP_FAILED)
+		return NULL;
+	obs_spin_lock(&pool_lock);
+	for (int i = 1; i < OBS_POOL_CHUNK; i++) {
+		arr[i].next_free = pool_free;
+		pool_free = &arr[i];
+	}
+	obs_spin_unlock(&pool_lock);
+	return &arr[0];
+}
+
 struct obs_conn *conn_new(void)
 {
 	struct obs_conn *c;
 
-	obs_mutex_lock();
-	if (!pool_free) {
-		void *chunk = mmap(NULL, OBS_POOL_CHUNK * sizeof(*c),
-				   PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (chunk != MAP_FAILED) {
-			struct obs_conn *arr = chunk;
-			for (int i = 0; i < OBS_POOL_CHUNK; i++) {
-				arr[i].next_free = pool_free;
-				pool_free = &arr[i];
-			}
-		}
-	}
+	obs_spin_lock(&pool_lock);
 	c = pool_free;
-	if (c) {
+	if (c)
 		pool_free = c->next_free;
+	obs_spin_unlock(&pool_lock);
+	if (!c)
+		c = pool_grow();
+	if (c)
 		memset(c, 0, sizeof(*c));
-	}
-	obs_mutex_unlock();
 	return c;
 }
 
@@ -95,10 +106,10 @@ uint64_t conn_next_seq(void)
 
 static void conn_free(struct obs_conn *c)
 {
-	obs_mutex_lock();
+	obs_spin_lock(&pool_lock);
 	c->next_free = pool_free;
 	pool_free = c;
-	obs_mutex_unlock();
+	obs_spin_unlock(&pool_lock);
 }
 
 void conn_discard(struct obs_conn *c)

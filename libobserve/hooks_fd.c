@@ -267,7 +267,7 @@ static void note_tcp_info(struct obs_conn *c, int fd)
 	socklen_t len = sizeof(ti);
 	struct obs_tcp_info out;
 
-	memset(&ti, 0, sizeof(ti));
+	/* (not zeroed first: only the len bytes the kernel wrote are read) */
 	if (REAL(getsockopt)(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
 	    len < offsetof(struct tcp_info, tcpi_total_retrans) +
 			    sizeof(ti.tcpi_total_retrans))
@@ -458,7 +458,8 @@ EXPORT int dup3(int oldfd, int newfd, int flags)
 	return dup_onto(oldfd, newfd, REAL(dup3)(oldfd, newfd, flags));
 }
 
-static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, void *arg)
+static inline int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd,
+			       void *arg)
 {
 	int ret = fn(fd, cmd, arg);
 

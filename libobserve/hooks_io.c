@@ -68,8 +68,9 @@ static inline bool gone(int fd, struct obs_conn *c, int err)
 
 /* iov/iovcnt: the buffers of the call, for the state machine's look at
  * the bytes that were moved (protocol fields, TLS records). */
-static inline ssize_t send_end(int fd, struct obs_conn *c, struct send_ctx sx,
-			       ssize_t ret, const struct iovec *iov, int iovcnt)
+static inline __attribute__((always_inline)) ssize_t
+send_end(int fd, struct obs_conn *c, struct send_ctx sx, ssize_t ret,
+	 const struct iovec *iov, int iovcnt)
 {
 	int err = errno;
 	struct obs_data d = { iov, iovcnt, ret > 0 ? (size_t)ret : 0, 0 };
@@ -90,10 +91,9 @@ static inline ssize_t send_end(int fd, struct obs_conn *c, struct send_ctx sx,
 	return ret;
 }
 
-static __attribute__((noinline)) ssize_t write_slow(int fd, const void *buf,
-						    size_t n)
+static __attribute__((noinline)) ssize_t
+write_slow(int fd, const void *buf, size_t n, struct obs_conn *c)
 {
-	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
 
 	if (LIKELY(!c)) {
@@ -111,16 +111,16 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	ssize_t (*fn)(int, const void *, size_t) =
 		__atomic_load_n(&obs_real.write, __ATOMIC_RELAXED);
+	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL))
 		return fn(fd, buf, n);
-	return write_slow(fd, buf, n);
+	return write_slow(fd, buf, n, c);
 }
 
 static __attribute__((noinline)) ssize_t
-writev_slow(int fd, const struct iovec *iov, int iovcnt)
+writev_slow(int fd, const struct iovec *iov, int iovcnt, struct obs_conn *c)
 {
-	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
 
 	if (LIKELY(!c))
@@ -134,16 +134,16 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
 	ssize_t (*fn)(int, const struct iovec *, int) =
 		__atomic_load_n(&obs_real.writev, __ATOMIC_RELAXED);
+	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL))
 		return fn(fd, iov, iovcnt);
-	return writev_slow(fd, iov, iovcnt);
+	return writev_slow(fd, iov, iovcnt, c);
 }
 
-static __attribute__((noinline)) ssize_t send_slow(int fd, const void *buf,
-						   size_t n, int flags)
+static __attribute__((noinline)) ssize_t
+send_slow(int fd, const void *buf, size_t n, int flags, struct obs_conn *c)
 {
-	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
 
 	if (LIKELY(!c))
@@ -158,17 +158,17 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	ssize_t (*fn)(int, const void *, size_t, int) =
 		__atomic_load_n(&obs_real.send, __ATOMIC_RELAXED);
+	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL))
 		return fn(fd, buf, n, flags);
-	return send_slow(fd, buf, n, flags);
+	return send_slow(fd, buf, n, flags, c);
 }
 
 static __attribute__((noinline)) ssize_t
 sendto_slow(int fd, const void *buf, size_t n, int flags,
-	    const struct sockaddr *addr, socklen_t alen)
+	    const struct sockaddr *addr, socklen_t alen, struct obs_conn *c)
 {
-	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
 	struct iovec v = { (void *)buf, n };
 
@@ -183,7 +183,6 @@ sendto_slow(int fd, const void *buf, size_t n, int flags,
 				flags, &v, 1);
 		return REAL(sendto)(fd, buf, n, flags, addr, alen);
 	}
-
 	sx = send_begin(c, &v, 1, n);
 	return send_end(fd, c, sx,
 			obs_real.sendto(fd, buf, n, flags, addr, alen), &v, 1);
@@ -195,17 +194,17 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 	ssize_t (*fn)(int, const void *, size_t, int, const struct sockaddr *,
 		      socklen_t) =
 		__atomic_load_n(&obs_real.sendto, __ATOMIC_RELAXED);
+	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL) &&
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL) &&
 	    LIKELY(!(flags & MSG_FASTOPEN)))
 		return fn(fd, buf, n, flags, addr, alen);
-	return sendto_slow(fd, buf, n, flags, addr, alen);
+	return sendto_slow(fd, buf, n, flags, addr, alen, c);
 }
 
 static __attribute__((noinline)) ssize_t
-sendmsg_slow(int fd, const struct msghdr *msg, int flags)
+sendmsg_slow(int fd, const struct msghdr *msg, int flags, struct obs_conn *c)
 {
-	struct obs_conn *c = conn_of(fd);
 	struct send_ctx sx;
 
 	if (LIKELY(!c)) {
@@ -229,11 +228,12 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	ssize_t (*fn)(int, const struct msghdr *, int) =
 		__atomic_load_n(&obs_real.sendmsg, __ATOMIC_RELAXED);
+	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL) &&
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL) &&
 	    LIKELY(!(flags & MSG_FASTOPEN)))
 		return fn(fd, msg, flags);
-	return sendmsg_slow(fd, msg, flags);
+	return sendmsg_slow(fd, msg, flags, c);
 }
 
 static ssize_t mmsg_bytes(const struct mmsghdr *v, int count)
@@ -287,9 +287,9 @@ static inline const struct iovec *written(const struct iovec *iov, int flags)
 /* wanted: bytes asked for (a 0-byte read returning 0 is not end of stream).
  * iov: the buffers the kernel filled (NULL: none to look at); the state
  * machine reads at most ret bytes of them, and never past an iov_len. */
-static inline ssize_t recv_end(int fd, struct obs_conn *c, int64_t t_in,
-			       ssize_t ret, size_t wanted, bool peek,
-			       const struct iovec *iov, int iovcnt)
+static inline __attribute__((always_inline)) ssize_t
+recv_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, size_t wanted,
+	 bool peek, const struct iovec *iov, int iovcnt)
 {
 	int err = errno;
 	struct obs_data d = { iov, iovcnt, ret > 0 ? (size_t)ret : 0, 0 };
@@ -320,9 +320,9 @@ static size_t iov_bytes(const struct iovec *iov, int count)
 	return total;
 }
 
-static __attribute__((noinline)) ssize_t read_slow(int fd, void *buf, size_t n)
+static __attribute__((noinline)) ssize_t read_slow(int fd, void *buf, size_t n,
+						   struct obs_conn *c)
 {
-	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
 
 	if (LIKELY(!c)) {
@@ -341,16 +341,16 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	ssize_t (*fn)(int, void *, size_t) =
 		__atomic_load_n(&obs_real.read, __ATOMIC_RELAXED);
+	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL))
 		return fn(fd, buf, n);
-	return read_slow(fd, buf, n);
+	return read_slow(fd, buf, n, c);
 }
 
 static __attribute__((noinline)) ssize_t
-readv_slow(int fd, const struct iovec *iov, int iovcnt)
+readv_slow(int fd, const struct iovec *iov, int iovcnt, struct obs_conn *c)
 {
-	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
 	ssize_t ret;
 
@@ -366,16 +366,16 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 {
 	ssize_t (*fn)(int, const struct iovec *, int) =
 		__atomic_load_n(&obs_real.readv, __ATOMIC_RELAXED);
+	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL))
 		return fn(fd, iov, iovcnt);
-	return readv_slow(fd, iov, iovcnt);
+	return readv_slow(fd, iov, iovcnt, c);
 }
 
-static __attribute__((noinline)) ssize_t recv_slow(int fd, void *buf, size_t n,
-						   int flags)
+static __attribute__((noinline)) ssize_t
+recv_slow(int fd, void *buf, size_t n, int flags, struct obs_conn *c)
 {
-	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
 
 	if (LIKELY(!c))
@@ -391,18 +391,17 @@ EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	ssize_t (*fn)(int, void *, size_t, int) =
 		__atomic_load_n(&obs_real.recv, __ATOMIC_RELAXED);
+	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL))
 		return fn(fd, buf, n, flags);
-	return recv_slow(fd, buf, n, flags);
+	return recv_slow(fd, buf, n, flags, c);
 }
 
-static __attribute__((noinline)) ssize_t recvfrom_slow(int fd, void *buf,
-						       size_t n, int flags,
-						       struct sockaddr *addr,
-						       socklen_t *alen)
+static __attribute__((noinline)) ssize_t
+recvfrom_slow(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
+	      socklen_t *alen, struct obs_conn *c)
 {
-	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
 
 	if (LIKELY(!c))
@@ -421,16 +420,16 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 	ssize_t (*fn)(int, void *, size_t, int, struct sockaddr *,
 		      socklen_t *) =
 		__atomic_load_n(&obs_real.recvfrom, __ATOMIC_RELAXED);
+	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL))
 		return fn(fd, buf, n, flags, addr, alen);
-	return recvfrom_slow(fd, buf, n, flags, addr, alen);
+	return recvfrom_slow(fd, buf, n, flags, addr, alen, c);
 }
 
 static __attribute__((noinline)) ssize_t
-recvmsg_slow(int fd, struct msghdr *msg, int flags)
+recvmsg_slow(int fd, struct msghdr *msg, int flags, struct obs_conn *c)
 {
-	struct obs_conn *c = conn_of(fd);
 	int64_t t_in;
 	ssize_t ret;
 
@@ -450,10 +449,11 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	ssize_t (*fn)(int, struct msghdr *, int) =
 		__atomic_load_n(&obs_real.recvmsg, __ATOMIC_RELAXED);
+	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(conn_of(fd) == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL))
 		return fn(fd, msg, flags);
-	return recvmsg_slow(fd, msg, flags);
+	return recvmsg_slow(fd, msg, flags, c);
 }
 
 EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,

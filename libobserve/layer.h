@@ -59,8 +59,8 @@ OBS_HIDDEN void obs_spool_forget(void);
 /* The layer's locks: every one of them, what each guards, their order.
  *
  * - The process mutex (obs_mutex_*; a pthread mutex in spool.c) guards the
- *   spool's creation and growth (spool.c), the pool of free connections
- *   (fdtable.c) and the ring of name lookups (resolve.c). It is held across
+ *   spool's creation and growth (spool.c) and the ring of name lookups
+ *   (resolve.c). It is held across
  *   fork() (process.c: taken before, released in the parent, made anew in
  *   the child), and never across the real call of a hook.
  * - Each connection's spin lock (obs_conn_lock, exchange.h) guards that
@@ -69,6 +69,10 @@ OBS_HIDDEN void obs_spool_forget(void);
  *   instructions of bookkeeping, never across a real call. Before that, only
  *   the connecting thread can reach the connection (obs_xm_connect_first
  *   and obs_xm_local_addr take no lock).
+ * - The pool's spin lock (fdtable.c) guards the list of free connections,
+ *   for a few loads and stores (a new chunk is mapped outside it); it is
+ *   taken alone, holding no other lock and taking none. A forked child
+ *   forgets the pool and makes the lock anew.
  *
  * Order: a thread that holds a connection's lock may take the mutex (a new
  * record may grow the spool: obs_record_alloc); a thread that holds the

@@ -2,6 +2,9 @@
 #include "proto.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "spool_format.h"
 
@@ -10,116 +13,226 @@ static bool is_upper(uint8_t c)
 	return c >= 'A' && c <= 'Z';
 }
 
-static uint8_t lower(uint8_t c)
-{
-	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
-}
-
-/* Copy src[0..n) into a NUL-padded field; true when it had to be cut. */
+/* Copy src[0..n) into a NUL-padded field that is zero already; true when
+ * it had to be cut. */
 static bool copy_field(char *dst, size_t size, const uint8_t *src, size_t n)
 {
 	bool cut = n > size;
 
-	memset(dst, 0, size);
 	memcpy(dst, src, cut ? size : n);
 	return cut;
 }
 
-/* The Host header's value in p[from..n), or NULL: line by line (memchr
- * finds the ends), the name compared without regard to case. */
+/* The first i in [from, n) where p[i] is one of a, b, c, d; n when none.
+ * Sixteen bytes a step where they all lie below n (SSE2 on x86-64; the
+ * caller's buffer is never read past n), then byte by byte. */
+static inline __attribute__((always_inline)) size_t
+find_any(const uint8_t *p, size_t from, size_t n, uint8_t a, uint8_t b,
+	 uint8_t c, uint8_t d)
+{
+	size_t i = from;
+
+#if defined(__SSE2__)
+	const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+	const __m128i vc = _mm_set1_epi8((char)c), vd = _mm_set1_epi8((char)d);
+
+	for (; i + 16 <= n; i += 16) {
+		__m128i x =
+			_mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, va),
+							_mm_cmpeq_epi8(x, vb)),
+					   _mm_or_si128(_mm_cmpeq_epi8(x, vc),
+							_mm_cmpeq_epi8(x, vd)));
+		unsigned int m = (unsigned int)_mm_movemask_epi8(hit);
+
+		if (m)
+			return i + (size_t)__builtin_ctz(m);
+	}
+#endif
+	for (; i < n; i++)
+		if (p[i] == a || p[i] == b || p[i] == c || p[i] == d)
+			return i;
+	return n;
+}
+
+/* Whether p[i..n) begins a Host header line ("host:", any case). */
+static inline bool is_host(const uint8_t *p, size_t i, size_t n)
+{
+	return i + 5 <= n && (p[i] | 0x20) == 'h' && (p[i + 1] | 0x20) == 'o' &&
+	       (p[i + 2] | 0x20) == 's' && (p[i + 3] | 0x20) == 't' &&
+	       p[i + 4] == ':';
+}
+
+/* The first line in p[from..n) after a '\n' that is a Host header: the
+ * index of its 'h', or n. Sixteen line ends a step looked at (SSE2), for a
+ * following 'h' or 'H'. */
+static size_t host_line(const uint8_t *p, size_t from, size_t n)
+{
+	size_t i = from;
+
+	/* most clients send Host first: the line after " HTTP/1.x\r\n" */
+	if (from + 10 < n && p[from + 9] == '\r' && p[from + 10] == '\n' &&
+	    is_host(p, from + 11, n))
+		return from + 11;
+
+#if defined(__SSE2__)
+	const __m128i nl = _mm_set1_epi8('\n'), h = _mm_set1_epi8('h');
+	const __m128i lc = _mm_set1_epi8(0x20);
+
+	for (; i + 17 <= n; i += 16) {
+		__m128i a =
+			_mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		__m128i b = _mm_loadu_si128(
+			(const __m128i *)(const void *)(p + i + 1));
+		unsigned int m = (unsigned int)_mm_movemask_epi8(
+			_mm_and_si128(_mm_cmpeq_epi8(a, nl),
+				      _mm_cmpeq_epi8(_mm_or_si128(b, lc), h)));
+
+		for (; m; m &= m - 1) {
+			size_t j = i + (size_t)__builtin_ctz(m) + 1;
+			if (is_host(p, j, n))
+				return j;
+		}
+	}
+#endif
+	for (; i + 1 < n; i++)
+		if (p[i] == '\n' && is_host(p, i + 1, n))
+			return i + 1;
+	return n;
+}
+
+/* The Host header's value in p[from..n), or NULL; the first Host line ends
+ * the look. */
 static const uint8_t *find_host(const uint8_t *p, size_t n, size_t from,
 				size_t *len)
 {
-	const uint8_t *nl;
+	size_t v = host_line(p, from, n), e;
 
-	while (from < n && (nl = memchr(p + from, '\n', n - from))) {
-		size_t i = (size_t)(nl - p) + 1, v, e;
+	if (v == n)
+		return NULL;
+	v += 5;
+	while (v < n && (p[v] == ' ' || p[v] == '\t'))
+		v++;
+	e = find_any(p, v, n, '\n', '\n', '\n', '\n');
+	if (e == n)
+		return NULL; /* the value goes on beyond what we see */
+	if (e > v && p[e - 1] == '\r')
+		e--;
+	while (e > v && (p[e - 1] == ' ' || p[e - 1] == '\t'))
+		e--;
+	*len = e - v;
+	return p + v;
+}
 
-		from = i;
-		if (i + 5 > n || lower(p[i]) != 'h' || lower(p[i + 1]) != 'o' ||
-		    lower(p[i + 2]) != 's' || lower(p[i + 3]) != 't' ||
-		    p[i + 4] != ':')
-			continue;
-		v = i + 5;
-		while (v < n && (p[v] == ' ' || p[v] == '\t'))
-			v++;
-		nl = memchr(p + v, '\n', n - v);
-		if (!nl)
-			return NULL; /* the value goes on beyond what we see */
-		e = (size_t)(nl - p);
-		if (e > v && p[e - 1] == '\r')
-			e--;
-		while (e > v && (p[e - 1] == ' ' || p[e - 1] == '\t'))
-			e--;
-		*len = e - v;
-		return p + v;
+/* The method, m bytes (3..11), into a zero field of OBS_HTTP_METHOD_MAX:
+ * twelve bytes at once with those past m masked off (the request line
+ * that holds it is longer than twelve bytes: no read beyond it). */
+static void copy_method(char *method, const uint8_t *p, uint32_t m)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t a;
+	uint32_t b;
+
+	memcpy(&a, p, 8);
+	memcpy(&b, p + 8, 4);
+	if (m < 8) {
+		a &= (1ull << (8 * m)) - 1;
+		b = 0;
+	} else {
+		b &= (1u << (8 * (m - 8))) - 1;
 	}
-	return NULL;
+	memcpy(method, &a, 8);
+	memcpy(method + 8, &b, 4);
+#else
+	memcpy(method, p, m);
+#endif
+}
+
+/* Absolute form (to a proxy), scheme://authority/path: where the path
+ * begins in p[t..te) (t itself when there is no "://"). */
+static size_t absolute_path(const uint8_t *p, size_t t, size_t te)
+{
+	for (size_t i = t; i + 3 <= te; i++) {
+		if (p[i] == ':' && p[i + 1] == '/' && p[i + 2] == '/') {
+			size_t a = i + 3;
+			while (a < te && p[a] != '/' && p[a] != '?')
+				a++;
+			return a;
+		}
+	}
+	return t;
+}
+
+/* One pass over the request line: the target is scanned once up to the
+ * first of ' ', '?', '#' or a line end; the rest of a query string (never
+ * kept) only for the space that ends it. */
+bool obs_http_line(const uint8_t *p, size_t n, struct obs_http_line *out)
+{
+	size_t m = 0, t, te, pe;
+
+	if (n > 4 && memcmp(p, "GET ", 4) == 0)
+		m = 3; /* the usual method, in one comparison */
+	while (m < n && m < OBS_HTTP_METHOD_MAX && is_upper(p[m]))
+		m++;
+	if (m < 3 || m >= OBS_HTTP_METHOD_MAX || m >= n || p[m] != ' ')
+		return false;
+	t = m + 1;
+	pe = find_any(p, t, n, ' ', '?', '#', '\n');
+	te = pe;
+	if (pe < n && p[pe] != ' ') {
+		if (p[pe] == '\n')
+			return false;
+		te = find_any(p, pe, n, ' ', '\n', ' ', '\n');
+		if (te < n && p[te] == '\n')
+			return false;
+	}
+	if (te == t || te + 8 > n || memcmp(p + te, " HTTP/1.", 8) != 0)
+		return false;
+	out->method_len = (uint32_t)m;
+	out->path = (uint32_t)t;
+	out->path_end = (uint32_t)pe;
+	out->target_end = (uint32_t)te;
+	return true;
+}
+
+uint32_t obs_http_fill(const uint8_t *p, size_t n,
+		       const struct obs_http_line *line, char *method,
+		       char *host, char *path)
+{
+	size_t t = line->path, pe = line->path_end, te = line->target_end;
+	size_t host_len = 0;
+	const uint8_t *h;
+	uint32_t flags = 0;
+
+	copy_method(method, p, line->method_len);
+	if (te - t > 3 && p[t] != '/') {
+		size_t a = absolute_path(p, t, te);
+
+		if (a != t) {
+			t = a;
+			pe = find_any(p, t, te, '?', '#', '?', '#');
+		}
+	}
+	if (pe == t)
+		path[0] = '/';
+	else if (copy_field(path, OBS_HTTP_PATH_MAX, p + t, pe - t))
+		flags |= OBS_HF_PATH_CUT;
+	h = find_host(p, n, te, &host_len);
+	if (h && host_len && copy_field(host, OBS_HTTP_HOST_MAX, h, host_len))
+		flags |= OBS_HF_HOST_CUT;
+	return flags;
 }
 
 bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out)
 {
-	size_t m = 0, t, te, pe;
-	const uint8_t *host;
-	size_t host_len = 0;
+	struct obs_http_line line;
 
-	while (m < n && m < sizeof(out->method) && is_upper(p[m]))
-		m++;
-	if (m < 3 || m >= sizeof(out->method) || m >= n || p[m] != ' ')
-		return false;
-	t = m + 1;
-	{
-		/* the request target ends at a space (it holds none) */
-		const uint8_t *sp = memchr(p + t, ' ', n - t);
-		te = sp ? (size_t)(sp - p) : n;
-	}
-	if (te == t || te + 8 > n || memcmp(p + te, " HTTP/1.", 8) != 0 ||
-	    memchr(p + t, '\n', te - t))
+	if (!obs_http_line(p, n, &line))
 		return false;
 	memset(out, 0, sizeof(*out));
-	memcpy(out->method, p, m);
-	/* absolute form (to a proxy): scheme://authority/path */
-	if (te - t > 3 && p[t] != '/') {
-		for (size_t i = t; i + 3 <= te; i++) {
-			if (p[i] == ':' && p[i + 1] == '/' && p[i + 2] == '/') {
-				size_t a = i + 3;
-				while (a < te && p[a] != '/' && p[a] != '?')
-					a++;
-				t = a;
-				break;
-			}
-		}
-	}
-	{
-		const uint8_t *q = memchr(p + t, '?', te - t);
-		const uint8_t *f =
-			memchr(p + t, '#', (q ? (size_t)(q - p) : te) - t);
-		pe = f ? (size_t)(f - p) : q ? (size_t)(q - p) : te;
-	}
-	if (pe == t) {
-		out->path[0] = '/';
-	} else if (copy_field(out->path, sizeof(out->path), p + t, pe - t)) {
-		out->flags |= OBS_HF_PATH_CUT;
-	}
-	host = find_host(p, n, te, &host_len);
-	if (host && host_len &&
-	    copy_field(out->host, sizeof(out->host), host, host_len))
-		out->flags |= OBS_HF_HOST_CUT;
+	out->flags =
+		obs_http_fill(p, n, &line, out->method, out->host, out->path);
 	return true;
-}
-
-uint16_t obs_http_status(const uint8_t *p, size_t n)
-{
-	unsigned int code = 0;
-
-	if (n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
-		return 0;
-	for (int i = 9; i < 12; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return 0;
-		code = code * 10 + (unsigned int)(p[i] - '0');
-	}
-	return code >= 100 && code <= 999 ? (uint16_t)code : 0;
 }
 
 unsigned int obs_tls_feed(struct obs_tls_walk *w, const uint8_t *p, size_t n,

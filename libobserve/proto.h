@@ -10,24 +10,59 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* How many bytes of an exchange's first send are looked at for HTTP. */
 #define OBS_HTTP_LOOK 1024
 
+#define OBS_HTTP_METHOD_MAX 12
+#define OBS_HTTP_HOST_MAX 40
+#define OBS_HTTP_PATH_MAX 64
+
 struct obs_http_req {
-	char method[12]; /* NUL-padded */
-	char host[40];	 /* NUL-padded; full when cut */
-	char path[64];	 /* NUL-padded; full when cut; no query, no fragment */
-	uint32_t flags;	 /* OBS_HF_* of spool_format.h */
+	char method[OBS_HTTP_METHOD_MAX]; /* NUL-padded */
+	char host[OBS_HTTP_HOST_MAX];	  /* NUL-padded; full when cut */
+	char path[OBS_HTTP_PATH_MAX];	  /* NUL-padded; full when cut; no
+					   * query, no fragment */
+	uint32_t flags;			  /* OBS_HF_* of spool_format.h */
 };
 
 /* An HTTP/1.x request line at the start of p[0..n)? Then fill *out and
  * return true. The Host header counts only if it lies within p[0..n). */
 bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out);
 
+/* The same in two steps, for fields that are zero already (a fresh spool
+ * record): obs_http_line checks the request line and says where its parts
+ * are (nothing written anywhere); obs_http_fill then copies the method
+ * (method_len bytes), the path and the Host header's value into method,
+ * path and host (OBS_HTTP_*_MAX bytes each, zero on entry) and returns the
+ * OBS_HF_* flags. */
+struct obs_http_line {
+	uint32_t method_len; /* p[0..method_len) */
+	uint32_t path;	     /* the target from p[path] */
+	uint32_t path_end;   /* its first '?', '#', or target_end */
+	uint32_t target_end; /* the space before "HTTP/1." */
+};
+bool obs_http_line(const uint8_t *p, size_t n, struct obs_http_line *out);
+uint32_t obs_http_fill(const uint8_t *p, size_t n,
+		       const struct obs_http_line *line, char *method,
+		       char *host, char *path);
+
 /* The status code of an HTTP/1.x status line at the start of p[0..n), or
- * 0. */
-uint16_t obs_http_status(const uint8_t *p, size_t n);
+ * 0. (Inline: it runs on the first receive of every answer.) */
+static inline uint16_t obs_http_status(const uint8_t *p, size_t n)
+{
+	unsigned int d0, d1, d2;
+
+	if (n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
+		return 0;
+	d0 = (unsigned int)p[9] - '0';
+	d1 = (unsigned int)p[10] - '0';
+	d2 = (unsigned int)p[11] - '0';
+	if (d0 > 9 || d1 > 9 || d2 > 9 || d0 == 0)
+		return 0;
+	return (uint16_t)(d0 * 100 + d1 * 10 + d2);
+}
 
 /* TLS record headers followed across the sends (or receives) of a
  * connection. */

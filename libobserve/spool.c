@@ -677,17 +677,15 @@ out:
 	return c;
 }
 
-struct obs_record *obs_record_alloc(void)
+/* The slot of record idx (reserved), its chunk mapped if need be; NULL
+ * (counted as dropped) when it cannot be. */
+static inline struct obs_record *slot_of(struct obs_spool_header *h,
+					 uint64_t idx)
 {
-	struct obs_spool_header *h =
-		__atomic_load_n(&spool.hdr, __ATOMIC_ACQUIRE);
-	uint64_t idx, first_idx;
+	uint64_t first_idx;
 	unsigned int k;
 	char *c;
 
-	if (!h)
-		return NULL;
-	idx = __atomic_fetch_add(&h->records_reserved, 1, __ATOMIC_RELAXED);
 	k = chunk_of(idx, &first_idx);
 	c = k < OBS_SPOOL_CHUNKS
 		    ? __atomic_load_n(&spool.chunk[k], __ATOMIC_ACQUIRE)
@@ -697,6 +695,37 @@ struct obs_record *obs_record_alloc(void)
 		return NULL;
 	}
 	return (struct obs_record *)(c + (idx - first_idx) * OBS_RECORD_SIZE);
+}
+
+struct obs_record *obs_record_alloc(void)
+{
+	struct obs_spool_header *h =
+		__atomic_load_n(&spool.hdr, __ATOMIC_ACQUIRE);
+
+	if (!h)
+		return NULL;
+	return slot_of(h, __atomic_fetch_add(&h->records_reserved, 1,
+					     __ATOMIC_RELAXED));
+}
+
+struct obs_record *obs_record_alloc2(struct obs_record **second)
+{
+	struct obs_spool_header *h =
+		__atomic_load_n(&spool.hdr, __ATOMIC_ACQUIRE);
+	uint64_t idx;
+	struct obs_record *one;
+
+	*second = NULL;
+	if (!h)
+		return NULL;
+	idx = __atomic_fetch_add(&h->records_reserved, 2, __ATOMIC_RELAXED);
+	one = slot_of(h, idx);
+	/* every chunk begins at a multiple of the first chunk's records:
+	 * elsewhere the next slot is in the same chunk, right after */
+	*second = one && ((idx + 1) & ((1u << OBS_SPOOL_FIRST_SHIFT) - 1))
+			  ? one + 1
+			  : slot_of(h, idx + 1);
+	return one;
 }
 
 void obs_spool_mark_ended(bool ended)

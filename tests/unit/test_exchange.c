@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -30,6 +31,14 @@ struct obs_record *obs_record_alloc(void)
 	if (n_records >= alloc_limit)
 		return NULL;
 	return &records[n_records++];
+}
+
+struct obs_record *obs_record_alloc2(struct obs_record **second)
+{
+	struct obs_record *first = obs_record_alloc();
+
+	*second = obs_record_alloc();
+	return first;
 }
 
 /* HTTP/2 memory and warnings: test_exchange_h2.c tests them; here none. */
@@ -624,6 +633,80 @@ static void test_http_fields(void **state)
 	assert_int_equal(x->ds, sizeof(req2) - 1);
 }
 
+/* The request parse on its own, each case in a buffer of exactly its
+ * length (a sanitized build catches a read beyond it): the target scanned
+ * sixteen bytes a step and byte by byte, the Host line first or later,
+ * any case, cut fields, and what is no request line. */
+static void test_http_parse(void **state)
+{
+	static const struct {
+		const char *in;
+		bool ok;
+		const char *method, *path, *host;
+		uint32_t flags;
+	} cases[] = {
+		{ "GET / HTTP/1.1\r\nHost: a\r\n\r\n", true, "GET", "/", "a",
+		  0 },
+		{ "GET /x HTTP/1.0\r\nConnection: k\r\nHOST:\tb.c:81 \r\n\r\n",
+		  true, "GET", "/x", "b.c:81", 0 },
+		{ "PUT /0123456789abcdef0123/x?q=1&r=2 HTTP/1.1\r\n"
+		  "Accept: */*\r\nUser-Agent: a-rather-long-agent/1.0\r\n"
+		  "hOsT: far.example\r\n\r\n",
+		  true, "PUT", "/0123456789abcdef0123/x", "far.example", 0 },
+		{ "DELETE /p#frag HTTP/1.1\r\n\r\n", true, "DELETE", "/p", "",
+		  0 },
+		{ "GET ?only HTTP/1.1\r\nHost: h\r\n", true, "GET", "/", "h",
+		  0 },
+		{ "GET http://u.example HTTP/1.1\r\n\r\n", true, "GET", "/", "",
+		  0 },
+		{ "PROPFIND /d HTTP/1.1\r\nHost: "
+		  "0123456789012345678901234567890123456789xyz\r\n\r\n",
+		  true, "PROPFIND", "/d",
+		  "0123456789012345678901234567890123456789", OBS_HF_HOST_CUT },
+		{ "GET /a HTTP/1.1\r\nHost: no-line-end", true, "GET", "/a", "",
+		  0 },
+		{ "GET /a HTTP/1.1\r\nX-Host: x\r\n\r\n", true, "GET", "/a", "",
+		  0 },
+		{ "GET /a\nb HTTP/1.1\r\n\r\n", false, "", "", "", 0 },
+		{ "GET /a?b\nc HTTP/1.1\r\n\r\n", false, "", "", "", 0 },
+		{ "GET /a HTTP/2.0\r\n\r\n", false, "", "", "", 0 },
+		{ "GE /a HTTP/1.1\r\n\r\n", false, "", "", "", 0 },
+		{ "get /a HTTP/1.1\r\n\r\n", false, "", "", "", 0 },
+		{ "GET  HTTP/1.1\r\n\r\n", false, "", "", "", 0 },
+		{ "GET /a HTTP/1", false, "", "", "", 0 },
+		{ "GET /a HTTP/1.", true, "GET", "/a", "", 0 },
+		{ "GET /0123456789abcdef0123456789abcdef", false, "", "", "",
+		  0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].in);
+		uint8_t *buf = malloc(n);
+		struct obs_http_req req;
+
+		assert_non_null(buf);
+		memcpy(buf, cases[i].in, n);
+		memset(&req, 0x55, sizeof(req));
+		assert_int_equal(obs_http_request(buf, n, &req), cases[i].ok);
+		if (cases[i].ok) {
+			assert_string_equal(req.method, cases[i].method);
+			assert_memory_equal(req.path, cases[i].path,
+					    strlen(cases[i].path));
+			if (strlen(cases[i].path) < sizeof(req.path))
+				assert_int_equal(
+					req.path[strlen(cases[i].path)], 0);
+			assert_memory_equal(req.host, cases[i].host,
+					    strlen(cases[i].host));
+			if (strlen(cases[i].host) < sizeof(req.host))
+				assert_int_equal(
+					req.host[strlen(cases[i].host)], 0);
+			assert_int_equal(req.flags, cases[i].flags);
+		}
+		free(buf);
+	}
+}
+
 static void test_http_status_and_not_http(void **state)
 {
 	static const char req[] = "HEAD / HTTP/1.1\r\n\r\n";
@@ -1184,6 +1267,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_blocking, reset),
 		cmocka_unit_test_setup(test_http_fields, reset),
+		cmocka_unit_test(test_http_parse),
 		cmocka_unit_test_setup(test_http_status_and_not_http, reset),
 		cmocka_unit_test_setup(test_http_status_across_receives, reset),
 		cmocka_unit_test_setup(test_tls13_curl, reset),

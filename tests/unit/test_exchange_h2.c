@@ -37,6 +37,14 @@ struct obs_record *obs_record_alloc(void)
 	return &records[n_records++];
 }
 
+struct obs_record *obs_record_alloc2(struct obs_record **second)
+{
+	struct obs_record *first = obs_record_alloc();
+
+	*second = obs_record_alloc();
+	return first;
+}
+
 struct obs_xh2 *obs_xh2_alloc(void)
 {
 	return calloc(1, sizeof(struct obs_xh2));

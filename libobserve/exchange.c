@@ -441,9 +441,9 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
  * types (OBS_TLS_*; lost: the walk gave up): the handshake's, or a
  * request, labelled when it is HTTP/1.x. d: the bytes it moved, or NULL
  * (a receive begins it: the prediction has them). */
-static struct obs_exch_body *begin_for_send(struct obs_conn *c, int64_t t3,
-					    unsigned int types, bool lost,
-					    const struct obs_data *d)
+static inline __attribute__((always_inline)) struct obs_exch_body *
+begin_for_send(struct obs_conn *c, int64_t t3, unsigned int types, bool lost,
+	       const struct obs_data *d)
 {
 	struct obs_exch_body *x;
 
@@ -627,7 +627,7 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 {
 	struct obs_exch_body *x;
 	unsigned int types = 0, records = 0;
-	bool split;
+	bool split = false;
 
 	obs_conn_lock(c);
 	if (counted && c->sends_inflight > 0)
@@ -654,10 +654,11 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		c->syn_data = false; /* its bytes went with the SYN: no T2 */
 	else if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
-	/* an application-data record's header begun in the last send */
-	split = c->tls.have > 0 && c->tls.hdr[0] == 23;
-	if (c->proto == OBS_PROTO_TLS)
+	if (c->proto == OBS_PROTO_TLS) {
+		/* an application-data record's header begun in the last send */
+		split = c->tls.have > 0 && c->tls.hdr[0] == 23;
 		types = tls_send(c, d, &records);
+	}
 	if (UNLIKELY(h2_or_alert(c, d)) &&
 	    obs_xh2_send(c, t_in, t_out, ret, d)) {
 		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
@@ -676,9 +677,9 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		obs_conn_unlock(c);
 		return;
 	}
-	if (!counted)
-		c->tx_pred = OBS_TXP_NONE; /* not read at this send's entry */
 	if (c->xphase != OBS_X_SENDING) {
+		if (!counted)
+			c->tx_pred = OBS_TXP_NONE; /* not read at its entry */
 		if (c->proto == OBS_PROTO_UNKNOWN) {
 			first_bytes(c, d, true);
 			if (c->proto == OBS_PROTO_TLS)

@@ -33,8 +33,24 @@ struct send_ctx {
 
 /* iov/iovcnt/n: what the call asks to send (n: at most that many bytes;
  * SIZE_MAX: as far as the buffers go), read before the real call when the
- * send may begin an exchange (obs_xm_send_begin). */
-static inline struct send_ctx
+ * send may begin an exchange (obs_xm_send_begin): out of line, so that a
+ * send in the middle of an exchange pays only for the hint. */
+static __attribute__((noinline)) struct send_ctx
+send_begin_entry(struct obs_conn *c, const struct iovec *iov, int iovcnt,
+		 size_t n)
+{
+	struct send_ctx sx = { 0, false, true };
+	struct obs_data d = { iov, iovcnt, n, 0 };
+
+	sx.t_in = obs_now();
+	obs_enter_again();
+	d.tls_in = tls_in_of(c);
+	sx.counted = obs_xm_send_begin(c, sx.t_in, &d);
+	obs_leave();
+	return sx;
+}
+
+static inline __attribute__((always_inline)) struct send_ctx
 send_begin(struct obs_conn *c, const struct iovec *iov, int iovcnt, size_t n)
 {
 	struct send_ctx sx = { 0, false, true };
@@ -43,15 +59,8 @@ send_begin(struct obs_conn *c, const struct iovec *iov, int iovcnt, size_t n)
 		sx.observed = false;
 		return sx;
 	}
-	if (obs_xm_send_needs_entry(c)) {
-		struct obs_data d = { iov, iovcnt, n, 0 };
-
-		sx.t_in = obs_now();
-		obs_enter_again();
-		d.tls_in = tls_in_of(c);
-		sx.counted = obs_xm_send_begin(c, sx.t_in, &d);
-		obs_leave();
-	}
+	if (obs_xm_send_needs_entry(c))
+		return send_begin_entry(c, iov, iovcnt, n);
 	return sx;
 }
 

@@ -507,3 +507,12 @@ const char obs_schema_merge_cleanup_sql[] =
  * it; keeping it made merging 100 x 100,000 exchanges take 100 s instead of
  * 16 s (scripts/bench-merge.sh). Time filters scan instead. */
 const char obs_schema_central_sql[] = "DROP INDEX IF EXISTS exchange_t3";
+
+const char *const obs_schema_prune_sql[OBS_SQL_PRUNE_COUNT] = {
+	[OBS_SQL_PRUNE_EXCH] = "DELETE FROM exchange WHERE connection_id IN "
+			       "(SELECT id FROM connection WHERE t1_ns < ?1)",
+	[OBS_SQL_PRUNE_CONN] = "DELETE FROM connection WHERE t1_ns < ?1",
+	[OBS_SQL_PRUNE_PROC] = "DELETE FROM process WHERE start_ns < ?1 AND "
+			       "NOT EXISTS (SELECT 1 FROM connection c WHERE "
+			       "c.process_id = process.id)",
+};

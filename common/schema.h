@@ -105,4 +105,16 @@ extern const char obs_schema_merge_cleanup_sql[];
  * afford (rows of many clients interleave in time), dropped. */
 extern const char obs_schema_central_sql[];
 
+/* Retention (manager prune): ?1 a UTC midnight in epoch ns; the
+ * connections that started before it with their exchanges, then the
+ * processes left with no connection. Run in this order, in one
+ * transaction. */
+enum obs_prune_sql {
+	OBS_SQL_PRUNE_EXCH,
+	OBS_SQL_PRUNE_CONN,
+	OBS_SQL_PRUNE_PROC,
+	OBS_SQL_PRUNE_COUNT
+};
+extern const char *const obs_schema_prune_sql[OBS_SQL_PRUNE_COUNT];
+
 #endif

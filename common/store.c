@@ -92,6 +92,11 @@ void obs_store_set_progress(obs_store *store, FILE *tty)
 	store->progress = tty;
 }
 
+const char *obs_store_path(const obs_store *store)
+{
+	return store->path;
+}
+
 sqlite3 *obs_store_db(obs_store *store)
 {
 	return store->db;
@@ -856,32 +861,17 @@ static bool has_suffix(const char *name, const char *suffix)
 	return n > m && strcmp(name + n - m, suffix) == 0;
 }
 
-int obs_store_ingest_path(obs_store *store, const char *path,
-			  struct obs_ingest_stats *stats, FILE *msgs,
-			  int64_t *process_ids, size_t *n_process_ids,
-			  size_t max_process_ids)
+int obs_store_list_spools(const char *path, char ***list, size_t *count)
 {
-	struct stat st;
-	DIR *dir;
+	DIR *dir = opendir(path);
 	struct dirent *ent;
 	char **names = NULL;
 	size_t n = 0, cap = 0;
-	int worst = 0;
 
-	if (stat(path, &st) != 0) {
-		say(msgs, path, "%s", strerror(errno));
-		stats->files_bad++;
-		return 1;
-	}
-	if (!S_ISDIR(st.st_mode))
-		return ingest_file(store, path, stats, msgs, process_ids,
-				   n_process_ids, max_process_ids);
-	dir = opendir(path);
-	if (!dir) {
-		say(msgs, path, "cannot read directory: %s", strerror(errno));
-		stats->files_bad++;
-		return 1;
-	}
+	*list = NULL;
+	*count = 0;
+	if (!dir)
+		return -1;
 	while ((ent = readdir(dir))) {
 		char *full;
 
@@ -902,6 +892,34 @@ int obs_store_ingest_path(obs_store *store, const char *path,
 	closedir(dir);
 	if (n)
 		qsort(names, n, sizeof(*names), name_cmp);
+	*list = names;
+	*count = n;
+	return 0;
+}
+
+int obs_store_ingest_path(obs_store *store, const char *path,
+			  struct obs_ingest_stats *stats, FILE *msgs,
+			  int64_t *process_ids, size_t *n_process_ids,
+			  size_t max_process_ids)
+{
+	struct stat st;
+	char **names = NULL;
+	size_t n = 0;
+	int worst = 0;
+
+	if (stat(path, &st) != 0) {
+		say(msgs, path, "%s", strerror(errno));
+		stats->files_bad++;
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return ingest_file(store, path, stats, msgs, process_ids,
+				   n_process_ids, max_process_ids);
+	if (obs_store_list_spools(path, &names, &n) != 0) {
+		say(msgs, path, "cannot read directory: %s", strerror(errno));
+		stats->files_bad++;
+		return 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		int rc = ingest_file(store, names[i], stats, msgs, process_ids,
 				     n_process_ids, max_process_ids);

@@ -39,6 +39,8 @@ struct obs_ingest_stats {
 obs_store *obs_store_open(const char *path, char *err, size_t errlen);
 void obs_store_close(obs_store *store);
 sqlite3 *obs_store_db(obs_store *store);
+/* The path it was opened with. */
+const char *obs_store_path(const obs_store *store);
 
 /* SQL functions the filters may use, registered on every connection the
  * tools open (obs_store_open does it): cidr_match(addr, 'net/len') is 1
@@ -72,5 +74,9 @@ int obs_store_ingest_path(obs_store *store, const char *path,
 			  struct obs_ingest_stats *stats, FILE *msgs,
 			  int64_t *process_ids, size_t *n_process_ids,
 			  size_t max_process_ids);
+
+/* The *.spool files of a directory (not recursive), full paths, sorted:
+ * *list malloc'd, each name too. 0, or -1 with errno (cannot read it). */
+int obs_store_list_spools(const char *path, char ***list, size_t *count);
 
 #endif

@@ -23,4 +23,8 @@ int cmd_compare(int argc, char **argv);
 /* manager findings DB [FILTER...] [--csv] (findings_cmd.c) */
 int cmd_findings(int argc, char **argv);
 
+/* manager prune --before DATE STORE: the days before DATE dropped
+ * (prune.c). */
+int cmd_prune(int argc, char **argv);
+
 #endif

@@ -4,12 +4,60 @@
 #include "db.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "files.h"
 #include "store.h"
+#include "store_pg.h"
+
+/* A PostgreSQL store read through a snapshot: its rows copied into an
+ * SQLite file in a private temporary directory, opened read-only, then
+ * unlinked (the open connection keeps it until it closes). */
+static sqlite3 *open_pg(const char *uri)
+{
+	char err[800], dir[PATH_MAX], path[PATH_MAX + 16];
+	const char *tmp = getenv("TMPDIR");
+	sqlite3 *db = NULL;
+	obs_pg *pg;
+
+	if (!(pg = obs_pg_open(uri, err, sizeof(err)))) {
+		fprintf(stderr, "manager: %s\n", err);
+		return NULL;
+	}
+	snprintf(dir, sizeof(dir), "%s/observe-pg-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "manager: %s: %s\n", dir, strerror(errno));
+		obs_pg_close(pg);
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/snapshot.db", dir);
+	if (obs_pg_snapshot(pg, path, err, sizeof(err)) != 0)
+		fprintf(stderr, "manager: %s\n", err);
+	else if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
+		 SQLITE_OK) {
+		fprintf(stderr, "manager: %s: %s\n", path, sqlite3_errmsg(db));
+		sqlite3_close(db);
+		db = NULL;
+	}
+	obs_pg_close(pg);
+	/* the schema read now, before the file goes */
+	if (db && sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL,
+			       NULL, NULL) != SQLITE_OK) {
+		fprintf(stderr, "manager: %s: %s\n", path, sqlite3_errmsg(db));
+		sqlite3_close(db);
+		db = NULL;
+	}
+	unlink(path);
+	rmdir(dir);
+	if (db)
+		obs_store_register_functions(db);
+	return db;
+}
 
 sqlite3 *db_open(const char *path)
 {
@@ -17,6 +65,8 @@ sqlite3 *db_open(const char *path)
 	int version;
 	char err[256], why[300] = "";
 
+	if (obs_pg_is_uri(path))
+		return open_pg(path);
 	if (access(path, R_OK) != 0) {
 		fprintf(stderr, "manager: %s: %s\n", path, strerror(errno));
 		return NULL;

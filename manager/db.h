@@ -10,7 +10,9 @@
 /* Opens an observe database read-only, the filters' SQL functions
  * registered; NULL, with a message naming the file and the reason on
  * stderr, when it is missing, no SQLite database, or of another schema
- * version. */
+ * version. A postgresql:// URI is read through a snapshot of the store
+ * into a private temporary SQLite file (store_pg.h), gone when the
+ * connection closes. */
 sqlite3 *db_open(const char *path);
 
 /* db_open, and the filter expression where (NULL: none) checked against

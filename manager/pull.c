@@ -57,8 +57,8 @@ struct source {
 };
 
 struct puller {
-	obs_store *store; /* the central database */
-	char **rsh;	  /* the ssh command and its options, NULL-ended */
+	obs_central *store; /* the central database */
+	char **rsh;	    /* the ssh command and its options, NULL-ended */
 	size_t n_rsh;
 	FILE *tty; /* progress bar here, or NULL */
 	size_t total, done;
@@ -693,6 +693,13 @@ static int split_rsh(struct puller *p, const char *cmd)
 	return -1;
 }
 
+static void free_rsh(struct puller *p)
+{
+	for (size_t i = 0; i < p->n_rsh; i++)
+		free(p->rsh[i]);
+	free(p->rsh);
+}
+
 struct pull_options {
 	const char *central, *rsh;
 	bool quiet;
@@ -729,20 +736,24 @@ int cmd_pull(int argc, char **argv)
 		fprintf(stderr, "manager: -e '%s': not a command\n", rsh);
 		return 2;
 	}
-	p.store = obs_store_open(central, err, sizeof(err));
+	p.store = obs_central_open(central, err, sizeof(err));
 	if (!p.store) {
 		fprintf(stderr, "manager: %s\n", err);
+		free_rsh(&p);
 		return 2;
 	}
+	central = obs_central_name(p.store); /* without a password */
 	if (obs_merge_prepare(p.store, err, sizeof(err)) != 0) {
 		fprintf(stderr, "manager: %s: %s\n", central, err);
-		obs_store_close(p.store);
+		obs_central_close(p.store);
+		free_rsh(&p);
 		return 2;
 	}
 	if (!quiet && isatty(STDERR_FILENO)) {
 		p.tty = stderr;
-		sqlite3_progress_handler(obs_store_db(p.store), 100000,
-					 progress_tick, &p);
+		if (obs_central_sqlite(p.store))
+			sqlite3_progress_handler(obs_central_sqlite(p.store),
+						 100000, progress_tick, &p);
 	}
 	for (int i = optind; i < argc; i++)
 		expand_source(&p, &list, argv[i]);
@@ -765,16 +776,16 @@ int cmd_pull(int argc, char **argv)
 	}
 	progress_clear(&p);
 	free(list.v);
-	sqlite3_progress_handler(obs_store_db(p.store), 0, NULL, NULL);
-	obs_store_close(p.store);
-	tmp_remove();
-	for (size_t i = 0; i < p.n_rsh; i++)
-		free(p.rsh[i]);
-	free(p.rsh);
 	if (!quiet)
 		fprintf(stderr,
 			"manager: %d sources, %d skipped, %" PRId64
 			" exchanges new -> %s\n",
 			p.sources, p.failed, p.exchanges_new, central);
+	if (obs_central_sqlite(p.store))
+		sqlite3_progress_handler(obs_central_sqlite(p.store), 0, NULL,
+					 NULL);
+	obs_central_close(p.store);
+	tmp_remove();
+	free_rsh(&p);
 	return p.failed ? 1 : 0;
 }

@@ -18,6 +18,12 @@ void manager_usage(FILE *out)
 		"                      [--a-where EXPR] [--b-where EXPR] [FILTER...]\n"
 		"                      [--csv]\n"
 		"       manager findings DB [FILTER...] [--csv]\n"
+		"       manager prune --before YYYY-MM-DD [-q] CENTRAL.db\n"
+		"\n"
+		"CENTRAL.db may be a PostgreSQL URI instead, postgresql://[user@]\n"
+		"host[:port]/db or postgresql:///db?host=/socket/dir (the password\n"
+		"from PGPASSWORD or ~/.pgpass, never in the URI): the same tables\n"
+		"and views, exchange and connection partitioned by day.\n"
 		"\n"
 		"Merges client databases (made by slicer or observe) into\n"
 		"CENTRAL.db. SOURCE is a database, a directory of *.db files, or\n"
@@ -59,6 +65,9 @@ void manager_usage(FILE *out)
 		"p90, p99 of A and B, change = p50(B)/p50(A), and the p-value of\n"
 		"the two-sided Mann-Whitney U test. B is A again when not given:\n"
 		"--a-where and --b-where split one database.\n"
+		"prune drops the days before the date (UTC): the connections\n"
+		"that started before it, their exchanges, the processes left\n"
+		"with none; on PostgreSQL whole day partitions.\n"
 		"findings: where the users' time went and what to change, the\n"
 		"most time at stake first (docs/findings.md): no_reuse,\n"
 		"handshake_share, server_wait, transfer_limited, idle_close,\n"
@@ -72,5 +81,7 @@ void manager_usage(FILE *out)
 		"  manager report central.db -o report/ --baseline before.db\n"
 		"  manager waterfall run.db --program chromium -o page.svg\n"
 		"  manager compare before.db after.db --by path\n"
-		"  manager findings central.db --program ab\n");
+		"  manager findings central.db --program ab\n"
+		"  manager pull -o postgresql://observe@db.lab/observe clients/\n"
+		"  manager prune --before 2026-01-01 postgresql://db.lab/observe\n");
 }

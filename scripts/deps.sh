@@ -16,6 +16,7 @@ required=(
   libnghttp2-dev nghttp2-client nghttp2-proxy                          # HTTP/2: HPACK, h2load, nghttpx
   libssl-dev libgnutls28-dev                                           # the TLS hooks' types
   default-jdk-headless                                                 # clients: Java
+  postgresql-15 postgresql-client-15 libpq-dev                         # the PostgreSQL central store
 )
 optional=(
   chromium       # the headless page load in the demo and the tests

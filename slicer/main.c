@@ -1,6 +1,7 @@
 /* main.c - slicer: read spool files into the client database, filtered.
  *
  *   slicer [-o DB] [-q] [FILTER...] SPOOL|DIR...
+ *   slicer --follow [-o DB] [-q] [FILTER...] DIR      (follow.c)
  *   slicer export [-d DB] --format csv|jsonl|har [FILTER...] [-o FILE]
  *
  * Exit status: 0 everything read, 1 something was skipped (named on stderr;
@@ -16,6 +17,9 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "follow.h"
+#include "push.h"
+#include "store_pg.h"
 #include "options.h"
 #include "store.h"
 
@@ -23,6 +27,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: slicer [-o DB] [-q] [FILTER...] SPOOL|DIR...\n"
+		"       slicer --follow [-o DB] [-q] [FILTER...] DIR\n"
 		"       slicer export [-d DB] --format csv|jsonl|har [FILTER...] "
 		"[-o FILE]\n"
 		"\n"
@@ -31,8 +36,14 @@ static void usage(FILE *out)
 		"Slicing the same spool again adds nothing; a spool that grew adds\n"
 		"only what is new, and exchanges that were in flight are updated.\n"
 		"\n"
-		"  -o, --output DB   database (default ./observe.db; created)\n"
+		"  -o, --output DB   database (default ./observe.db; created), or\n"
+		"                    a PostgreSQL central store postgresql://...\n"
+		"                    (as manager pull -o takes it) to push to\n"
 		"  -q, --quiet       no summary line\n"
+		"  -f, --follow      stay running: ingest DIR's spools as they are\n"
+		"                    written (inotify, in batches; nothing done\n"
+		"                    while no writer runs) until SIGTERM or SIGINT,\n"
+		"                    then store what is there and exit\n"
 		"Filters (all must hold; exchanges left out are not stored):\n"
 		"  -w, --where EXPR  SQL boolean expression over the columns of\n"
 		"                    exchange_metrics, evaluated by SQLite, e.g.\n"
@@ -58,37 +69,35 @@ static void usage(FILE *out)
 
 struct slicer_options {
 	const char *db_path; /* NULL: not given */
-	bool quiet;
+	bool quiet, follow;
 };
 
 static const struct cmd_option options[] = {
 	{ "output", 'o', CMD_TEXT, offsetof(struct slicer_options, db_path) },
 	{ "quiet", 'q', CMD_FLAG, offsetof(struct slicer_options, quiet) },
+	{ "follow", 'f', CMD_FLAG, offsetof(struct slicer_options, follow) },
 	{ NULL },
 };
 static const struct cmdline cmdline = { "slicer", options, usage };
 
-int main(int argc, char **argv)
+/* slicer after its options: ingest, follow or push. */
+static int slice(const struct slicer_options *o, struct filter *f, int argc,
+		 char **argv)
 {
-	struct slicer_options o = { 0 };
-	struct filter f;
 	const char *db_path;
-	bool quiet;
+	bool quiet, pushing = false;
 	struct obs_ingest_stats stats = { 0 };
 	char err[512];
 	obs_store *store;
-	int worst = 0, status;
+	struct push *push = NULL;
+	int64_t pushed = 0;
+	const char *name;
+	char shown[600];
+	int worst = 0;
 
-	if (argc > 1 && strcmp(argv[1], "export") == 0)
-		return slicer_export(argc - 1, argv + 1);
-	filter_init(&f);
-	if (cmdline_parse(&cmdline, &f, &o, argc, argv, &status) != 0) {
-		filter_free(&f);
-		return status;
-	}
-	db_path = o.db_path ? o.db_path : "observe.db";
-	quiet = o.quiet;
-	if (optind >= argc && o.db_path) {
+	db_path = o->db_path ? o->db_path : "observe.db";
+	quiet = o->quiet;
+	if (optind >= argc && o->db_path) {
 		/* slicer -o DB alone: create the database, or bring an older
 		 * one up to this version's schema */
 		store = obs_store_open(db_path, err, sizeof(err));
@@ -102,6 +111,11 @@ int main(int argc, char **argv)
 				db_path, OBS_SCHEMA_VERSION);
 		return 0;
 	}
+	if (o->follow && optind != argc - 1) {
+		fprintf(stderr, "slicer: --follow takes one directory\n");
+		usage(stderr);
+		return 2;
+	}
 	if (optind >= argc) {
 		fprintf(stderr, "slicer: no spool file or directory given\n");
 		usage(stderr);
@@ -109,11 +123,11 @@ int main(int argc, char **argv)
 	}
 	/* An invalid expression is refused before anything is written: check
 	 * it on a scratch in-memory database that has the schema. */
-	if (f.expr) {
+	if (f->expr) {
 		obs_store *scratch =
 			obs_store_open(":memory:", err, sizeof(err));
 		if (!scratch ||
-		    obs_store_check_expr(obs_store_db(scratch), f.expr, err,
+		    obs_store_check_expr(obs_store_db(scratch), f->expr, err,
 					 sizeof(err)) != 0) {
 			fprintf(stderr, "slicer: %s\n", err);
 			obs_store_close(scratch);
@@ -121,19 +135,38 @@ int main(int argc, char **argv)
 		}
 		obs_store_close(scratch);
 	}
+	if (obs_pg_is_uri(db_path)) {
+		if (o->follow) {
+			fprintf(stderr,
+				"slicer: --follow writes an SQLite database: "
+				"push that with manager pull -o URI "
+				"(docs/fleet.md)\n");
+			return 2;
+		}
+		if (!(push = push_open(db_path, err, sizeof(err)))) {
+			fprintf(stderr, "slicer: %s\n", err);
+			return 2;
+		}
+		db_path = push_db(push);
+		pushing = true;
+	}
 	store = obs_store_open(db_path, err, sizeof(err));
 	if (!store) {
 		fprintf(stderr, "slicer: %s\n", err);
+		if (push)
+			push_close(push, false, &pushed, err, sizeof(err));
 		return 2;
 	}
 	if (!quiet && isatty(STDERR_FILENO))
 		obs_store_set_progress(store, stderr);
-	if (f.expr && obs_store_set_filter(store, f.expr, err, sizeof(err))) {
+	if (f->expr && obs_store_set_filter(store, f->expr, err, sizeof(err))) {
 		fprintf(stderr, "slicer: %s\n", err);
 		obs_store_close(store);
 		return 2;
 	}
-	for (int i = optind; i < argc; i++) {
+	if (o->follow)
+		worst = slicer_follow(store, argv[optind], &stats, stderr);
+	for (int i = optind; i < argc && !o->follow; i++) {
 		int rc = obs_store_ingest_path(store, argv[i], &stats, stderr,
 					       NULL, NULL, 0);
 		if (rc < 0)
@@ -142,7 +175,15 @@ int main(int argc, char **argv)
 			worst = 1;
 	}
 	obs_store_close(store);
-	filter_free(&f);
+	if (pushing) {
+		name = push_name(push);
+		snprintf(shown, sizeof(shown), "%s", name);
+		if (push_close(push, worst < 2, &pushed, err, sizeof(err))) {
+			fprintf(stderr, "slicer: %s\n", err);
+			worst = 2;
+		}
+		db_path = shown;
+	}
 	/* what the layer could not write is missing from the database: the
 	 * user must know, and a script too */
 	if (stats.records_dropped && worst == 0)
@@ -160,7 +201,26 @@ int main(int argc, char **argv)
 				", %" PRIu64 " records lost by the layer "
 				"(spool full) in %" PRIu64 " processes",
 				stats.records_dropped, stats.processes_dropped);
-		fprintf(stderr, " -> %s\n", db_path);
+		fprintf(stderr, " -> %s", db_path);
+		if (pushing)
+			fprintf(stderr, " (%" PRId64 " exchanges new there)",
+				pushed);
+		fprintf(stderr, "\n");
 	}
 	return worst;
+}
+
+int main(int argc, char **argv)
+{
+	struct slicer_options o = { 0 };
+	struct filter f;
+	int status;
+
+	if (argc > 1 && strcmp(argv[1], "export") == 0)
+		return slicer_export(argc - 1, argv + 1);
+	filter_init(&f);
+	if (cmdline_parse(&cmdline, &f, &o, argc, argv, &status) == 0)
+		status = slice(&o, &f, argc, argv);
+	filter_free(&f);
+	return status;
 }

@@ -1,0 +1,19 @@
+/* follow.h - slicer --follow DIR: the spool directory followed with
+ * inotify, its files ingested as they are written, in batches, until
+ * SIGTERM, SIGINT or SIGHUP (then what is there is ingested once more).
+ * Slicing is idempotent, so a restart of the writers or of slicer itself
+ * loses nothing: at start every file of DIR is ingested. */
+#ifndef OBSERVE_SLICER_FOLLOW_H
+#define OBSERVE_SLICER_FOLLOW_H
+
+#include <stdio.h>
+
+#include "store.h"
+
+/* Follow dir into store, messages on msgs, counts added to stats. Returns
+ * when a stop signal came: 0 everything read, 1 something skipped, 2 a
+ * database error or dir could not be followed. */
+int slicer_follow(obs_store *store, const char *dir,
+		  struct obs_ingest_stats *stats, FILE *msgs);
+
+#endif

@@ -655,8 +655,9 @@ int main(int argc, char **argv)
 	if (rc >= 0 && stats.files == 0)
 		fprintf(stderr,
 			"%s: warning: %s made no TCP connection the layer could "
-			"see (static or setuid program, raw system calls, or no "
-			"network use)\n",
+			"see (static or setuid program, raw system calls, a "
+			"network library loaded with RTLD_DEEPBIND such as "
+			"PHP's curl extension, or no network use)\n",
 			prog, text_tty(argv[optind], name, sizeof(name)));
 	/* the command's exit status is passed through: only a warning */
 	if (stats.records_dropped)

@@ -131,20 +131,40 @@ data_head(const struct obs_data *d, uint8_t *buf, size_t max, size_t *n)
 	return buf;
 }
 
-/* The status code of the answer whose first ret bytes a receive moved. */
-static uint16_t response_status(const struct obs_data *d, size_t ret)
+/* The status line of the answer of exchange x (the current one), from its
+ * first bytes gathered across receives into c->plain_head: axel reads its
+ * headers a byte at a time, PHP's streams peek at one byte first. The n
+ * bytes of d are the receive's; a peek's are looked at, not kept (they are
+ * read again). Done for this exchange (plain_rx_seq) once the status is
+ * found, or the head is full, or the bytes could not be looked at. */
+void obs_xm_status(struct obs_conn *c, struct obs_exch_body *x,
+		   const struct obs_data *d, size_t n, bool peek)
 {
-	uint8_t head[16];
-	const uint8_t *p;
-	size_t n;
-	struct obs_data got = { d ? d->iov : NULL, d ? d->iovcnt : 0, ret, 0 };
+	uint8_t head[sizeof(c->plain_head)];
+	size_t have, got;
+	struct obs_data now = { d ? d->iov : NULL, d ? d->iovcnt : 0, n, 0 };
 
-	p = data_head(&got, head, sizeof(head), &n);
-	return obs_http_status(p, n);
+	if (c->plain_rx_seq == c->exch_seq)
+		return;
+	if (c->plain_head_seq != c->exch_seq) {
+		c->plain_head_seq = c->exch_seq;
+		c->plain_head_n = 0;
+	}
+	have = c->plain_head_n;
+	memcpy(head, c->plain_head, have);
+	got = data_copy(&now, head + have, sizeof(head) - have);
+	x->status = obs_http_status(head, have + got);
+	if (!peek) {
+		memcpy(c->plain_head + have, head + have, got);
+		c->plain_head_n = (uint8_t)(have + got);
+	}
+	if (x->status || c->plain_head_n == sizeof(c->plain_head) ||
+	    (n > 0 && !now.iov))
+		c->plain_rx_seq = c->exch_seq; /* done with this answer */
 }
 
-/* Walk the TLS record headers in what a send moved. */
-static unsigned int data_tls(struct obs_conn *c, const struct obs_data *d,
+/* Walk the TLS record headers in what a send moved (or will move). */
+static unsigned int walk_tls(struct obs_tls_walk *w, const struct obs_data *d,
 			     unsigned int *records, unsigned int *appdata)
 {
 	unsigned int types = 0;
@@ -155,7 +175,7 @@ static unsigned int data_tls(struct obs_conn *c, const struct obs_data *d,
 	left = d->len;
 	for (int i = 0; i < d->iovcnt && left > 0; i++) {
 		size_t n = d->iov[i].iov_len < left ? d->iov[i].iov_len : left;
-		types |= obs_tls_feed(&c->tls, d->iov[i].iov_base, n, records,
+		types |= obs_tls_feed(w, d->iov[i].iov_base, n, records,
 				      appdata);
 		left -= n;
 	}
@@ -215,33 +235,32 @@ static struct obs_exch_body *exchange_begin(struct obs_conn *c)
 	return exchange_begin_with(c, NULL);
 }
 
-/* The first bytes a connection sends tell its protocol. Returns the TLS
- * record types they begin (a TLS connection). */
-static unsigned int first_bytes(struct obs_conn *c, const struct obs_data *d,
-				unsigned int *records, unsigned int *appdata)
+/* The first bytes a connection sends (d) tell its protocol: a TLS
+ * ClientHello makes it a TLS connection (its records are walked when it is
+ * sent, tls_hello); with http (the send's own bookkeeping) anything else
+ * makes it HTTP, which http_exchange_begin() tells from the rest. Nothing
+ * to look at: decide on a later send. */
+static void first_bytes(struct obs_conn *c, const struct obs_data *d, bool http)
 {
 	uint8_t head[8];
 	const uint8_t *p = NULL;
 	size_t n = 0;
-	unsigned int types = 0;
 	struct obs_info_body *info;
 
 	if (d)
 		p = data_head(d, head, sizeof(head), &n);
 	if (n == 0)
-		return 0; /* nothing to look at: decide on a later send */
+		return;
 	if (obs_tls_hello(p, n)) {
 		c->proto = OBS_PROTO_TLS;
+		c->tls_hello = true;
 		c->crec->u.conn.flags |= OBS_CF_TLS;
 		info = info_of(c);
 		if (info)
 			info->flags |= OBS_IF_TLS;
-		types = data_tls(c, d, records, appdata);
-	} else {
-		/* http_exchange_begin() tells HTTP from the rest */
+	} else if (http) {
 		c->proto = OBS_PROTO_HTTP;
 	}
-	return types;
 }
 
 /* An exchange whose sends so far carry only TLS handshake, change cipher
@@ -255,7 +274,7 @@ static struct obs_exch_body *handshake_begin(struct obs_conn *c, int64_t t3)
 		record_complete(c->xrec);
 	memset(&c->scratch, 0, sizeof(c->scratch));
 	c->xrec = &c->scratch;
-	c->x_handshake = true;
+	__atomic_store_n(&c->x_handshake, true, __ATOMIC_RELAXED);
 	c->x_http = false;
 	if (info && !info->tls_start)
 		info->tls_start = t3;
@@ -271,26 +290,32 @@ static struct obs_exch_body *handshake_begin(struct obs_conn *c, int64_t t3)
  * (A 1.3 HelloRetryRequest, or a client certificate, is not told apart.) */
 #define OBS_TLS_FINISHED (1u << 4) /* 1.3's Finished: handshake, no request */
 
-static unsigned int tls_send(struct obs_conn *c, const struct obs_data *d,
-			     unsigned int *records)
-{
-	unsigned int appdata = 0, types = data_tls(c, d, records, &appdata);
-	struct obs_info_body *info;
+struct tls_tx {
+	struct obs_tls_walk *w;
+	uint8_t *seen;	 /* tls_seen */
+	bool *versioned; /* tls_versioned */
+	bool *hello;	 /* tls_hello: the ClientHello is not walked yet */
+};
 
-	if (!c->tls_versioned) {
-		c->tls_seen |= (uint8_t)types;
+/* The rule above on the state s (the connection's, or a copy of it for a
+ * prediction); *version is set when this send tells it. */
+static unsigned int tls_types(struct tls_tx s, const struct obs_data *d,
+			      unsigned int *records, uint16_t *version)
+{
+	unsigned int appdata = 0, types = walk_tls(s.w, d, records, &appdata);
+
+	if (*s.hello) {
+		*s.hello = false; /* the hello's flight: not "after" it */
+	} else if (!*s.versioned) {
+		*s.seen |= (uint8_t)types;
 		if (appdata > 0) {
-			c->tls_versioned = true;
-			info = info_of(c);
-			if (!(c->tls_seen & OBS_TLS_HANDSHAKE)) {
+			*s.versioned = true;
+			if (!(*s.seen & OBS_TLS_HANDSHAKE)) {
 				appdata--; /* 1.3: that one is the Finished */
 				types |= OBS_TLS_FINISHED;
 			}
-			if (info)
-				info->tls_version =
-					c->tls_seen & OBS_TLS_HANDSHAKE
-						? 0x0303
-						: 0x0304;
+			*version =
+				*s.seen & OBS_TLS_HANDSHAKE ? 0x0303 : 0x0304;
 		}
 	}
 	if (appdata == 0)
@@ -298,19 +323,51 @@ static unsigned int tls_send(struct obs_conn *c, const struct obs_data *d,
 	return types;
 }
 
-/* A handshake exchange that goes on to send application data: it was the
- * first request all along (1.3's Finished, or False Start). */
-static struct obs_exch_body *handshake_to_request(struct obs_conn *c)
+static unsigned int tls_send(struct obs_conn *c, const struct obs_data *d,
+			     unsigned int *records)
+{
+	struct tls_tx s = { &c->tls, &c->tls_seen, &c->tls_versioned,
+			    &c->tls_hello };
+	uint16_t version = 0;
+	unsigned int types = tls_types(s, d, records, &version);
+	struct obs_info_body *info;
+
+	if (version && (info = info_of(c)))
+		info->tls_version = version;
+	return types;
+}
+
+static void add_records(struct obs_exch_body *x, unsigned int records)
+{
+	if (records)
+		x->tls_records = (uint8_t)(x->tls_records + records > 255
+						   ? 255
+						   : x->tls_records + records);
+}
+
+/* A handshake exchange still sending (its last flight: 1.3's Finished, or
+ * 1.2 False Start's) goes on with a send of application data: the request
+ * begins at that send's entry t_in, in an exchange of its own; the
+ * Finished stays the handshake's, and what the client did in between is
+ * in neither. A request record whose header began in the handshake's last
+ * send (split: a header cut across sends) began there: the handshake's
+ * sends go with it. */
+static struct obs_exch_body *request_after_handshake(struct obs_conn *c,
+						     int64_t t_in, bool split)
 {
 	struct obs_exch_body hs = c->scratch.u.exch, *x;
 
 	x = exchange_begin(c);
-	c->x_handshake = false;
+	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
 	c->x_after_handshake = true;
-	x->t3 = hs.t3;
-	x->ds = hs.ds;
-	x->send_calls = hs.send_calls;
-	x->tls_records = hs.tls_records;
+	x->t3 = t_in;
+	c->tx_pred = OBS_TXP_NONE;
+	if (split) {
+		x->t3 = hs.t3;
+		x->ds = hs.ds;
+		x->send_calls = hs.send_calls;
+		x->tls_records = hs.tls_records;
+	}
 	return x;
 }
 
@@ -336,12 +393,18 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	struct obs_http_line line;
 	struct obs_record *rec = NULL;
 	struct obs_exch_body *x;
+	uint8_t pred = c->tx_pred; /* read at the send's entry */
 
-	if (d) /* all we look at in the first buffer: no copy */
-		p = data_head(d, head, sizeof(head), &n);
-	c->x_http = n > 0 && obs_http_line(p, n, &line);
+	if (pred != OBS_TXP_NONE) {
+		c->x_http = pred == OBS_TXP_HTTP;
+		n = pred != OBS_TXP_EMPTY;
+	} else {
+		if (d) /* all we look at in the first buffer: no copy */
+			p = data_head(d, head, sizeof(head), &n);
+		c->x_http = n > 0 && obs_http_line(p, n, &line);
+	}
 	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
-	c->x_handshake = false;
+	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
 	if (!c->x_http) {
 		if (n > 0 && c->exch_seq == 1)
 			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */
@@ -355,13 +418,101 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	}
 	rec->conn_seq = c->crec->conn_seq;
 	rec->u.http.seq = x->seq;
-	rec->u.http.flags = obs_http_fill(p, n, &line, x->method,
-					  rec->u.http.host, rec->u.http.path);
+	if (pred == OBS_TXP_HTTP) {
+		memcpy(x->method, c->tx_req.method, sizeof(x->method));
+		memcpy(rec->u.http.host, c->tx_req.host,
+		       sizeof(rec->u.http.host));
+		memcpy(rec->u.http.path, c->tx_req.path,
+		       sizeof(rec->u.http.path));
+		rec->u.http.flags = c->tx_req.flags;
+	} else {
+		rec->u.http.flags =
+			obs_http_fill(p, n, &line, x->method, rec->u.http.host,
+				      rec->u.http.path);
+	}
 	if (rec != &obs_discard_http) {
 		rec->state = OBS_RS_COMPLETE; /* written once, whole */
 		obs_record_publish(rec, OBS_REC_HTTP);
 	}
 	return x;
+}
+
+/* Exchange k+1 begins with a send entered at t3 whose TLS records are of
+ * types (OBS_TLS_*; lost: the walk gave up): the handshake's, or a
+ * request, labelled when it is HTTP/1.x. d: the bytes it moved, or NULL
+ * (a receive begins it: the prediction has them). */
+static inline __attribute__((always_inline)) struct obs_exch_body *
+begin_for_send(struct obs_conn *c, int64_t t3, unsigned int types, bool lost,
+	       const struct obs_data *d)
+{
+	struct obs_exch_body *x;
+
+	if (c->proto == OBS_PROTO_UNKNOWN && c->tx_pred == OBS_TXP_HTTP)
+		c->proto = OBS_PROTO_HTTP;
+	if (c->proto == OBS_PROTO_TLS && !lost && types &&
+	    !(types & OBS_TLS_APPDATA)) {
+		x = handshake_begin(c, t3);
+	} else {
+		if (c->proto == OBS_PROTO_HTTP) {
+			x = http_exchange_begin(c, d);
+		} else {
+			x = exchange_begin(c);
+			__atomic_store_n(&c->x_handshake, false,
+					 __ATOMIC_RELAXED);
+		}
+		/* the handshake's last flight goes with the request */
+		c->x_after_handshake =
+			(types & (OBS_TLS_CCS | OBS_TLS_HANDSHAKE |
+				  OBS_TLS_FINISHED)) != 0;
+	}
+	x->t3 = t3;
+	c->pending_send = 0;
+	c->pending_recv = 0;
+	c->tx_pred = OBS_TXP_NONE;
+	return x;
+}
+
+/* What the send entered at t_in carries, read from its buffers (d: the
+ * bytes it asks to send) before the real call: its protocol when it is
+ * the connection's first, its TLS record types, its HTTP/1.x request. A
+ * receive in another thread that brings the answer before this send's
+ * bookkeeping ran begins the exchange with it (obs_xm_recv), and the
+ * send's own bookkeeping takes the request's fields from it. */
+void obs_xm_predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
+{
+	if (c->proto == OBS_PROTO_UNKNOWN)
+		first_bytes(c, d, false);
+	c->tx_t3 = t_in;
+	if (c->proto == OBS_PROTO_TLS && c->tls_versioned) {
+		/* the handshake is over: application data (a closing alert
+		 * too, in 1.3), no walk needed */
+		c->tx_types = OBS_TLS_APPDATA;
+		c->tx_lost = c->tls.lost;
+		c->tx_pred = OBS_TXP_OTHER;
+	} else if (c->proto == OBS_PROTO_TLS) {
+		struct obs_tls_walk w = c->tls;
+		uint8_t seen = c->tls_seen;
+		bool versioned = c->tls_versioned, hello = c->tls_hello;
+		struct tls_tx s = { &w, &seen, &versioned, &hello };
+		unsigned int records = 0;
+		uint16_t version;
+
+		c->tx_types = (uint8_t)tls_types(s, d, &records, &version);
+		c->tx_lost = w.lost;
+		c->tx_pred = OBS_TXP_OTHER;
+	} else if (c->proto == OBS_PROTO_UNKNOWN ||
+		   c->proto == OBS_PROTO_HTTP) {
+		c->tx_types = 0;
+		c->tx_lost = false;
+		uint8_t head[OBS_HTTP_LOOK];
+		size_t n;
+		const uint8_t *p = data_head(d, head, sizeof(head), &n);
+
+		c->tx_pred = n == 0 ? OBS_TXP_EMPTY
+			     : obs_http_request(p, n, &c->tx_req)
+				     ? OBS_TXP_HTTP
+				     : OBS_TXP_OTHER;
+	}
 }
 
 void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
@@ -397,6 +548,25 @@ void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
 	}
 	if (rec != &obs_discard_conn)
 		obs_record_publish(rec, OBS_REC_CONNECTION);
+}
+
+void obs_xm_fastopen(struct obs_conn *c, int64_t t_in, int64_t t_out,
+		     ssize_t ret, const struct obs_data *d)
+{
+	if (ret > 0) {
+		c->syn_data = true;
+		obs_xm_send(c, t_in, t_out, ret, 0, d);
+	}
+}
+
+void obs_xm_fastopen_deferred(struct obs_conn *c)
+{
+	if (c->phase == OBS_PH_UP) {
+		c->phase = OBS_PH_CONNECTING;
+		c->crec->u.conn.t2 = 0;
+		c->crec->u.conn.t2_how = 0;
+	}
+	c->syn_data = true;
 }
 
 void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
@@ -435,12 +605,29 @@ void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error)
 	obs_conn_unlock(c);
 }
 
+/* A send whose answer came first (another thread began its exchange x,
+ * begun_for_send) returned at t_out: the request had left by the entry of
+ * the receive that brought the answer, or, when that receive was waiting
+ * already before T3, by its first byte. T4 is the send's return but no
+ * later than that, and T5 no earlier than T4: T3 <= T4 <= T5 <= TFB. */
+static void answered_send(struct obs_exch_body *x, int64_t t_out)
+{
+	int64_t bound = x->t5 > x->t3 ? x->t5 : x->tfb;
+	int64_t t4 = bound && bound < t_out ? bound : t_out;
+
+	if (t4 > x->t4)
+		x->t4 = t4;
+	if (x->t5 < x->t4)
+		x->t5 = x->t4;
+}
+
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		      int64_t t_out, ssize_t ret, int err,
 		      const struct obs_data *d)
 {
 	struct obs_exch_body *x;
 	unsigned int types = 0, records = 0;
+	bool split = false;
 
 	obs_conn_lock(c);
 	if (counted && c->sends_inflight > 0)
@@ -463,10 +650,15 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 	}
 	if (!t_in)
 		t_in = t_out; /* the lock-free hint was stale */
-	if (c->phase == OBS_PH_CONNECTING)
+	if (c->syn_data)
+		c->syn_data = false; /* its bytes went with the SYN: no T2 */
+	else if (c->phase == OBS_PH_CONNECTING)
 		connect_up(c, t_in, OBS_T2_FIRST_IO);
-	if (c->proto == OBS_PROTO_TLS)
+	if (c->proto == OBS_PROTO_TLS) {
+		/* an application-data record's header begun in the last send */
+		split = c->tls.have > 0 && c->tls.hdr[0] == 23;
 		types = tls_send(c, d, &records);
+	}
 	if (UNLIKELY(h2_or_alert(c, d)) &&
 	    obs_xh2_send(c, t_in, t_out, ret, d)) {
 		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
@@ -478,44 +670,30 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		x = &c->xrec->u.exch;
 		if (c->sends_inflight == 0)
 			c->begun_for_send = false;
-		if (t_out > x->t4)
-			x->t4 = t_out;
+		answered_send(x, t_out);
+		add_records(x, records);
 		x->ds += (uint64_t)ret;
 		x->send_calls++;
 		obs_conn_unlock(c);
 		return;
 	}
 	if (c->xphase != OBS_X_SENDING) {
-		int64_t t3 = c->pending_send ? c->pending_send : t_in;
-
+		if (!counted)
+			c->tx_pred = OBS_TXP_NONE; /* not read at its entry */
 		if (c->proto == OBS_PROTO_UNKNOWN) {
-			unsigned int appdata = 0;
-			types = first_bytes(c, d, &records, &appdata);
-			if (appdata == 0)
-				types &= ~OBS_TLS_APPDATA;
+			first_bytes(c, d, true);
+			if (c->proto == OBS_PROTO_TLS)
+				types = tls_send(c, d, &records);
 		}
-		if (c->proto == OBS_PROTO_TLS && !c->tls.lost && types &&
-		    !(types & OBS_TLS_APPDATA)) {
-			x = handshake_begin(c, t3);
-		} else if (c->proto == OBS_PROTO_HTTP) {
-			x = http_exchange_begin(c, d);
-		} else {
-			x = exchange_begin(c);
-			c->x_handshake = false;
-		}
-		x->t3 = t3;
-		c->pending_send = 0;
-		c->pending_recv = 0;
+		x = begin_for_send(c, c->pending_send ? c->pending_send : t_in,
+				   types, c->tls.lost, d);
 		__atomic_store_n(&c->xphase, OBS_X_SENDING, __ATOMIC_RELAXED);
 	} else {
 		x = &c->xrec->u.exch;
 		if (c->x_handshake && (types & OBS_TLS_APPDATA))
-			x = handshake_to_request(c);
+			x = request_after_handshake(c, t_in, split);
 	}
-	if (records)
-		x->tls_records = (uint8_t)(x->tls_records + records > 255
-						   ? 255
-						   : x->tls_records + records);
+	add_records(x, records);
 	x->t4 = t_out;
 	x->t5 = 0; /* T5 is the first receive after the *last* send */
 	x->ds += (uint64_t)ret;
@@ -526,7 +704,7 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		 int err, const struct obs_data *d)
 {
-	bool counted = obs_xm_send_begin(c, t_in ? t_in : t_out);
+	bool counted = obs_xm_send_begin(c, t_in ? t_in : t_out, d);
 
 	obs_xm_send_done(c, counted, t_in, t_out, ret, err, d);
 }
@@ -618,17 +796,27 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	}
 	if (c->proto == OBS_PROTO_TLS && c->rx_first != OBS_RX_DONE && !peek)
 		rx = tls_rx_records(c, d, (size_t)ret);
-	if (c->sends_inflight > 0 && c->xphase != OBS_X_SENDING &&
-	    !c->begun_for_send) {
-		/* Another thread's send is under way and bytes come back: they
-		 * answer it. Its exchange begins here; the send adds T4 and Ds
-		 * when it returns. A receive already waiting when the send
-		 * began starts the response at T3. */
-		x = exchange_begin(c);
-		x->t3 = c->pending_send ? c->pending_send : t_in;
+	if (c->sends_inflight > 0 && !c->begun_for_send &&
+	    (c->xphase != OBS_X_SENDING ||
+	     (c->x_handshake && c->tx_pred != OBS_TXP_NONE &&
+	      (c->tx_types & OBS_TLS_APPDATA)))) {
+		/* Another thread's send that begins an exchange is under way
+		 * and bytes come back: they answer it. Its exchange begins
+		 * here, with what the send carries (read at its entry); the
+		 * send adds T4 and Ds when it returns. A receive already
+		 * waiting when the send began starts the response at T3. */
+		bool pred = c->tx_pred != OBS_TXP_NONE;
+		int64_t t3 = c->xphase == OBS_X_SENDING ? c->tx_t3
+			     : c->pending_send		? c->pending_send
+							: t_in;
+
+		bool after_hs = c->xphase == OBS_X_SENDING; /* x_handshake */
+
+		x = begin_for_send(c, t3, pred ? c->tx_types : 0,
+				   pred && c->tx_lost, NULL);
+		if (after_hs)
+			c->x_after_handshake = true;
 		x->t5 = t_in > x->t3 ? t_in : x->t3;
-		c->pending_send = 0;
-		c->pending_recv = 0;
 		c->begun_for_send = true;
 	} else if (c->xphase == OBS_X_NONE) {
 		/* The server speaks first (a banner): an exchange with no send.
@@ -659,9 +847,9 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 			c->rx_first = rx == OBS_RX_MAYBE && c->x_after_handshake
 					      ? OBS_RX_PROVISIONAL
 					      : OBS_RX_DONE;
-		if (c->x_http)
-			x->status = response_status(d, (size_t)ret);
 	}
+	if (c->x_http && c->plain_rx_seq != c->exch_seq)
+		obs_xm_status(c, x, d, (size_t)ret, peek);
 	if (c->x_handshake && c->irec)
 		c->irec->u.info.tls_end = t_out;
 	x->t6 = t_out;

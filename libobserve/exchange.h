@@ -62,6 +62,14 @@ enum obs_phase {
 	OBS_PH_CLOSED = 4,
 };
 
+/* What a send that begins an exchange carries, read at its entry. */
+enum obs_tx_pred {
+	OBS_TXP_NONE = 0,  /* not read (no buffer, or no such send) */
+	OBS_TXP_EMPTY = 1, /* no bytes to look at */
+	OBS_TXP_OTHER = 2, /* bytes, not an HTTP/1.x request (TLS records) */
+	OBS_TXP_HTTP = 3,  /* an HTTP/1.x request: tx_req */
+};
+
 enum obs_xphase {
 	OBS_X_NONE = 0,	     /* no exchange yet */
 	OBS_X_SENDING = 1,   /* exchange k has sent, nothing received yet */
@@ -92,6 +100,14 @@ struct obs_conn {
 	uint32_t sends_inflight; /* sends between obs_xm_send_begin and _done
 				  * that will start an exchange */
 	bool begun_for_send;	 /* a receive began that exchange already */
+	/* What the first of those sends carries, read from its buffers at
+	 * its entry (obs_xm_send_begin), for the receive that may begin its
+	 * exchange before the send's own bookkeeping (and for that). */
+	uint8_t tx_pred;	    /* enum obs_tx_pred */
+	uint8_t tx_types;	    /* its TLS record types (OBS_TLS_*) */
+	bool tx_lost;		    /* ... after which the TLS walk gave up */
+	int64_t tx_t3;		    /* its entry */
+	struct obs_http_req tx_req; /* its request (OBS_TXP_HTTP) */
 	struct obs_record *crec; /* connection record (never NULL once open) */
 	struct obs_record *xrec; /* current exchange record, or NULL */
 	struct obs_record *irec; /* info record (TLS, TCP_INFO), or NULL */
@@ -100,6 +116,10 @@ struct obs_conn {
 				  * (yet): it lives in scratch */
 	bool x_http;		 /* the current exchange is an HTTP request */
 	bool tls_versioned;	 /* the TLS version was told */
+	bool syn_data;		 /* TCP Fast Open: the next send that moves
+				  * bytes sends them with the SYN */
+	bool tls_hello;		 /* TLS: the ClientHello's records are not
+				  * walked yet (its send is under way) */
 	uint8_t tls_seen;	 /* OBS_TLS_* sent after the hello, before
 				  * the first request */
 	struct obs_tls_walk tls;
@@ -117,10 +137,10 @@ struct obs_conn {
 	bool tls_alpn_asked;	 /* ... and was asked its protocol after a
 				  * call that moved plaintext (a hint) */
 	uint32_t plain_tx_seq;	 /* exchange labelled from a plaintext write */
-	uint32_t plain_rx_seq;	 /* ... whose status a plaintext read gave */
+	uint32_t plain_rx_seq;	 /* ... whose status was read (or given up) */
 	uint32_t plain_head_seq; /* the exchange whose answer's first */
-	uint8_t plain_head[16];	 /* plaintext bytes are gathered here, */
-	uint8_t plain_head_n;	 /* across short reads */
+	uint8_t plain_head[16];	 /* bytes are gathered here, across short */
+	uint8_t plain_head_n;	 /* reads (obs_xm_status; plain or TLS) */
 	int64_t tls_tx_in;	 /* h2 over TLS: entry of the first socket send
 				  * since the last plaintext write */
 	int64_t tls_tx_out;	 /* ... return of the last */
@@ -155,6 +175,18 @@ void obs_record_publish(struct obs_record *rec, uint32_t kind);
 void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
 			  int family, const void *peer_addr, uint16_t peer_port,
 			  int64_t t_in, int64_t t_out, int ret, int err);
+/* A TCP Fast Open send (the connect: obs_xm_connect_first, entered at
+ * t_in) moved ret > 0 bytes (d): the first exchange's first send, T3 =
+ * t_in; it does not make the connection up. Before the connection is in
+ * the table, as obs_xm_connect_first. */
+void obs_xm_fastopen(struct obs_conn *c, int64_t t_in, int64_t t_out,
+		     ssize_t ret, const struct obs_data *d);
+/* connect() returned 0 on a socket with TCP_FASTOPEN_CONNECT and a Fast
+ * Open cookie: the kernel deferred the SYN to the first send, so the
+ * connection is not up yet (T2 comes later, as after a non-blocking
+ * connect), and that send's bytes go with the SYN. Before the connection
+ * is in the table. */
+void obs_xm_fastopen_deferred(struct obs_conn *c);
 /* A later connect() on the same socket (non-blocking completion check). */
 void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
 			  int ret, int err);
@@ -167,9 +199,15 @@ void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		 int err, const struct obs_data *d);
 /* The same in two steps, around the real call, for a send that may start
  * an exchange: a receive in another thread that returns bytes while such a
- * send is under way answers it (a connection shared by threads). _begin
- * returns whether it counted the send; pass that to _done. */
-static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in);
+ * send is under way answers it (a connection shared by threads), and its
+ * exchange begins with what the send carries: d, the bytes it asks to send
+ * (len: at most that many; the buffers are read before the real call,
+ * never kept), or NULL. _begin returns whether it counted the send; pass
+ * that to _done. */
+static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
+				     const struct obs_data *d);
+/* (obs_xm_send_begin's reading of d, under the lock, out of line.) */
+void obs_xm_predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d);
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		      int64_t t_out, ssize_t ret, int err,
 		      const struct obs_data *d);
@@ -202,6 +240,13 @@ void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class);
  * (an exec that failed). */
 void obs_xm_exit(struct obs_conn *c, int64_t t);
 void obs_xm_exit_undo(struct obs_conn *c);
+
+/* A receive of the current exchange x, an HTTP/1.x request's answer,
+ * brought n bytes (d; peek: they will be read again): its status line,
+ * gathered across receives until it is whole (16 bytes at most). Under
+ * the lock. */
+void obs_xm_status(struct obs_conn *c, struct obs_exch_body *x,
+		   const struct obs_data *d, size_t n, bool peek);
 
 /* ---- HTTP/2 and TLS plaintext (exchange_h2.c) ---- */
 
@@ -290,7 +335,9 @@ static inline bool obs_xm_recv_needs_entry(const struct obs_conn *c)
 }
 static inline bool obs_xm_send_needs_entry(const struct obs_conn *c)
 {
-	return __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) != OBS_X_SENDING;
+	/* a TLS handshake's last flight may be followed by the request */
+	return __atomic_load_n(&c->xphase, __ATOMIC_RELAXED) != OBS_X_SENDING ||
+	       __atomic_load_n(&c->x_handshake, __ATOMIC_RELAXED);
 }
 
 static inline void obs_cpu_relax(void)
@@ -335,14 +382,25 @@ static inline void obs_conn_unlock(struct obs_conn *c)
 
 /* (obs_xm_send_begin: inline, as it runs before every send that may
  * begin an exchange.) */
-static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in)
+static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
+				     const struct obs_data *d)
 {
 	bool counted = false;
 
+	if (d && d->tls_in == OBS_TLSIN_SHUTDOWN)
+		return false; /* alerts: never a request */
 	obs_conn_lock(c);
-	if (c->xphase != OBS_X_SENDING) {
+	/* a send that may begin an exchange: after the answer, or the
+	 * request after a handshake's last flight */
+	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
+		if (c->sends_inflight == 0 && !c->begun_for_send) {
+			c->tx_pred = OBS_TXP_NONE;
+			if (c->proto != OBS_PROTO_OTHER && d && d->iov &&
+			    d->len && c->h2mode == OBS_H2M_NONE)
+				obs_xm_predict(c, t_in, d);
+		}
 		c->sends_inflight++;
-		if (!c->pending_send)
+		if (c->xphase != OBS_X_SENDING && !c->pending_send)
 			c->pending_send = t_in;
 		counted = true;
 	}

@@ -435,25 +435,12 @@ static void label_plain(struct obs_conn *c, bool tx, bool peek,
 	}
 	if (c->plain_rx_seq == c->exch_seq || !x->method[0])
 		return;
-	if (peek) { /* read again later: a whole status line or nothing */
-		x->status = obs_http_status(p, n);
-		if (x->status)
-			c->plain_rx_seq = c->exch_seq;
-		return;
+	{
+		struct iovec v = { (void *)p, n };
+		struct obs_data d = { &v, 1, n, 0 };
+
+		obs_xm_status(c, x, &d, n, peek);
 	}
-	if (c->plain_head_seq != c->exch_seq) {
-		c->plain_head_seq = c->exch_seq;
-		c->plain_head_n = 0;
-	}
-	/* the status line's start, gathered across reads (siege and axel
-	 * read their headers a byte at a time) */
-	while (n > 0 && c->plain_head_n < sizeof(c->plain_head)) {
-		c->plain_head[c->plain_head_n++] = *p++;
-		n--;
-	}
-	x->status = obs_http_status(c->plain_head, c->plain_head_n);
-	if (x->status || c->plain_head_n == sizeof(c->plain_head))
-		c->plain_rx_seq = c->exch_seq; /* done with this answer */
 }
 
 void obs_xm_tls_plain(struct obs_conn *c, bool tx, bool peek, int64_t t_in,

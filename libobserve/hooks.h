@@ -75,4 +75,22 @@ OBS_HIDDEN void obs_h2_attach_new(struct obs_conn *c);
 OBS_HIDDEN void peer_of(const struct sockaddr *sa, uint8_t addr[16],
 			uint16_t *port);
 
+/* hooks_fd.c: a send with MSG_FASTOPEN and an address on an fd the layer
+ * does not track (TCP Fast Open: the connect is in the send). Begin: true
+ * when the layer tracks it (T1 taken); then end with the real call's
+ * result, its flags and its buffers: records the connect and the bytes
+ * sent, keeps errno, returns ret. */
+struct obs_fastopen {
+	struct obs_conn *c;
+	int64_t t_in;
+	int family;
+	uint8_t peer[16];
+	uint16_t port;
+};
+struct iovec;
+OBS_HIDDEN bool fastopen_begin(int fd, const struct sockaddr *addr,
+			       socklen_t len, struct obs_fastopen *f);
+OBS_HIDDEN ssize_t fastopen_end(int fd, struct obs_fastopen *f, ssize_t ret,
+				int flags, const struct iovec *iov, int iovcnt);
+
 #endif

@@ -100,6 +100,71 @@ static bool connect_again(int fd, struct obs_conn *c,
 	return false;
 }
 
+/* The start of a call on fd that may open a connection to addr (connect,
+ * or a TCP Fast Open send): its state, zeroed, and its peer; NULL when the
+ * layer does not track it. Keeps errno. */
+static struct obs_conn *connect_prepare(int fd, const struct sockaddr *addr,
+					socklen_t len, uint8_t peer[16],
+					uint16_t *port)
+{
+	int saved = errno;
+	struct obs_conn *c = NULL;
+
+	if (!connect_trackable(fd, addr, len) || !obs_enter())
+		return NULL;
+	if (!obs_in_vfork_child() && is_stream_socket(fd) &&
+	    obs_spool_ensure() == 0)
+		c = conn_new();
+	obs_leave();
+	if (c)
+		peer_of(addr, peer, port);
+	errno = saved;
+	return c;
+}
+
+/* Whether connect() returned 0 on fd with its SYN deferred to the first
+ * send: TCP_FASTOPEN_CONNECT with a Fast Open cookie (curl --tcp-fastopen)
+ * leaves the socket in SYN_SENT. One getsockopt per connect that returned
+ * 0, a second only where the option is set. */
+static bool syn_deferred(int fd)
+{
+	int on = 0;
+	socklen_t len = sizeof(on);
+	struct tcp_info ti;
+
+	if (REAL(getsockopt)(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &on,
+			     &len) != 0 ||
+	    !on)
+		return false;
+	len = sizeof(ti);
+	return REAL(getsockopt)(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+	       ti.tcpi_state == 2; /* TCP_SYN_SENT (include/net/tcp_states.h) */
+}
+
+/* ... and its record, once the call returned (ret, err) at t_out: then
+ * data, a Fast Open send's bytes (NULL for connect), and the connection
+ * goes into the table. */
+static void connect_record(struct obs_conn *c, int fd, int family,
+			   const uint8_t peer[16], uint16_t port, int64_t t_in,
+			   int64_t t_out, int ret, int err,
+			   const struct obs_data *data, ssize_t sent)
+{
+	obs_enter_again();
+	obs_xm_connect_first(c, conn_next_seq(), fd, family, peer, port, t_in,
+			     t_out, ret, err);
+	if (data)
+		obs_xm_fastopen(c, t_in, t_out, sent, data);
+	else if (ret == 0 && syn_deferred(fd))
+		obs_xm_fastopen_deferred(c);
+	note_local_addr(c, fd);
+	dns_match(c, family, peer, t_in);
+	conn_attach(fd, c);
+	obs_leave();
+	OBS_LOG(OBS_LOG_DEBUG, "%s fd %d port %u: %d (%s)",
+		data ? "fast open" : "connect", fd, port, ret,
+		ret == 0 ? "ok" : strerror(err));
+}
+
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	int saved = errno, ret, err;
@@ -115,33 +180,82 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	}
 	if (c && connect_again(fd, c, addr, len, &ret))
 		return ret;
-	if (!connect_trackable(fd, addr, len))
+	c = connect_prepare(fd, addr, len, peer, &port);
+	if (!c)
 		return obs_real.connect(fd, addr, len);
-	if (!obs_enter())
-		return obs_real.connect(fd, addr, len);
-	if (obs_in_vfork_child() || !is_stream_socket(fd) ||
-	    obs_spool_ensure() != 0 || !(c = conn_new())) {
-		obs_leave();
-		errno = saved;
-		return obs_real.connect(fd, addr, len);
-	}
-	obs_leave();
-	peer_of(addr, peer, &port);
-	errno = saved;
 	t_in = obs_now();
 	ret = obs_real.connect(fd, addr, len);
 	err = errno;
 	t_out = obs_now();
-	obs_enter_again();
-	obs_xm_connect_first(c, conn_next_seq(), fd, addr->sa_family, peer,
-			     port, t_in, t_out, ret, err);
-	note_local_addr(c, fd);
-	dns_match(c, addr->sa_family, peer, t_in);
-	conn_attach(fd, c);
-	obs_leave();
-	OBS_LOG(OBS_LOG_DEBUG, "connect fd %d port %u: %d (%s)", fd, port, ret,
-		ret == 0 ? "ok" : strerror(err));
+	connect_record(c, fd, addr->sa_family, peer, port, t_in, t_out, ret,
+		       err, NULL, 0);
 	errno = ret == 0 ? saved : err;
+	return ret;
+}
+
+/* Whether a Fast Open send that failed with err still began a connect:
+ * in progress, interrupted (it goes on), or failed as a connect fails. */
+static bool connect_errno(int err)
+{
+	switch (err) {
+	case EINPROGRESS:
+	case EINTR:
+	case ECONNREFUSED:
+	case ETIMEDOUT:
+	case ENETUNREACH:
+	case EHOSTUNREACH:
+	case ECONNRESET:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* TCP Fast Open: sendto() or sendmsg() with MSG_FASTOPEN and an address,
+ * on a socket that was never connected (wget2), connects and sends in one
+ * call. It is the connect (T1 its entry) and, when it moved bytes (a
+ * Fast Open cookie let them go with the SYN, or a blocking call waited
+ * for the connection), the first exchange's first send (T3 the same
+ * entry). Without a cookie a non-blocking call sends the SYN alone and
+ * says EINPROGRESS: only the connect, the program sends the data later.
+ * The connection is up at the return when the call was blocking and
+ * succeeded, else in progress (T2 comes as after a non-blocking connect).
+ * fastopen_begin: true when the layer tracks the call, then
+ * fastopen_end with the real call's result. */
+bool fastopen_begin(int fd, const struct sockaddr *addr, socklen_t len,
+		    struct obs_fastopen *f)
+{
+	f->c = connect_prepare(fd, addr, len, f->peer, &f->port);
+	if (!f->c)
+		return false;
+	f->family = addr->sa_family;
+	f->t_in = obs_now();
+	return true;
+}
+
+ssize_t fastopen_end(int fd, struct obs_fastopen *f, ssize_t ret, int flags,
+		     const struct iovec *iov, int iovcnt)
+{
+	int err = errno;
+	int64_t t_out = obs_now();
+	struct obs_data d = { iov, iovcnt, ret > 0 ? (size_t)ret : 0, 0 };
+	bool waits = ret >= 0 && !(flags & MSG_DONTWAIT) &&
+		     !(REAL(fcntl)(fd, F_GETFL) & O_NONBLOCK);
+
+	if (ret < 0 && !connect_errno(err)) {
+		/* no connect at all (Fast Open off: EOPNOTSUPP; a bad
+		 * call): the program will connect() the usual way */
+		if (obs_enter()) {
+			conn_discard(f->c);
+			obs_leave();
+		}
+		errno = err;
+		return ret;
+	}
+	connect_record(f->c, fd, f->family, f->peer, f->port, f->t_in, t_out,
+		       waits ? 0 : -1, ret >= 0 ? EINPROGRESS : err,
+		       ret > 0 ? &d : NULL, ret);
+	errno = err;
 	return ret;
 }
 

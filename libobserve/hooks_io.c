@@ -1,6 +1,7 @@
 /* hooks_io.c - the send and receive families. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -30,7 +31,27 @@ struct send_ctx {
 			* layer; the call is not recorded */
 };
 
-static inline struct send_ctx send_begin(struct obs_conn *c)
+/* iov/iovcnt/n: what the call asks to send (n: at most that many bytes;
+ * SIZE_MAX: as far as the buffers go), read before the real call when the
+ * send may begin an exchange (obs_xm_send_begin): out of line, so that a
+ * send in the middle of an exchange pays only for the hint. */
+static __attribute__((noinline)) struct send_ctx
+send_begin_entry(struct obs_conn *c, const struct iovec *iov, int iovcnt,
+		 size_t n)
+{
+	struct send_ctx sx = { 0, false, true };
+	struct obs_data d = { iov, iovcnt, n, 0 };
+
+	sx.t_in = obs_now();
+	obs_enter_again();
+	d.tls_in = tls_in_of(c);
+	sx.counted = obs_xm_send_begin(c, sx.t_in, &d);
+	obs_leave();
+	return sx;
+}
+
+static inline __attribute__((always_inline)) struct send_ctx
+send_begin(struct obs_conn *c, const struct iovec *iov, int iovcnt, size_t n)
 {
 	struct send_ctx sx = { 0, false, true };
 
@@ -38,12 +59,8 @@ static inline struct send_ctx send_begin(struct obs_conn *c)
 		sx.observed = false;
 		return sx;
 	}
-	if (obs_xm_send_needs_entry(c)) {
-		sx.t_in = obs_now();
-		obs_enter_again();
-		sx.counted = obs_xm_send_begin(c, sx.t_in);
-		obs_leave();
-	}
+	if (obs_xm_send_needs_entry(c))
+		return send_begin_entry(c, iov, iovcnt, n);
 	return sx;
 }
 
@@ -95,7 +112,7 @@ write_slow(int fd, const void *buf, size_t n, struct obs_conn *c)
 	}
 	struct iovec v = { (void *)buf, n };
 
-	sx = send_begin(c);
+	sx = send_begin(c, &v, 1, n);
 	return send_end(fd, c, sx, obs_real.write(fd, buf, n), &v, 1);
 }
 
@@ -117,7 +134,7 @@ writev_slow(int fd, const struct iovec *iov, int iovcnt, struct obs_conn *c)
 
 	if (LIKELY(!c))
 		return REAL(writev)(fd, iov, iovcnt);
-	sx = send_begin(c);
+	sx = send_begin(c, iov, iovcnt, SIZE_MAX);
 	return send_end(fd, c, sx, obs_real.writev(fd, iov, iovcnt), iov,
 			iovcnt);
 }
@@ -142,7 +159,7 @@ send_slow(int fd, const void *buf, size_t n, int flags, struct obs_conn *c)
 		return REAL(send)(fd, buf, n, flags);
 	struct iovec v = { (void *)buf, n };
 
-	sx = send_begin(c);
+	sx = send_begin(c, &v, 1, n);
 	return send_end(fd, c, sx, obs_real.send(fd, buf, n, flags), &v, 1);
 }
 
@@ -162,12 +179,20 @@ sendto_slow(int fd, const void *buf, size_t n, int flags,
 	    const struct sockaddr *addr, socklen_t alen, struct obs_conn *c)
 {
 	struct send_ctx sx;
-
-	if (LIKELY(!c))
-		return REAL(sendto)(fd, buf, n, flags, addr, alen);
 	struct iovec v = { (void *)buf, n };
 
-	sx = send_begin(c);
+	if (LIKELY(!c)) {
+		struct obs_fastopen f;
+
+		if ((flags & MSG_FASTOPEN) &&
+		    fastopen_begin(fd, addr, alen, &f))
+			return fastopen_end(
+				fd, &f,
+				obs_real.sendto(fd, buf, n, flags, addr, alen),
+				flags, &v, 1);
+		return REAL(sendto)(fd, buf, n, flags, addr, alen);
+	}
+	sx = send_begin(c, &v, 1, n);
 	return send_end(fd, c, sx,
 			obs_real.sendto(fd, buf, n, flags, addr, alen), &v, 1);
 }
@@ -180,7 +205,8 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 		__atomic_load_n(&obs_real.sendto, __ATOMIC_RELAXED);
 	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(c == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL) &&
+	    LIKELY(!(flags & MSG_FASTOPEN)))
 		return fn(fd, buf, n, flags, addr, alen);
 	return sendto_slow(fd, buf, n, flags, addr, alen, c);
 }
@@ -190,9 +216,18 @@ sendmsg_slow(int fd, const struct msghdr *msg, int flags, struct obs_conn *c)
 {
 	struct send_ctx sx;
 
-	if (LIKELY(!c))
+	if (LIKELY(!c)) {
+		struct obs_fastopen f;
+
+		if ((flags & MSG_FASTOPEN) && msg &&
+		    fastopen_begin(fd, msg->msg_name, msg->msg_namelen, &f))
+			return fastopen_end(
+				fd, &f, obs_real.sendmsg(fd, msg, flags), flags,
+				msg->msg_iov, (int)msg->msg_iovlen);
 		return REAL(sendmsg)(fd, msg, flags);
-	sx = send_begin(c);
+	}
+	sx = send_begin(c, msg ? msg->msg_iov : NULL,
+			msg ? (int)msg->msg_iovlen : 0, SIZE_MAX);
 	return send_end(fd, c, sx, obs_real.sendmsg(fd, msg, flags),
 			msg ? msg->msg_iov : NULL,
 			msg ? (int)msg->msg_iovlen : 0);
@@ -204,7 +239,8 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 		__atomic_load_n(&obs_real.sendmsg, __ATOMIC_RELAXED);
 	struct obs_conn *c = conn_of(fd);
 
-	if (LIKELY(fn != NULL) && LIKELY(c == NULL))
+	if (LIKELY(fn != NULL) && LIKELY(c == NULL) &&
+	    LIKELY(!(flags & MSG_FASTOPEN)))
 		return fn(fd, msg, flags);
 	return sendmsg_slow(fd, msg, flags, c);
 }
@@ -226,7 +262,7 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 
 	if (LIKELY(!c))
 		return REAL(sendmmsg)(fd, vec, vlen, flags);
-	sx = send_begin(c);
+	sx = send_begin(c, NULL, 0, 0);
 	ret = obs_real.sendmmsg(fd, vec, vlen, flags);
 	err = errno;
 	/* the bytes are looked at when one message holds them all */

@@ -8,6 +8,9 @@
  *   the process check the pid (obs_in_vfork_child) and leave the parent's
  *   table and spool alone there. glibc's posix_spawn uses internal calls
  *   that do not reach the hooks.
+ * - A process that drops its privileges (apt's methods: setresuid to _apt)
+ *   cannot make or grow its spool afterwards in the directory of the user
+ *   it started as: the spool is made before the change (below).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -159,4 +162,54 @@ EXPORT int execvp(const char *file, char *const argv[])
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	EXEC_WRAP(REAL(execvpe)(file, argv, envp));
+}
+
+/* The effective user id is about to become euid ((uid_t)-1: unchanged).
+ * The spool directory is the starting user's: after a change the owner
+ * check refuses it (and a 0700 directory keeps the new user out), so a
+ * process that drops privileges before it connects (apt's methods run as
+ * _apt) would record nothing. The spool is made now, while the directory
+ * is still this user's; its mapping stays writable after the change. It
+ * cannot grow then (growth opens the directory by name again): the first
+ * chunk's records, after which recording stops and says why. A process
+ * that never connects is left with an empty spool. Not in a vfork child,
+ * nor from a signal handler inside the layer. Keeps errno. */
+static void before_uid_change(uid_t euid)
+{
+	int err = errno;
+
+	if (euid != (uid_t)-1 && euid != geteuid() && obs_fd_table_size &&
+	    !obs_in_vfork_child() && obs_enter()) {
+		if (obs_spool_ensure() == 0)
+			OBS_LOG(OBS_LOG_INFO,
+				"spool made before the effective user id "
+				"changes from %u to %u: it cannot grow after",
+				(unsigned int)geteuid(), (unsigned int)euid);
+		obs_leave();
+	}
+	errno = err;
+}
+
+EXPORT int setuid(uid_t uid)
+{
+	before_uid_change(uid);
+	return REAL(setuid)(uid);
+}
+
+EXPORT int seteuid(uid_t euid)
+{
+	before_uid_change(euid);
+	return REAL(seteuid)(euid);
+}
+
+EXPORT int setreuid(uid_t ruid, uid_t euid)
+{
+	before_uid_change(euid);
+	return REAL(setreuid)(ruid, euid);
+}
+
+EXPORT int setresuid(uid_t ruid, uid_t euid, uid_t suid)
+{
+	before_uid_change(euid);
+	return REAL(setresuid)(ruid, euid, suid);
 }

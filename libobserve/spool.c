@@ -116,6 +116,7 @@ static struct {
 	bool waited;  /* said once that a roll-over waits */
 	dev_t dir_dev;
 	ino_t dir_ino;
+	uid_t uid;		    /* the effective user id that made it */
 	char base[80];		    /* <client>.<pid>.<start> */
 	char path[PATH_MAX];	    /* the current segment's, for messages */
 	void *kept[OBS_SPOOL_KEPT]; /* headers of retired segments */
@@ -610,6 +611,7 @@ static int spool_create(void)
 	}
 	spool.dir_dev = st.st_dev;
 	spool.dir_ino = st.st_ino;
+	spool.uid = geteuid();
 	if (segment_create(&spool.seg[0], dirfd, 0, NULL, why, sizeof(why)) !=
 	    0) {
 		OBS_LOG(OBS_LOG_WARN, "not recording: %s", why);
@@ -934,10 +936,19 @@ static int spool_grow(struct segment *g, struct obs_spool_header *h,
 		goto out;
 	}
 	__atomic_store_n(&spool.stopped, true, __ATOMIC_RELEASE);
-	OBS_LOG(OBS_LOG_WARN,
-		"spool %s: %s; recording stopped, later records are counted "
-		"as dropped",
-		spool.path, why);
+	if (geteuid() != spool.uid)
+		OBS_LOG(OBS_LOG_WARN,
+			"spool %s: %s (the process runs as uid %u now, the "
+			"spool was made as uid %u: it dropped privileges); "
+			"recording stopped, later records are counted as "
+			"dropped",
+			spool.path, why, (unsigned int)geteuid(),
+			(unsigned int)spool.uid);
+	else
+		OBS_LOG(OBS_LOG_WARN,
+			"spool %s: %s; recording stopped, later records are "
+			"counted as dropped",
+			spool.path, why);
 out:
 	in_spool_lock = false;
 	obs_mutex_unlock();

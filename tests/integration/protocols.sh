@@ -13,6 +13,18 @@
 #           label), a page and its resources
 #   tickets a server that sends TLS 1.3 session tickets before its answer:
 #           Tw is the answer's, as curl's clock says
+#   status  the status line from short first receives: axel reads the
+#           headers a byte at a time; PHP's streams peek at one byte right
+#           after sending (here in python, the answer there already)
+#   finished TLS 1.3 (python's ssl, OpenSSL): the client's Finished goes out
+#           at the end of the handshake, then the client works 50 ms, then
+#           sends its request: T3 is the request's send, not the Finished's
+#   fastopen TCP Fast Open without connect() (wget2 does it): python's
+#           sendto and sendmsg with MSG_FASTOPEN, blocking (the connect and
+#           the request's send in one call: T1 = T3) and non-blocking (no
+#           cookie: EINPROGRESS, the request sent once connected); with a
+#           cookie (a network namespace of its own), also
+#           TCP_FASTOPEN_CONNECT
 #   dns     getaddrinfo() of a name (localhost, through /etc/hosts) tied to
 #           the connects to its addresses: the name on each, the lookup's
 #           time on the first only; a numeric address is no lookup (but
@@ -144,6 +156,99 @@ wget)
   "$OBSERVE" -q -o "$DB" -- wget -q --ca-certificate="$WORK/cert.pem" -O /dev/null "$TLS_URL/50k" "$TLS_URL/100b"
   check_log "$TLS_PORT"
   check_tls 2 1.3
+  ;;
+status)
+  need_cmd axel
+  "$OBSERVE" -q -o "$DB" -- axel -q -n 1 -o "$WORK/axel.out" "$URL/50k"
+  nginx_settle
+  # (its first GET is dropped after the headers: no Dr check here)
+  expect_eq "$(q "$DB" "SELECT group_concat(method || ' ' || path || ' ' || coalesce(status, 'NULL'), ', ') FROM (SELECT * FROM exchange ORDER BY t3_ns)")" \
+    "$(awk -F '\t' '{ printf "%s%s %s %s", (NR > 1 ? ", " : ""), $5, $6, $7 }' "$NGINX_LOG")" \
+    "axel: method, path and status as nginx logged them"
+  # PHP's streams: recv(1, MSG_PEEK) right after the send; when the answer
+  # is there already, the peek is its first byte (here it always is)
+  "$OBSERVE" -q -o "$DB" -- "$PYTHON" -c "
+import select, socket
+for i in range(3):
+    s = socket.create_connection(('127.0.0.1', $NGINX_PORT))
+    s.sendall(b'GET /100b HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')
+    select.select([s], [], [])
+    assert s.recv(1, socket.MSG_PEEK) == b'H'
+    got = b''.join(iter(lambda: s.recv(8192), b''))
+    print(len(got))
+    s.close()" > "$WORK/peek.got"
+  nginx_settle
+  expect_eq "$(q "$DB" "SELECT group_concat(m.method || ' ' || m.path || ' ' || coalesce(m.status, 'NULL') || ' ' || x.peeked || ' ' || m.dr, ', ') FROM exchange_metrics m JOIN exchange x ON x.connection_id = m.connection_id AND x.seq = m.seq WHERE m.program LIKE '%python%'")" \
+    "$(tail -n 3 "$NGINX_LOG" | paste - "$WORK/peek.got" | awk -F '\t' '{ printf "%s%s %s %s 1 %s", (NR > 1 ? ", " : ""), $5, $6, $7, $11 }')" \
+    "a 1-byte peek first: the status, the peeked byte counted once"
+  ;;
+finished)
+  "$OBSERVE" -q -o "$DB" -- "$PYTHON" -c "
+import socket, ssl, time
+ctx = ssl.create_default_context(cafile='$WORK/cert.pem')
+ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+for i in range(3):
+    s = ctx.wrap_socket(socket.create_connection(('127.0.0.1', $TLS_PORT)), server_hostname='127.0.0.1')
+    time.sleep(0.05)  # the client's own work, after its Finished
+    s.sendall(b'GET /100b HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')
+    while s.recv(8192): pass
+    s.close()"
+  check_log "$TLS_PORT"
+  check_tls 3 1.3
+  # the 50 ms lie between the handshake's end and T3 (no load moves that);
+  # Ts is the request's send alone (halfway: a Ts with the 50 ms in it
+  # would be above 50)
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange_metrics WHERE peer_port = $TLS_PORT AND t3_ns - (SELECT tls_end_ns FROM connection c WHERE c.id = connection_id) >= 50000000 AND ts_ms < 25")" 3 \
+    "T3 after the client's 50 ms of work, Ts below 25 ms"
+  ;;
+fastopen)
+  [ "$(cat /proc/sys/net/ipv4/tcp_fastopen 2>/dev/null || echo 0)" != 0 ] &&
+    [ $(( $(cat /proc/sys/net/ipv4/tcp_fastopen) & 1 )) = 1 ] || skip "TCP Fast Open is off for clients here (net.ipv4.tcp_fastopen)"
+  "$OBSERVE" -q -o "$DB" -- "$PYTHON" -c "
+import select, socket
+addr = ('127.0.0.1', $NGINX_PORT)
+req = b'GET /100b?k=SECRET HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n'
+def drain(s):
+    while s.recv(65536): pass
+    s.close()
+for how in ('sendto', 'sendmsg'):
+    s = socket.socket()
+    if how == 'sendto':
+        assert s.sendto(req, socket.MSG_FASTOPEN, addr) == len(req)
+    else:
+        assert s.sendmsg([req], [], socket.MSG_FASTOPEN, addr) == len(req)
+    drain(s)
+    s = socket.socket(); s.setblocking(False)
+    try:
+        s.sendto(req, socket.MSG_FASTOPEN, addr) if how == 'sendto' else s.sendmsg([req], [], socket.MSG_FASTOPEN, addr)
+        raise SystemExit('no cookie here: EINPROGRESS expected')
+    except BlockingIOError:
+        pass
+    select.select([], [s], [])
+    s.setblocking(True)
+    s.sendall(req)
+    drain(s)
+"
+  # (T3 = T1 before T2 where the connect carried the request: the order
+  # is checked here, not by check_access)
+  check_log "$NGINX_PORT" --http --no-order
+  expect_eq "$(q "$DB" "SELECT group_concat((t3_ns = t1_ns) || ':' || (t1_ns < t2_ns AND t2_ns <= t4_ns AND t3_ns < t4_ns AND t4_ns <= t5_ns AND t5_ns <= tfb_ns AND tfb_ns <= t6_ns AND t6_ns <= t7_ns) || ':' || end_class, ' ') FROM (SELECT m.*, c.end_class FROM exchange_metrics m JOIN connection c ON c.id = m.connection_id ORDER BY m.t1_ns)")" \
+    "1:1:server_close 0:1:server_close 1:1:server_close 0:1:server_close" "a connection each, T3 = T1 when the call sent the request, T1 < T2 <= T4 <= T5 <= TFB <= T6 <= T7"
+  # With a Fast Open cookie (a server needs net.ipv4.tcp_fastopen bit 2:
+  # set in a network namespace of our own, never the machine's): the
+  # request goes with the SYN, and TCP_FASTOPEN_CONNECT's connect() returns
+  # before the SYN is even sent: T2 is not its return
+  if command -v ip >/dev/null && unshare -n true 2>/dev/null; then
+    unshare -n sh -c 'ip link set lo up && sysctl -qw net.ipv4.tcp_fastopen=3 && exec "$@"' sh \
+      env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$SPOOL" "$PYTHON" "$REPO/tests/integration/clients/fastopen.py" ||
+      fail "the Fast Open client failed"
+    "$SLICER" -q -o "$WORK/cookie.db" "$SPOOL"
+    expect_eq "$(q "$WORK/cookie.db" "SELECT group_concat((m.t3_ns = m.t1_ns) || ':' || c.t2_how || ':' || (m.t1_ns < c.t2_ns AND m.t3_ns < c.t2_ns) || ':' || m.method || ' ' || m.path || ' ' || m.status, ', ') FROM (SELECT * FROM exchange_metrics ORDER BY t1_ns) m JOIN connection c ON c.id = m.connection_id")" \
+      "1:connect:1:GET /tfo 200, 1:first_io:1:GET /tfo 200, 0:first_io:1:GET /tfo 200" \
+      "with a cookie: T3 = T1 where the connect carried the request; T2 after T3 (never connect's early return)"
+  else
+    echo "(no network namespace here: the cookie cases are not run)"
+  fi
   ;;
 dns)
   need_cmd wget

@@ -384,12 +384,12 @@ static void test_shared_connection_answer_before_send_returns(void **state)
 	(void)state;
 	open_blocking(1000, 1100);
 	/* first request: the reader (entered at 1500) sees the answer first */
-	counted = obs_xm_send_begin(&conn, 2000);
+	counted = obs_xm_send_begin(&conn, 2000, NULL);
 	assert_true(counted);
 	obs_xm_recv(&conn, 1500, 2600, 338, 0, false, NULL);
 	obs_xm_send_done(&conn, counted, 2000, 2050, 39, 0, NULL);
 	/* second request, same race */
-	counted = obs_xm_send_begin(&conn, 3000);
+	counted = obs_xm_send_begin(&conn, 3000, NULL);
 	obs_xm_recv(&conn, 2700, 3600, 338, 0, false, NULL);
 	obs_xm_send_done(&conn, counted, 3000, 3100, 39, 0, NULL);
 	/* third request, no race */
@@ -408,7 +408,7 @@ static void test_shared_connection_answer_before_send_returns(void **state)
 	}
 	x = exchange(1);
 	assert_int_equal(x->t4, 2050);
-	assert_int_equal(x->t5, 2000); /* the wait began when the request did */
+	assert_int_equal(x->t5, 2050); /* a waiting receive counts from T4 */
 	assert_int_equal(x->tfb, 2600);
 	assert_int_equal(exchange(3)->t5, 4010); /* entered before T4 */
 	assert_int_equal(conn.sends_inflight, 0);
@@ -617,7 +617,7 @@ static void test_http_fields(void **state)
 	recv_bytes(3030, 3100, response, sizeof(response) - 1);
 	x = exchange(1);
 	assert_string_equal(x->method, "GET");
-	assert_int_equal(x->status, 0); /* 10 bytes do not hold a status */
+	assert_int_equal(x->status, 404); /* from the first two receives */
 	h = record_of(OBS_REC_HTTP);
 	assert_non_null(h);
 	assert_int_equal(h->u.http.seq, 1);
@@ -753,6 +753,183 @@ static void test_http_status_and_not_http(void **state)
 	assert_int_equal(count_kind(OBS_REC_HTTP), 0);
 }
 
+static void peek_bytes(int64_t t_in, int64_t t_out, const void *p, size_t n)
+{
+	struct iovec v = { (void *)p, n };
+	struct obs_data d = { &v, 1, n };
+
+	obs_xm_recv(&conn, t_in, t_out, (ssize_t)n, 0, true, &d);
+}
+
+/* The status line across receives: axel reads its headers a byte at a
+ * time; PHP's streams peek at one byte first (its bytes are read again:
+ * not gathered twice, not counted in Dr); wget peeks at the headers. */
+static void test_http_status_across_receives(void **state)
+{
+	static const char req[] = "GET /x HTTP/1.1\r\nHost: h\r\n\r\n";
+	static const char resp[] =
+		"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+	size_t len = sizeof(resp) - 1;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	send_bytes(2000, 2010, req, sizeof(req) - 1); /* axel */
+	for (size_t i = 0; i < len; i++)
+		recv_bytes(2020 + 10 * (int64_t)i, 2025 + 10 * (int64_t)i,
+			   resp + i, 1);
+	assert_int_equal(exchange(1)->status, 200);
+	assert_int_equal(exchange(1)->tfb, 2025);
+	assert_int_equal(exchange(1)->dr, len);
+
+	send_bytes(3000, 3010, req, sizeof(req) - 1); /* PHP */
+	peek_bytes(3020, 3030, resp, 1);
+	recv_bytes(3040, 3050, resp, 5);
+	peek_bytes(3060, 3070, resp + 5, 3); /* "1.1" */
+	recv_bytes(3080, 3090, resp + 5, len - 5);
+	assert_int_equal(exchange(2)->status, 200);
+	assert_int_equal(exchange(2)->tfb, 3030);
+	assert_int_equal(exchange(2)->dr, len);
+	assert_true(exchange(2)->flags & OBS_XF_PEEKED);
+
+	send_bytes(4000, 4010, req, sizeof(req) - 1); /* wget */
+	peek_bytes(4020, 4030, resp, len);
+	recv_bytes(4040, 4050, resp, len);
+	assert_int_equal(exchange(3)->status, 200);
+	assert_int_equal(exchange(3)->dr, len);
+
+	/* a peek whose bytes complete the line gives it; a status that is
+	 * not one stops the looking after 16 bytes */
+	send_bytes(5000, 5010, req, sizeof(req) - 1);
+	recv_bytes(5020, 5030, resp, 4);
+	peek_bytes(5040, 5050, resp + 4, len - 4);
+	assert_int_equal(exchange(4)->status, 200);
+	send_bytes(6000, 6010, req, sizeof(req) - 1);
+	recv_bytes(6020, 6030, "HTTP/1.1 2x0 OK\r\n", 17);
+	recv_bytes(6040, 6050, resp, len);
+	assert_int_equal(exchange(5)->status, 0);
+	assert_int_equal(conn.plain_rx_seq, 5);
+}
+
+/* A send in two steps, its answer received in between (another thread). */
+static bool send_starts(int64_t t_in, const void *p, size_t n, struct iovec *v,
+			struct obs_data *d)
+{
+	v->iov_base = (void *)p;
+	v->iov_len = n;
+	d->iov = v;
+	d->iovcnt = 1;
+	d->len = n;
+	d->tls_in = 0;
+	return obs_xm_send_begin(&conn, t_in, d);
+}
+
+/* Java's HttpClient: the caller's thread writes, the selector thread
+ * reads, and the answer's bookkeeping runs before the writer's send
+ * returns. The request's fields come from its buffer, read at the send's
+ * entry; T4 is no later than the receive's entry (or TFB, for a receive
+ * waiting since before T3): no negative time. */
+static void test_shared_connection_fields_and_order(void **state)
+{
+	static const char req[] =
+		"GET /a/b?q=SECRET HTTP/1.1\r\nHost: h\r\n\r\n";
+	size_t n = sizeof(req) - 1, len = sizeof(response) - 1;
+	struct iovec v;
+	struct obs_data d;
+	struct obs_exch_body *x;
+	struct obs_record *h;
+	bool counted;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	counted = send_starts(2000, req, n, &v, &d);
+	recv_bytes(2300, 2400, response, len); /* entered after T3 */
+	obs_xm_send_done(&conn, counted, 2000, 9000, (ssize_t)n, 0, &d);
+	x = exchange(1);
+	assert_string_equal(x->method, "GET");
+	assert_int_equal(x->status, 404);
+	assert_int_equal(x->t3, 2000);
+	assert_int_equal(x->t4, 2300);
+	assert_int_equal(x->t5, 2300);
+	assert_int_equal(x->tfb, 2400);
+	assert_int_equal(x->ds, n);
+	assert_int_equal(x->dr, len);
+	h = record_of(OBS_REC_HTTP);
+	assert_non_null(h);
+	assert_string_equal(h->u.http.path, "/a/b");
+	assert_int_equal(conn.proto, OBS_PROTO_HTTP);
+	/* a reader waiting since before the request */
+	counted = send_starts(3000, req, n, &v, &d);
+	recv_bytes(2500, 3500, response, len);
+	obs_xm_send_done(&conn, counted, 3000, 5000, (ssize_t)n, 0, &d);
+	x = exchange(2);
+	assert_int_equal(x->t3, 3000);
+	assert_int_equal(x->t4, 3500);
+	assert_int_equal(x->t5, 3500);
+	assert_int_equal(x->tfb, 3500);
+	assert_int_equal(x->status, 404);
+	assert_string_equal(x->method, "GET");
+	/* no race: as ever */
+	counted = send_starts(4000, req, n, &v, &d);
+	obs_xm_send_done(&conn, counted, 4000, 4010, (ssize_t)n, 0, &d);
+	recv_bytes(4020, 4500, response, len);
+	x = exchange(3);
+	assert_int_equal(x->t4, 4010);
+	assert_int_equal(x->t5, 4020);
+	assert_int_equal(count_kind(OBS_REC_HTTP), 3);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 3);
+	assert_int_equal(conn.sends_inflight, 0);
+}
+
+/* The same over TLS 1.3 (JSSE): the ServerHello is read before the
+ * ClientHello's bookkeeping, and the answer before the request's: the
+ * connection is still TLS, its handshake no exchange, its one request
+ * timed from the request's send. */
+static void test_shared_connection_tls(void **state)
+{
+	static const uint8_t hello_t[] = { 22 }, fin_t[] = { 20, 23 },
+			     app_t[] = { 23 }, sh_t[] = { 22, 20, 23 };
+	static const uint16_t hello_l[] = { 512 }, fin_l[] = { 1, 69 },
+			      req_l[] = { 100 }, sh_l[] = { 122, 1, 2000 },
+			      resp_l[] = { 3000 };
+	uint8_t hello[600], sh[2200], fin[100], req[200], resp[3100];
+	size_t nh, ns, nf, nr, np;
+	struct iovec v;
+	struct obs_data d;
+	struct obs_record *info;
+	bool counted;
+
+	(void)state;
+	nh = tls_records(hello, hello_t, hello_l, 1);
+	ns = tls_records(sh, sh_t, sh_l, 3);
+	nf = tls_records(fin, fin_t, fin_l, 2);
+	nr = tls_records(req, app_t, req_l, 1);
+	np = tls_records(resp, app_t, resp_l, 1);
+	open_blocking(1000, 1100);
+	counted = send_starts(2000, hello, nh, &v, &d);
+	recv_bytes(2100, 2500, sh, ns);
+	obs_xm_send_done(&conn, counted, 2000, 2600, (ssize_t)nh, 0, &d);
+	counted = send_starts(3000, fin, nf, &v, &d);
+	obs_xm_send_done(&conn, counted, 3000, 3010, (ssize_t)nf, 0, &d);
+	counted = send_starts(4000, req, nr, &v, &d);
+	recv_bytes(4100, 4200, resp, np);
+	obs_xm_send_done(&conn, counted, 4000, 7000, (ssize_t)nr, 0, &d);
+	obs_xm_close(&conn, 8000);
+
+	assert_true(connection()->flags & OBS_CF_TLS);
+	info = record_of(OBS_REC_INFO);
+	assert_non_null(info);
+	assert_int_equal(info->u.info.tls_version, 0x0304);
+	assert_int_equal(info->u.info.tls_start, 2000);
+	assert_int_equal(info->u.info.tls_end, 2500);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 1);
+	assert_int_equal(exchange(1)->t3, 4000);
+	assert_int_equal(exchange(1)->t4, 4100);
+	assert_int_equal(exchange(1)->tfb, 4200);
+	assert_int_equal(exchange(1)->ds, nr);
+	assert_int_equal(exchange(1)->dr, np);
+	assert_int_equal(exchange(1)->tls_records, 1);
+}
+
 /* TLS 1.3 as curl (OpenSSL) does it against nginx: ClientHello | server
  * flight | CCS+Finished, request | response | request | response |
  * close_notify, unanswered. */
@@ -791,12 +968,14 @@ static void test_tls13_curl(void **state)
 	assert_int_equal(info->u.info.tls_version, 0x0304);
 	assert_int_equal(info->u.info.tls_start, 2000);
 	assert_int_equal(info->u.info.tls_end, 2600);
-	/* the Finished travels in the first request's exchange */
+	/* the Finished is the handshake's: the request begins at its own
+	 * send (what the client did in between is in neither) */
 	x = exchange(1);
 	assert_non_null(x);
-	assert_int_equal(x->t3, 3000);
+	assert_int_equal(x->t3, 3020);
 	assert_int_equal(x->t4, 3030);
-	assert_int_equal(x->ds, 6 + 74 + 105);
+	assert_int_equal(x->ds, 105);
+	assert_int_equal(x->send_calls, 1);
 	assert_int_equal(x->tfb, 3500);
 	assert_int_equal(exchange(2)->t3, 4000);
 	/* close_notify: recorded, flagged for the reader to drop */
@@ -805,8 +984,8 @@ static void test_tls13_curl(void **state)
 	assert_int_equal(count_kind(OBS_REC_HTTP), 0);
 }
 
-/* The start of test_tls13_curl: the handshake, then the client's
- * Finished and its first request in one exchange (T3 3000, T4 3030). */
+/* The start of test_tls13_curl: the handshake, the client's Finished,
+ * then its first request (T3 3020, T4 3030). */
 static void tls13_first_request(void)
 {
 	static const uint8_t hello_t[] = { 22 }, fin_t[] = { 20, 23 },
@@ -889,6 +1068,58 @@ static void test_tls13_tickets_not_first_byte(void **state)
 	assert_int_equal(exchange(1)->t6, 9120);
 }
 
+/* TLS 1.3: the client's Finished, then 50 ms of its own work, then the
+ * request: T3 is the request's send, not the Finished's. With the
+ * Finished and the request in one send, that send is T3, and the session
+ * tickets that answer the Finished are still not the first byte. */
+static void test_tls13_finished_is_handshake(void **state)
+{
+	static const uint8_t hello_t[] = { 22 }, fin_t[] = { 20, 23 },
+			     app_t[] = { 23 }, sh_t[] = { 22, 20, 23 },
+			     both_t[] = { 20, 23, 23 }, tk_t[] = { 23, 23 };
+	static const uint16_t hello_l[] = { 512 }, fin_l[] = { 1, 69 },
+			      req_l[] = { 100 }, sh_l[] = { 122, 1, 2000 },
+			      both_l[] = { 1, 69, 100 }, tk_l[] = { 250, 300 };
+	uint8_t buf[4096];
+	size_t n;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	send_bytes(2000, 2010, buf, n);
+	n = tls_records(buf, sh_t, sh_l, 3);
+	recv_bytes(2020, 2500, buf, n);
+	n = tls_records(buf, fin_t, fin_l, 2);
+	send_bytes(3000, 3010, buf, n);
+	n = tls_records(buf, app_t, req_l, 1);
+	send_bytes(53000, 53010, buf, n);
+	n = tls_records(buf, tk_t, tk_l, 2);
+	recv_bytes(53020, 53100, buf, n);
+	recv_bytes(53110, 60000, "answer", 6);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 1);
+	assert_int_equal(exchange(1)->t3, 53000);
+	assert_int_equal(exchange(1)->t4, 53010);
+	assert_int_equal(exchange(1)->ds, 105);
+	assert_int_equal(exchange(1)->tfb, 60000);
+	assert_int_equal(record_of(OBS_REC_INFO)->u.info.tls_version, 0x0304);
+
+	reset(NULL);
+	open_blocking(1000, 1100);
+	n = tls_records(buf, hello_t, hello_l, 1);
+	send_bytes(2000, 2010, buf, n);
+	n = tls_records(buf, sh_t, sh_l, 3);
+	recv_bytes(2020, 2500, buf, n);
+	n = tls_records(buf, both_t, both_l, 3);
+	send_bytes(3000, 3010, buf, n);
+	n = tls_records(buf, tk_t, tk_l, 2);
+	recv_bytes(3020, 3100, buf, n);
+	recv_bytes(3110, 9000, "answer", 6);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 1);
+	assert_int_equal(exchange(1)->t3, 3000);
+	assert_int_equal(exchange(1)->tfb, 9000);
+	assert_int_equal(record_of(OBS_REC_INFO)->u.info.tls_version, 0x0304);
+}
+
 /* TLS 1.2 False Start: the request goes with the client's Finished; the
  * server's change cipher spec and Finished come before the answer. */
 static void test_tls12_false_start_first_byte(void **state)
@@ -915,7 +1146,7 @@ static void test_tls12_false_start_first_byte(void **state)
 	recv_bytes(3040, 3300, buf, n);
 	n = tls_records(buf, app_t, resp_l, 1);
 	recv_bytes(3310, 7000, buf, n);
-	assert_int_equal(exchange(1)->t3, 3000);
+	assert_int_equal(exchange(1)->t3, 3020);
 	assert_int_equal(exchange(1)->tfb, 7000);
 }
 
@@ -1038,6 +1269,7 @@ int main(void)
 		cmocka_unit_test_setup(test_http_fields, reset),
 		cmocka_unit_test(test_http_parse),
 		cmocka_unit_test_setup(test_http_status_and_not_http, reset),
+		cmocka_unit_test_setup(test_http_status_across_receives, reset),
 		cmocka_unit_test_setup(test_tls13_curl, reset),
 		cmocka_unit_test_setup(test_tls13_gnutls, reset),
 		cmocka_unit_test_setup(test_tls12, reset),
@@ -1045,6 +1277,7 @@ int main(void)
 				       reset),
 		cmocka_unit_test_setup(test_tls12_false_start_first_byte,
 				       reset),
+		cmocka_unit_test_setup(test_tls13_finished_is_handshake, reset),
 		cmocka_unit_test_setup(test_tcp_info, reset),
 		cmocka_unit_test_setup(test_einprogress_then_so_error, reset),
 		cmocka_unit_test_setup(test_einprogress_then_eisconn, reset),
@@ -1062,6 +1295,9 @@ int main(void)
 		cmocka_unit_test_setup(
 			test_shared_connection_answer_before_send_returns,
 			reset),
+		cmocka_unit_test_setup(test_shared_connection_fields_and_order,
+				       reset),
+		cmocka_unit_test_setup(test_shared_connection_tls, reset),
 		cmocka_unit_test_setup(test_connect_refused, reset),
 		cmocka_unit_test_setup(test_refused_learned_by_io, reset),
 		cmocka_unit_test_setup(test_peek_counts_time_not_bytes, reset),

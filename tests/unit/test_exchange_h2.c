@@ -200,7 +200,7 @@ static void send_buf(const struct buf *b, int64_t t_in, int64_t t_out,
 {
 	struct iovec v = { (void *)b->b, b->n };
 	struct obs_data d = { &v, 1, b->n, tls_in };
-	bool counted = obs_xm_send_begin(&conn, t_in);
+	bool counted = obs_xm_send_begin(&conn, t_in, &d);
 
 	attach_if_wanted(true, &d);
 

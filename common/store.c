@@ -271,6 +271,8 @@ static int run_filter(obs_store *s, sqlite3_stmt *st, int64_t before,
 
 /* ---- ingest ------------------------------------------------------------ */
 
+#define FAR_CONNS 256
+
 struct ingest {
 	obs_store *store;
 	struct obs_spool sp;
@@ -278,8 +280,12 @@ struct ingest {
 	FILE *msgs;
 	bool over; /* the process is gone: open records are final */
 	int64_t process_id;
-	int64_t *conn_ids; /* connection row id by conn_seq */
+	int64_t *conn_ids; /* connection row id by conn_seq - conn_base */
 	size_t n_conn_ids;
+	struct far_conn {
+		uint64_t seq; /* 0: none */
+		int64_t id;
+	} far[FAR_CONNS]; /* those of earlier segments, cached */
 	bool skipped;
 	/* Where the file is stored and final (table ingest_mark): every slot
 	 * before mark_next holds a record stored in its final state but those
@@ -468,8 +474,44 @@ static void addr_text(char *out, size_t size, int family, const uint8_t *a)
 		snprintf(out, size, "?");
 }
 
+/* Connection numbers of this file are those from its first record's
+ * (a segment's first_record) on: an array from there, its size bounded by
+ * the file's slots (the reader checks it). Those of earlier segments go
+ * to a small cache by number. */
+static uint64_t conn_base(const struct ingest *in)
+{
+	return in->sp.hdr->version >= 4 ? in->sp.hdr->first_record : 0;
+}
+
+static int64_t *far_slot(struct ingest *in, uint64_t seq)
+{
+	struct far_conn *f = &in->far[seq % FAR_CONNS];
+
+	return f->seq == seq ? &f->id : NULL;
+}
+
+static int64_t known_conn(struct ingest *in, uint64_t seq)
+{
+	uint64_t base = conn_base(in);
+	int64_t *far;
+
+	if (seq >= base)
+		return seq - base < in->n_conn_ids ? in->conn_ids[seq - base]
+						   : 0;
+	far = far_slot(in, seq);
+	return far ? *far : 0;
+}
+
 static int remember_conn(struct ingest *in, uint64_t seq, int64_t id)
 {
+	uint64_t base = conn_base(in);
+
+	if (seq < base) {
+		in->far[seq % FAR_CONNS].seq = seq;
+		in->far[seq % FAR_CONNS].id = id;
+		return 0;
+	}
+	seq -= base;
 	if (seq >= in->n_conn_ids) {
 		size_t n = in->n_conn_ids ? in->n_conn_ids : 64;
 		int64_t *ids;
@@ -495,7 +537,7 @@ static int remember_conn(struct ingest *in, uint64_t seq, int64_t id)
 static int64_t conn_row(struct ingest *in, uint64_t seq)
 {
 	sqlite3_stmt *st = in->store->st[OBS_SQL_CONN_GET];
-	int64_t id = seq < in->n_conn_ids ? in->conn_ids[seq] : 0;
+	int64_t id = known_conn(in, seq);
 	int rc;
 
 	if (id != 0 || (!in->resumed &&

@@ -321,14 +321,9 @@ out:
 	return rc == SQLITE_DONE ? 0 : 2;
 }
 
-struct keepalive_print {
-	FILE *out;
-	bool csv;
-};
-
-static int keepalive_print(void *ctx, const struct analyses_keepalive *k)
+int analyses_keepalive_print(void *table, const struct analyses_keepalive *k)
 {
-	const struct keepalive_print *p = ctx;
+	const struct analyses_table *p = table;
 	const double *g = k->gaps, *c = k->closes;
 	size_t ng = k->ngaps, nc = k->ncloses;
 
@@ -353,10 +348,8 @@ static int keepalive_print(void *ctx, const struct analyses_keepalive *k)
 	return 0;
 }
 
-static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
+void analyses_keepalive_header(bool csv, FILE *out)
 {
-	struct keepalive_print p = { out, csv };
-
 	if (csv)
 		fprintf(out,
 			"server,gaps,gap_mean_ms,gap_sd_ms,gap_p50_ms,"
@@ -371,7 +364,14 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
 			"server", "gaps", "mean ms", "sd ms", "p50 ms",
 			"p90 ms", "idle", "close p50", "close min", "at resp",
 			"reconn", "recommend", "histogram");
-	return analyses_keepalive_each(db, where, keepalive_print, &p);
+}
+
+static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
+{
+	struct analyses_table p = { out, csv };
+
+	analyses_keepalive_header(csv, out);
+	return analyses_keepalive_each(db, where, analyses_keepalive_print, &p);
 }
 
 /* ---- size ------------------------------------------------------------------
@@ -441,14 +441,9 @@ int analyses_size_each(sqlite3 *db, const char *where, analyses_size_fn fn,
 	return rc == SQLITE_DONE ? 0 : 2;
 }
 
-struct size_print {
-	FILE *out;
-	bool csv;
-};
-
-static int size_print(void *ctx, const struct analyses_size_fit *f)
+int analyses_size_print(void *table, const struct analyses_size_fit *f)
 {
-	const struct size_print *p = ctx;
+	const struct analyses_table *p = table;
 
 	/* a in ms per byte: us per byte = a * 1000 */
 	if (p->csv)
@@ -464,10 +459,8 @@ static int size_print(void *ctx, const struct analyses_size_fit *f)
 	return 0;
 }
 
-static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
+void analyses_size_header(bool csv, FILE *out)
 {
-	struct size_print p = { out, csv };
-
 	if (csv)
 		fprintf(out,
 			"server,n,a_us_per_byte,b_ms,bandwidth_mb_s,rate_per_s,"
@@ -476,7 +469,14 @@ static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
 		fprintf(out, "%-22s %7s %12s %10s %12s %10s %6s %12s %10s\n",
 			"server", "n", "a us/byte", "b ms", "1/a MB/s",
 			"1/b req/s", "R2", "TS a us/B", "TS b ms");
-	return analyses_size_each(db, where, size_print, &p);
+}
+
+static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
+{
+	struct analyses_table p = { out, csv };
+
+	analyses_size_header(csv, out);
+	return analyses_size_each(db, where, analyses_size_print, &p);
 }
 
 /* ---- family and TLS -------------------------------------------------------
@@ -511,7 +511,7 @@ static int family_values(sqlite3 *db, const char *where, const char *col,
 	return rc == SQLITE_DONE || rc == SQLITE_NOMEM ? rc : SQLITE_ABORT;
 }
 
-static int view_family(sqlite3 *db, const char *where, bool csv, FILE *out)
+int analyses_family(sqlite3 *db, const char *where, FILE *csv, FILE *text)
 {
 	static const char *const cols[] = { "te_ms", "tls_ms", "tw_ms", "tr_ms",
 					    "tt_ms" };
@@ -535,9 +535,9 @@ static int view_family(sqlite3 *db, const char *where, bool csv, FILE *out)
 	if (!groups)
 		return 2;
 	if (csv)
-		fprintf(out, "family,tls,metric,count,p50,p90,mean\n");
-	else
-		fprintf(out, "%-6s %-5s %-7s %8s %10s %10s %10s\n", "family",
+		fprintf(csv, "family,tls,metric,count,p50,p90,mean\n");
+	if (text)
+		fprintf(text, "%-6s %-5s %-7s %8s %10s %10s %10s\n", "family",
 			"tls", "metric", "count", "p50", "p90", "mean");
 	while ((rc = sqlite3_step(groups)) == SQLITE_ROW) {
 		int family = sqlite3_column_int(groups, 0);
@@ -553,14 +553,14 @@ static int view_family(sqlite3 *db, const char *where, bool csv, FILE *out)
 
 			if (got != SQLITE_DONE)
 				rc = got;
-			else if (v.n && csv)
-				fprintf(out, "%d,%d,%s,%zu,%.4f,%.4f,%.4f\n",
+			if (got == SQLITE_DONE && v.n && csv)
+				fprintf(csv, "%d,%d,%s,%zu,%.4f,%.4f,%.4f\n",
 					family, tls, cols[i], v.n,
 					stats_percentile(v.v, v.n, 50),
 					stats_percentile(v.v, v.n, 90),
 					stats_mean(v.v, v.n));
-			else if (v.n)
-				fprintf(out,
+			if (got == SQLITE_DONE && v.n && text)
+				fprintf(text,
 					"IPv%-3d %-5s %-7s %8zu %10.3f %10.3f "
 					"%10.3f\n",
 					family, tls ? "yes" : "no", cols[i],
@@ -590,7 +590,8 @@ int analyses_view(sqlite3 *db, const char *view, const char *where,
 	if (strcmp(view, "size") == 0)
 		return view_size(db, where, csv, out);
 	if (strcmp(view, "family") == 0)
-		return view_family(db, where, csv, out);
+		return analyses_family(db, where, csv ? out : NULL,
+				       csv ? NULL : out);
 	fprintf(stderr,
 		"manager: --view %s: endings, keepalive, size or family\n",
 		view);

@@ -82,4 +82,21 @@ typedef int (*analyses_size_fn)(void *ctx, const struct analyses_size_fit *f);
 int analyses_size_each(sqlite3 *db, const char *where, analyses_size_fn fn,
 		       void *ctx);
 
+/* The tables of manager stats --view for those that walk the figures
+ * themselves (the report, which draws and prints from one pass): a
+ * view's header, then analyses_keepalive_print or analyses_size_print as
+ * the fn of analyses_keepalive_each or analyses_size_each, with a struct
+ * analyses_table as ctx. They return 0. */
+struct analyses_table {
+	FILE *out;
+	bool csv;
+};
+void analyses_keepalive_header(bool csv, FILE *out);
+int analyses_keepalive_print(void *table, const struct analyses_keepalive *k);
+void analyses_size_header(bool csv, FILE *out);
+int analyses_size_print(void *table, const struct analyses_size_fit *f);
+/* The family view's table into csv and into text (either may be NULL),
+ * from one computation. 0, or 2 on error (said on stderr). */
+int analyses_family(sqlite3 *db, const char *where, FILE *csv, FILE *text);
+
 #endif

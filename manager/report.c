@@ -76,6 +76,7 @@ int cmd_report(int argc, char **argv)
 	struct report_plots p = { .data = &d };
 	char err[512], *tmp = NULL, *stats = NULL, *texts[NVIEWS] = { 0 };
 	struct report_views rv = { 0 };
+	struct report_view_texts vt = { 0 };
 	struct findings found = { 0 };
 	struct report_texts t = { .views = views,
 				  .texts = texts,
@@ -129,7 +130,7 @@ int cmd_report(int argc, char **argv)
 			"needed: install gnuplot-nox\n");
 		goto out;
 	}
-	if (report_plots_write(&p) != 0 || report_plot_analyses(&p) != 0 ||
+	if (report_plots_write(&p) != 0 || report_plot_analyses(&p, &vt) != 0 ||
 	    report_views_waterfalls(&rv, &p) != 0 ||
 	    (base && report_views_baseline(&rv, &p, base) != 0) ||
 	    report_plots_draw(&p) != 0)
@@ -137,8 +138,15 @@ int cmd_report(int argc, char **argv)
 	if (!(stats = report_data_text(&d, NULL)))
 		goto out;
 	t.stats = stats;
+	/* keepalive, size and family were printed with their plots, from
+	 * the same pass; endings' plot has windows, its table has none */
+	texts[0] = report_data_text(&d, views[0]);
+	texts[1] = vt.keepalive;
+	texts[2] = vt.size;
+	texts[3] = vt.family;
+	vt = (struct report_view_texts){ NULL };
 	for (int i = 0; i < NVIEWS; i++)
-		if (!(texts[i] = report_data_text(&d, views[i])))
+		if (!texts[i])
 			goto out;
 	if (report_page_summary(&d, &p, &t) != 0 ||
 	    report_page_html(&d, &p, &t, o.quiet) != 0)
@@ -153,6 +161,7 @@ out:
 	for (int i = 0; i < NVIEWS; i++)
 		free(texts[i]);
 	report_views_free(&rv);
+	report_view_texts_free(&vt);
 	findings_free(&found);
 	report_data_free(&d);
 	sqlite3_close(base);

@@ -228,8 +228,9 @@ struct keepalive_plot {
 	char *names[MAX_LINES];
 	double recommended[MAX_LINES], close_p50[MAX_LINES];
 	bool closes[MAX_LINES];
-	double max_ms;	       /* the linear panel's range */
-	double log_lo, log_hi; /* the log panel's */
+	double max_ms;		    /* the linear panel's range */
+	double log_lo, log_hi;	    /* the log panel's */
+	struct analyses_table text; /* the view's table, every server */
 };
 
 /* counts of v on bins [lo_k, lo_k+1): steps, closed at the top */
@@ -287,6 +288,7 @@ static int keepalive_data(void *ctx, const struct analyses_keepalive *k)
 	size_t nb;
 	FILE *f;
 
+	analyses_keepalive_print(&kp->text, k);
 	if (k->ngaps == 0 && k->ncloses == 0)
 		return 0;
 	if (i == MAX_LINES) {
@@ -349,13 +351,16 @@ static int keepalive_data(void *ctx, const struct analyses_keepalive *k)
 	return 0;
 }
 
-static int plot_keepalive(struct report_plots *r)
+static int plot_keepalive(struct report_plots *r, FILE *text)
 {
-	struct keepalive_plot kp = {
-		.r = r, .max_ms = 100, .log_lo = INFINITY, .log_hi = 0
-	};
+	struct keepalive_plot kp = { .r = r,
+				     .max_ms = 100,
+				     .log_lo = INFINITY,
+				     .log_hi = 0,
+				     .text = { text, false } };
 	int rc = 0;
 
+	analyses_keepalive_header(false, text);
 	if (analyses_keepalive_each(r->data->db, r->data->where, keepalive_data,
 				    &kp) != 0) {
 		rc = -1;
@@ -449,6 +454,7 @@ struct size_plot {
 	size_t servers, more;
 	char *names[MAX_LINES];
 	double a[MAX_LINES], b[MAX_LINES], ts_a[MAX_LINES], ts_b[MAX_LINES];
+	struct analyses_table text; /* the view's table, every server */
 };
 
 /* One server's points (FIT_POINTS at most) and its fits. */
@@ -458,6 +464,7 @@ static int size_data(void *ctx, const struct analyses_size_fit *fit)
 	size_t i = sp->servers, step = fit->n / FIT_POINTS + 1;
 	FILE *f;
 
+	analyses_size_print(&sp->text, fit);
 	if (fit->n == 0)
 		return 0;
 	if (i == MAX_LINES) {
@@ -480,11 +487,12 @@ static int size_data(void *ctx, const struct analyses_size_fit *fit)
 	return 0;
 }
 
-static int plot_size_fit(struct report_plots *r)
+static int plot_size_fit(struct report_plots *r, FILE *text)
 {
-	struct size_plot sp = { .r = r };
+	struct size_plot sp = { .r = r, .text = { text, false } };
 	int rc = 0;
 
+	analyses_size_header(false, text);
 	if (analyses_size_each(r->data->db, r->data->where, size_data, &sp) !=
 	    0) {
 		rc = -1;
@@ -548,14 +556,38 @@ out:
 	return rc;
 }
 
-static int plot_family(struct report_plots *r);
+static int plot_family(struct report_plots *r, FILE *text);
 
-int report_plot_analyses(struct report_plots *r)
+int report_plot_analyses(struct report_plots *r, struct report_view_texts *t)
 {
-	if (plot_endings(r) != 0 || plot_keepalive(r) != 0 ||
-	    plot_size_fit(r) != 0 || plot_family(r) != 0)
+	size_t len[3];
+	FILE *f[3] = { open_memstream(&t->keepalive, &len[0]),
+		       open_memstream(&t->size, &len[1]),
+		       open_memstream(&t->family, &len[2]) };
+	int rc = 0;
+
+	if (!f[0] || !f[1] || !f[2])
+		rc = nomem(r);
+	if (rc == 0 &&
+	    (plot_endings(r) != 0 || plot_keepalive(r, f[0]) != 0 ||
+	     plot_size_fit(r, f[1]) != 0 || plot_family(r, f[2]) != 0))
+		rc = -1;
+	for (int i = 0; i < 3; i++)
+		if (f[i] && fclose(f[i]) != 0 && rc == 0)
+			rc = nomem(r);
+	if (rc != 0 || r->failed) {
+		report_view_texts_free(t);
 		return -1;
-	return r->failed ? -1 : 0;
+	}
+	return 0;
+}
+
+void report_view_texts_free(struct report_view_texts *t)
+{
+	free(t->keepalive);
+	free(t->size);
+	free(t->family);
+	*t = (struct report_view_texts){ NULL };
 }
 
 /* ---- family ----------------------------------------------------------------
@@ -564,7 +596,7 @@ int report_plot_analyses(struct report_plots *r)
 /* The p50s of the family view's groups (IPv4/IPv6 x plain/TLS) side by
  * side, when there are two groups or more; read from the view's own CSV so
  * that plot and table cannot disagree. */
-static int plot_family(struct report_plots *r)
+static int plot_family(struct report_plots *r, FILE *table)
 {
 	static const char *const metrics[] = { "te_ms", "tls_ms", "tw_ms",
 					       "tr_ms", "tt_ms" };
@@ -577,8 +609,7 @@ static int plot_family(struct report_plots *r)
 
 	if (!f)
 		return nomem(r);
-	if (analyses_view(r->data->db, "family", r->data->where, 0, true, f) !=
-	    0) {
+	if (analyses_family(r->data->db, r->data->where, f, table) != 0) {
 		fclose(f);
 		free(text);
 		return -1;

@@ -7,8 +7,17 @@
 
 #include "report_plots.h"
 
+/* The tables of manager stats --view keepalive, size and family (text),
+ * malloc'd: made with the plots, from the same pass over the rows. */
+struct report_view_texts {
+	char *keepalive, *size, *family;
+};
+
 /* The analyses' plots: each one with nothing to show is noted; the endings
- * plot's window and height are left in p. 0, or -1 on an error (said). */
-int report_plot_analyses(struct report_plots *p);
+ * plot's window and height are left in p; t gets the tables of the views
+ * drawn. 0, or -1 on an error (said; t is then empty). */
+int report_plot_analyses(struct report_plots *p, struct report_view_texts *t);
+/* Free the tables, leave t empty. */
+void report_view_texts_free(struct report_view_texts *t);
 
 #endif

@@ -155,17 +155,19 @@ static int write_report(struct report_data *d, const char *tmp,
 			const struct report_texts *t)
 {
 	struct report_plots p = { .data = d, .dir = dir, .tmp = tmp };
+	struct report_view_texts vt = { 0 };
 	int rc = report_plots_begin(&p);
 
 	if (rc == 0)
 		rc = report_plots_write(&p);
 	if (rc == 0)
-		rc = report_plot_analyses(&p);
+		rc = report_plot_analyses(&p, &vt);
 	if (rc == 0)
 		rc = report_page_summary(d, &p, t);
 	if (rc == 0)
 		rc = report_page_html(d, &p, t, true);
 	report_plots_free(&p);
+	report_view_texts_free(&vt);
 	return rc;
 }
 

@@ -569,10 +569,8 @@ void obs_xm_fastopen_deferred(struct obs_conn *c)
 	c->syn_data = true;
 }
 
-void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
-			  int ret, int err)
+void obs_xm_connect_again(struct obs_conn *c, int64_t t_out, int ret, int err)
 {
-	(void)t_in;
 	obs_conn_lock(c);
 	if (c->phase == OBS_PH_CONNECTING) {
 		if (ret == 0 || err == EISCONN)

@@ -187,9 +187,10 @@ void obs_xm_fastopen(struct obs_conn *c, int64_t t_in, int64_t t_out,
  * connect), and that send's bytes go with the SYN. Before the connection
  * is in the table. */
 void obs_xm_fastopen_deferred(struct obs_conn *c);
-/* A later connect() on the same socket (non-blocking completion check). */
-void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
-			  int ret, int err);
+/* A later connect() on the same socket (non-blocking completion check)
+ * returned (ret, err) at t_out (its entry time is never used: no clock read
+ * before the call). */
+void obs_xm_connect_again(struct obs_conn *c, int64_t t_out, int ret, int err);
 /* Local address learned after connect (getsockname). */
 void obs_xm_local_addr(struct obs_conn *c, const void *addr, uint16_t port);
 /* getsockopt(SO_ERROR) returned 0 and gave so_error. */

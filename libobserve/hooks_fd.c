@@ -185,7 +185,8 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	t_in = obs_now();
 	ret = obs_real.connect(fd, addr, len);
 	err = errno;
-	t_out = obs_now();
+	/* in progress: T2 comes later, the return time is not used */
+	t_out = obs_xm_connect_pending(ret, err) ? 0 : obs_now();
 	connect_record(c, fd, addr->sa_family, peer, port, t_in, t_out, ret,
 		       err, NULL, 0);
 	errno = ret == 0 ? saved : err;

@@ -13,8 +13,23 @@ if [ "$case" = default_tmp ] && [ -z "${SAFETY_PRIVATE_TMP:-}" ]; then
   [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (CI runs as root)"; exit 77; }
   unshare -m --propagation private true 2>/dev/null ||
     { echo "SKIP: cannot make a private mount namespace here (unshare -m)"; exit 77; }
-  SAFETY_PRIVATE_TMP=1 exec unshare -m --propagation private \
-    bash -c 'mount -t tmpfs -o mode=1777 tmpfs /tmp && exec bash "$0" "$@"' "$0" "$@"
+  # A checkout or build under /tmp (a clone in /tmp, OBSERVE_BUILD=/tmp/...)
+  # would vanish under the new /tmp: the repository's and the build's
+  # directories are bound back at their own paths from the old /tmp.
+  here=$(cd "$(dirname "$0")/../.." && pwd)
+  build=$(cd "${OBSERVE_BUILD:-$here/build}" && pwd)
+  SAFETY_PRIVATE_TMP=1 exec unshare -m --propagation private bash -c '
+    set -e
+    exec 9< /tmp # the old /tmp, reached through /proc/self/fd/9 below
+    mount -t tmpfs -o mode=1777 tmpfs /tmp
+    for d in "$1" "$2"; do
+      case $d in
+        /tmp/*) mkdir -p "$d" && mount --no-canonicalize --bind "/proc/self/fd/9/${d#/tmp/}" "$d" ;;
+      esac
+    done
+    shift 2
+    exec 9<&-
+    exec bash "$0" "$@"' "$0" "$here" "$build" "$@"
 fi
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"

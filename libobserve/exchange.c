@@ -537,7 +537,7 @@ void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
 	cb->t1 = t_in;
 	if (ret == 0) {
 		connect_up(c, t_out, OBS_T2_CONNECT);
-	} else if (err == EINPROGRESS || err == EINTR || err == EALREADY) {
+	} else if (obs_xm_connect_pending(ret, err)) {
 		/* EINTR: a blocking connect goes on in the background. */
 		c->phase = OBS_PH_CONNECTING;
 		cb->flags |= OBS_CF_NONBLOCKING;
@@ -569,10 +569,8 @@ void obs_xm_fastopen_deferred(struct obs_conn *c)
 	c->syn_data = true;
 }
 
-void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
-			  int ret, int err)
+void obs_xm_connect_again(struct obs_conn *c, int64_t t_out, int ret, int err)
 {
-	(void)t_in;
 	obs_conn_lock(c);
 	if (c->phase == OBS_PH_CONNECTING) {
 		if (ret == 0 || err == EISCONN)

@@ -17,6 +17,7 @@
 #ifndef OBSERVE_EXCHANGE_H
 #define OBSERVE_EXCHANGE_H
 
+#include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -187,9 +188,18 @@ void obs_xm_fastopen(struct obs_conn *c, int64_t t_in, int64_t t_out,
  * connect), and that send's bytes go with the SYN. Before the connection
  * is in the table. */
 void obs_xm_fastopen_deferred(struct obs_conn *c);
-/* A later connect() on the same socket (non-blocking completion check). */
-void obs_xm_connect_again(struct obs_conn *c, int64_t t_in, int64_t t_out,
-			  int ret, int err);
+/* Whether a connect() that returned (ret, err) goes on in the background
+ * (non-blocking: EINPROGRESS; EALREADY; a blocking one interrupted: EINTR):
+ * its return time is then no T2, and no clock is read for it. */
+static inline bool obs_xm_connect_pending(int ret, int err)
+{
+	return ret != 0 &&
+	       (err == EINPROGRESS || err == EINTR || err == EALREADY);
+}
+/* A later connect() on the same socket (non-blocking completion check)
+ * returned (ret, err) at t_out (its entry time is never used: no clock read
+ * before the call). */
+void obs_xm_connect_again(struct obs_conn *c, int64_t t_out, int ret, int err);
 /* Local address learned after connect (getsockname). */
 void obs_xm_local_addr(struct obs_conn *c, const void *addr, uint16_t port);
 /* getsockopt(SO_ERROR) returned 0 and gave so_error. */

@@ -75,7 +75,6 @@ static bool connect_trackable(int fd, const struct sockaddr *addr,
 static bool connect_again(int fd, struct obs_conn *c,
 			  const struct sockaddr *addr, socklen_t len, int *ret)
 {
-	int64_t t_in;
 	int err;
 
 	if (!obs_enter()) { /* a signal handler inside the layer */
@@ -83,12 +82,12 @@ static bool connect_again(int fd, struct obs_conn *c,
 		return true;
 	}
 	if (c->phase == OBS_PH_CONNECTING || c->phase == OBS_PH_UP) {
+		/* one clock read, at the return: only T2 can come of it */
 		obs_leave();
-		t_in = obs_now();
 		*ret = REAL(connect)(fd, addr, len);
 		err = errno;
 		obs_enter_again();
-		obs_xm_connect_again(c, t_in, obs_now(), *ret, err);
+		obs_xm_connect_again(c, obs_now(), *ret, err);
 		obs_leave();
 		errno = err;
 		return true;
@@ -186,7 +185,8 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	t_in = obs_now();
 	ret = obs_real.connect(fd, addr, len);
 	err = errno;
-	t_out = obs_now();
+	/* in progress: T2 comes later, the return time is not used */
+	t_out = obs_xm_connect_pending(ret, err) ? 0 : obs_now();
 	connect_record(c, fd, addr->sa_family, peer, port, t_in, t_out, ret,
 		       err, NULL, 0);
 	errno = ret == 0 ? saved : err;

@@ -179,16 +179,16 @@ static void test_einprogress_then_eisconn(void **state)
 
 	(void)state;
 	open_nonblocking(1000);
-	obs_xm_connect_again(&conn, 1400, 1410, -1, EALREADY);
+	obs_xm_connect_again(&conn, 1410, -1, EALREADY);
 	assert_int_equal(connection()->t2, 0);
-	obs_xm_connect_again(&conn, 1700, 1710, -1, EISCONN);
+	obs_xm_connect_again(&conn, 1710, -1, EISCONN);
 	cb = connection();
 	assert_int_equal(cb->t2, 1710);
 	assert_int_equal(cb->t2_how, OBS_T2_RECONNECT);
 	/* ab: the second connect returns 0 */
 	reset(NULL);
 	open_nonblocking(1000);
-	obs_xm_connect_again(&conn, 1500, 1520, 0, 0);
+	obs_xm_connect_again(&conn, 1520, 0, 0);
 	assert_int_equal(connection()->t2, 1520);
 	assert_int_equal(conn.phase, OBS_PH_UP);
 }

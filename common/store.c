@@ -695,6 +695,16 @@ static int update_http(struct ingest *in, int64_t conn_id,
 	return step_done(in->store, st);
 }
 
+/* Whether a record whose connection this file has not shown may only be
+ * early: the writer still runs and a slot before it read empty (the
+ * connection's record was not published yet when that part of the file
+ * was read, while later ones were). The mark stays at that slot, so the
+ * next pass reads both again; nothing is reported or lost. */
+static bool unseen_yet(const struct ingest *in)
+{
+	return !in->over && in->frozen;
+}
+
 /* The exchange record r, with its HTTP record h (host, path) when it came
  * next (NULL: none, or apart). */
 static int ingest_exch(struct ingest *in, const struct obs_record *r,
@@ -707,8 +717,10 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 	if (conn_id == -2)
 		return -1;
 	if (conn_id <= 0) {
-		report_record(in, offset,
-			      "exchange of a connection with no record");
+		if (!unseen_yet(in))
+			report_record(
+				in, offset,
+				"exchange of a connection with no record");
 		return 0;
 	}
 	if (r->u.exch.flags & OBS_XF_TLS_ALERT) {
@@ -747,7 +759,7 @@ static int64_t conn_id_of(struct ingest *in, const struct obs_record *r,
 {
 	int64_t id = conn_row(in, r->conn_seq);
 
-	if (id == 0 || id == -1)
+	if ((id == 0 || id == -1) && !unseen_yet(in))
 		report_record(in, offset, "a record of a connection with none");
 	return id;
 }
@@ -1093,8 +1105,10 @@ static int ingest_file(obs_store *s, const char *path,
 		stats->records++;
 		if (s->progress && (stats->records & 0x3fff) == 0)
 			progress_show(s, &in, &shown, t_start);
-		if (ingest_record(&in, r, offset) != 0 ||
-		    mark_note(&in, r, offset) != 0)
+		/* the mark first: a record after an empty slot is known as
+		 * such while it is stored (unseen_yet) */
+		if (mark_note(&in, r, offset) != 0 ||
+		    ingest_record(&in, r, offset) != 0)
 			goto dberr_rollback;
 	}
 	if (ingest_flush(&in) != 0)

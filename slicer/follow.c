@@ -222,6 +222,22 @@ static bool events(struct follower *f, int fd)
 	return overflow;
 }
 
+static void stop_signals(sigset_t *stop)
+{
+	sigemptyset(stop);
+	sigaddset(stop, SIGTERM);
+	sigaddset(stop, SIGINT);
+	sigaddset(stop, SIGHUP);
+}
+
+void slicer_follow_block_signals(void)
+{
+	sigset_t stop;
+
+	stop_signals(&stop);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
+}
+
 int slicer_follow(obs_store *store, const char *dir,
 		  struct obs_ingest_stats *stats, FILE *msgs)
 {
@@ -233,11 +249,8 @@ int slicer_follow(obs_store *store, const char *dir,
 	int64_t due = -1; /* when the gathered events are ingested */
 	bool stopping = false;
 
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGHUP);
-	sigprocmask(SIG_BLOCK, &stop, NULL);
+	stop_signals(&stop);
+	sigprocmask(SIG_BLOCK, &stop, NULL); /* blocked already by main */
 	sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
 	ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (sfd < 0 || ino < 0 ||

@@ -10,6 +10,12 @@
 
 #include "store.h"
 
+/* Block the stop signals (SIGTERM, SIGINT, SIGHUP) so that one that comes
+ * while the slicer starts (the database opened, the first scan) is taken
+ * by slicer_follow, which reads them from a signalfd, rather than ending
+ * the process at once. Called before the store is opened. */
+void slicer_follow_block_signals(void);
+
 /* Follow dir into store, messages on msgs, counts added to stats. Returns
  * when a stop signal came: 0 everything read, 1 something skipped, 2 a
  * database error or dir could not be followed. */

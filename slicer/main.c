@@ -157,6 +157,8 @@ static int slice(const struct slicer_options *o, struct filter *f, int argc,
 		db_path = push_db(push);
 		pushing = true;
 	}
+	if (o->follow)
+		slicer_follow_block_signals();
 	store = obs_store_open(db_path, err, sizeof(err));
 	if (!store) {
 		fprintf(stderr, "slicer: %s\n", err);

@@ -131,6 +131,15 @@ q() { sqlite3 -batch "$1" "$2"; }
 SPOOL=$WORK/spool
 mkdir -m 0700 "$SPOOL"  # the layer writes only where no one else may
 preload() { env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$SPOOL" "$@"; }
+# client_run NAME DB COMMAND...: COMMAND as client machine NAME (its own
+# spool directory and OBSERVE_CLIENT), its spool then sliced into DB
+client_run() {
+  local name=$1 db=$2
+  shift 2
+  mkdir -p "$WORK/spool-$name"
+  env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/spool-$name" OBSERVE_CLIENT="$name" "$@" >/dev/null
+  "$SLICER" -q -o "$db" "$WORK/spool-$name"
+}
 
 # make_site DIR: a small site: index.html (title "observe demo") that uses a
 # stylesheet, a script and two images (PNG, SVG), and plain files of exactly

@@ -12,15 +12,9 @@ URL=http://127.0.0.1:$NGINX_PORT
 mkdir -p "$WORK/clients"
 
 # three client machines, simulated by their OBSERVE_CLIENT names
-client_run() {  # NAME COMMAND...
-  local name=$1; shift
-  mkdir -p "$WORK/spool-$name"
-  env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/spool-$name" OBSERVE_CLIENT="$name" "$@" >/dev/null
-  "$SLICER" -q -o "$WORK/clients/$name.db" "$WORK/spool-$name"
-}
-client_run alpha curl -sf -o /dev/null -o /dev/null "$URL/100b" "$URL/50k"
-client_run beta ab -q -k -n 30 -c 2 "$URL/100b"
-client_run gamma wget -q -O /dev/null "$URL/1m"
+client_run alpha "$WORK/clients/alpha.db" curl -sf -o /dev/null -o /dev/null "$URL/100b" "$URL/50k"
+client_run beta "$WORK/clients/beta.db" ab -q -k -n 30 -c 2 "$URL/100b"
+client_run gamma "$WORK/clients/gamma.db" wget -q -O /dev/null "$URL/1m"
 
 sum=0
 for db in "$WORK"/clients/*.db; do
@@ -38,7 +32,7 @@ expect_eq "$(q "$C" "SELECT client || ':' || count(*) FROM exchange_metrics GROU
 expect_eq "$(q "$C" "SELECT count(*) FROM exchange")" "$sum" "pulling again adds nothing"
 
 # alpha's machine goes on working: its database grows by two exchanges
-client_run alpha curl -sf -o /dev/null -o /dev/null "$URL/100b" "$URL/100b"
+client_run alpha "$WORK/clients/alpha.db" curl -sf -o /dev/null -o /dev/null "$URL/100b" "$URL/100b"
 "$MANAGER" pull -q -o "$C" "$WORK/clients/alpha.db"
 expect_eq "$(q "$C" "SELECT count(*) FROM exchange_metrics WHERE client = 'alpha'")" 4 "a grown source adds exactly its new rows"
 
@@ -46,7 +40,7 @@ expect_eq "$(q "$C" "SELECT count(*) FROM exchange_metrics WHERE client = 'alpha
 # in the same pull still merges
 head -c 8192 /dev/urandom > "$WORK/corrupt.db"
 sqlite3 "$WORK/foreign.db" "CREATE TABLE t(x); INSERT INTO t VALUES(1);"
-client_run delta curl -sf -o /dev/null "$URL/100b"
+client_run delta "$WORK/clients/delta.db" curl -sf -o /dev/null "$URL/100b"
 set +e
 "$MANAGER" pull -q -o "$C" "$WORK/corrupt.db" "$WORK/foreign.db" "$WORK/clients/delta.db" 2>"$WORK/err"
 status=$?

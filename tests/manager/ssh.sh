@@ -19,12 +19,6 @@ make_site "$WORK/site"
 nginx_start "$WORK/site"
 URL=http://127.0.0.1:$NGINX_PORT
 mkdir -p "$WORK/clients" "$WORK/remote"
-client_run() {  # NAME DB COMMAND...
-  local name=$1 db=$2; shift 2
-  mkdir -p "$WORK/spool-$name"
-  env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$WORK/spool-$name" OBSERVE_CLIENT="$name" "$@" >/dev/null
-  "$SLICER" -q -o "$db" "$WORK/spool-$name"
-}
 client_run alpha "$WORK/clients/alpha.db" curl -sf -o /dev/null -o /dev/null "$URL/100b" "$URL/50k"
 client_run beta "$WORK/clients/beta.db" ab -q -k -n 20 -c 2 "$URL/100b"
 # a path with a space and a quote: it goes through two shells

@@ -33,6 +33,7 @@ struct scan {
 	struct findings *out;
 	struct idle *idle;	 /* idle_close's rows of one server */
 	struct wait_list *waits; /* server_wait's servers */
+	struct vec *vals;	 /* values()'s vector */
 };
 
 static int say_nomem(void)
@@ -112,33 +113,27 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
+static int push_value(struct scan *s, sqlite3_stmt *st)
+{
+	if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+		return 0;
+	return vec_push(s->vals, sqlite3_column_double(st, 0)) == 0
+		       ? 0
+		       : say_nomem();
+}
+
 /* The values of a query's first column, sorted, into v (emptied first):
  * 0, or 2 (said). sql is freed. */
 static int values(struct scan *s, char *sql, struct vec *v)
 {
-	sqlite3_stmt *st;
 	int rc;
 
 	v->n = 0;
-	if (!sql)
-		return say_nomem();
-	st = db_prepare(s->db, sql);
-	sqlite3_free(sql);
-	if (!st)
-		return 2;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL &&
-		    vec_push(v, sqlite3_column_double(st, 0)) != 0) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-	if (rc == SQLITE_NOMEM)
-		say_nomem();
-	else if (rc != SQLITE_DONE)
-		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
-	sqlite3_finalize(st);
-	stats_sort(v->v, v->n);
-	return rc == SQLITE_DONE ? 0 : 2;
+	s->vals = v;
+	rc = each_row(s, sql, push_value);
+	if (rc == 0)
+		stats_sort(v->v, v->n);
+	return rc;
 }
 
 static double p(const struct vec *v, double pct)

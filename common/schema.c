@@ -150,6 +150,16 @@ static const char schema_sql[] =
 	"  LEFT JOIN exchange n ON n.connection_id = e.connection_id\n"
 	"    AND n.seq = e.seq + 1;\n";
 
+/* OBS_SQL_EXCH_INS, whose VALUES obs_schema_exch_insert_sql repeats */
+#define EXCH_INSERT                                                                \
+	"INSERT OR IGNORE INTO exchange(connection_id, seq, " OBS_SQL_EXCH_COLUMNS \
+	", host, path) VALUES"
+#define EXCH_VALUES                                                            \
+	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define EXCH_CONFLICT ""
+_Static_assert(sizeof(EXCH_VALUES) == 1 + 3 * OBS_SQL_EXCH_PARAMS,
+	       "a ? per exchange parameter");
+
 static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 	[OBS_SQL_CLIENT_INS] = "INSERT INTO client(name, host) VALUES(?1, ?2) "
 			       "ON CONFLICT(name) DO NOTHING",
@@ -175,21 +185,17 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 		") = (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
 		"?14, ?15, ?16, ?17, ?18, ?19, ?20) "
 		"WHERE process_id = ?1 AND seq = ?2 AND complete = 0",
-	[OBS_SQL_EXCH_INS] =
-		"INSERT INTO exchange(connection_id, seq, " OBS_SQL_EXCH_COLUMNS
-		", host, path) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-		"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) "
-		"ON CONFLICT(connection_id, seq) DO NOTHING",
+	[OBS_SQL_EXCH_INS] = EXCH_INSERT EXCH_VALUES EXCH_CONFLICT,
 	[OBS_SQL_EXCH_UPD] =
 		"UPDATE exchange SET (" OBS_SQL_EXCH_COLUMNS
 		") = (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
 		"?14, ?15, ?16, ?17, ?18) WHERE connection_id = ?1 AND "
-		"seq = ?2 AND complete = 0",
+		"seq = ?2 AND complete = 0 AND id < ?19",
 	[OBS_SQL_EXCH_DEL] =
 		"DELETE FROM exchange WHERE connection_id = ?1 AND "
 		"seq = ?2",
 	[OBS_SQL_HTTP_UPD] = "UPDATE exchange SET host = ?3, path = ?4 WHERE "
-			     "connection_id = ?1 AND seq = ?2",
+			     "connection_id = ?1 AND seq = ?2 AND id < ?5",
 	[OBS_SQL_INFO_UPD] =
 		"UPDATE connection SET tls = ?2, tls_version = ?3, "
 		"tls_start_ns = ?4, tls_end_ns = ?5, rtt_us = ?6, "
@@ -219,6 +225,17 @@ const char obs_schema_mark_sql[] =
 const char *obs_schema_ingest_sql(enum obs_ingest_sql which)
 {
 	return ingest_sql[which];
+}
+
+char *obs_schema_exch_insert_sql(int rows)
+{
+	sqlite3_str *sql = sqlite3_str_new(NULL);
+
+	sqlite3_str_appendall(sql, EXCH_INSERT);
+	for (int i = 0; i < rows; i++)
+		sqlite3_str_appendf(sql, "%s" EXCH_VALUES, i ? ", " : "");
+	sqlite3_str_appendall(sql, EXCH_CONFLICT);
+	return sqlite3_str_finish(sql);
 }
 
 /* The columns added since version 1, by table: version 2 the connection's

@@ -55,11 +55,13 @@ enum obs_ingest_sql {
 	/* ?1 connection_id, ?2 seq, then OBS_SQL_EXCH_COLUMNS as ?3..?18,
 	 * ?19 host, ?20 path; a known exchange changes nothing */
 	OBS_SQL_EXCH_INS,
-	/* as OBS_SQL_EXCH_INS, on a row still in flight (complete = 0) */
+	/* as OBS_SQL_EXCH_INS up to ?18, on a row still in flight
+	 * (complete = 0) whose id is below ?19 (a row stored before) */
 	OBS_SQL_EXCH_UPD,
 	/* ?1 connection_id, ?2 seq */
 	OBS_SQL_EXCH_DEL,
-	/* ?1 connection_id, ?2 seq, ?3 host, ?4 path */
+	/* ?1 connection_id, ?2 seq, ?3 host, ?4 path, on a row whose id is
+	 * below ?5 */
 	OBS_SQL_HTTP_UPD,
 	/* ?1 id, ?2 tls, ?3 tls_version, ?4 tls_start_ns, ?5 tls_end_ns,
 	 * ?6 rtt_us, ?7 rttvar_us, ?8 min_rtt_us, ?9 retrans, ?10 snd_cwnd,
@@ -84,6 +86,12 @@ enum obs_ingest_sql {
 	"server_first, peeked, complete, method, status, stream, stream_error"
 
 const char *obs_schema_ingest_sql(enum obs_ingest_sql which);
+
+/* OBS_SQL_EXCH_INS for `rows` exchanges in one statement: those of row i
+ * (from 0) are parameters OBS_SQL_EXCH_PARAMS * i + 1 on, in the order of
+ * OBS_SQL_EXCH_INS's. sqlite3_free it; NULL when out of memory. */
+#define OBS_SQL_EXCH_PARAMS 20
+char *obs_schema_exch_insert_sql(int rows);
 
 /* The ingest's own bookkeeping, outside the versioned schema (nothing but
  * the ingest reads it; created when missing): per spool file (process and

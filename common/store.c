@@ -22,10 +22,16 @@
 #include "spool_reader.h"
 #include "text.h"
 
+/* Exchanges are stored this many at a time, in one INSERT: a statement per
+ * row pays its start and end, and a descent of each index from its root,
+ * for every row (docs/performance.md). */
+#define EXCH_BATCH 64
+
 struct obs_store {
 	sqlite3 *db;
 	char *path;
 	sqlite3_stmt *st[OBS_SQL_INGEST_COUNT];
+	sqlite3_stmt *exch_batch; /* EXCH_BATCH exchanges at once */
 	char host[65];
 	/* delete the new rows the filter drops (enum obs_filter_sql) */
 	sqlite3_stmt *filter[OBS_SQL_FILTER_COUNT];
@@ -117,6 +123,7 @@ void obs_store_close(obs_store *store)
 		return;
 	for (int i = 0; i < OBS_SQL_INGEST_COUNT; i++)
 		sqlite3_finalize(store->st[i]);
+	sqlite3_finalize(store->exch_batch);
 	for (int i = 0; i < OBS_SQL_FILTER_COUNT; i++)
 		sqlite3_finalize(store->filter[i]);
 	sqlite3_close(store->db);
@@ -177,12 +184,23 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 		sqlite3_free(msg);
 		goto fail;
 	}
-	for (int i = 0; i < OBS_SQL_INGEST_COUNT; i++) {
-		if (sqlite3_prepare_v3(s->db, obs_schema_ingest_sql(i), -1,
-				       SQLITE_PREPARE_PERSISTENT, &s->st[i],
-				       NULL) != SQLITE_OK) {
+	for (int i = 0; i <= OBS_SQL_INGEST_COUNT; i++) {
+		char *batch = i == OBS_SQL_INGEST_COUNT
+				      ? obs_schema_exch_insert_sql(EXCH_BATCH)
+				      : NULL;
+
+		rc = i < OBS_SQL_INGEST_COUNT || batch
+			     ? sqlite3_prepare_v3(
+				       s->db,
+				       batch ? batch : obs_schema_ingest_sql(i),
+				       -1, SQLITE_PREPARE_PERSISTENT,
+				       batch ? &s->exch_batch : &s->st[i], NULL)
+			     : SQLITE_NOMEM;
+		sqlite3_free(batch);
+		if (rc != SQLITE_OK) {
 			snprintf(err, errlen, "%s: %s", path,
-				 sqlite3_errmsg(s->db));
+				 rc == SQLITE_NOMEM ? "out of memory"
+						    : sqlite3_errmsg(s->db));
 			goto fail;
 		}
 	}
@@ -301,6 +319,15 @@ struct ingest {
 	struct obs_record held;
 	size_t held_offset;
 	bool holding;
+	/* exchanges waiting to be stored EXCH_BATCH at once (batch_flush):
+	 * the row id of the connection, the exchange's record and its HTTP
+	 * record's (host, path) when has_http */
+	struct batch_row {
+		int64_t conn_id;
+		struct obs_record exch, http;
+		bool has_http;
+	} batch[EXCH_BATCH];
+	size_t n_batch;
 };
 
 static void say(FILE *msgs, const char *path, const char *fmt, ...)
@@ -631,44 +658,46 @@ static int ingest_conn(struct ingest *in, const struct obs_record *r)
 	return remember_conn(in, r->conn_seq, id);
 }
 
-static void bind_exch(sqlite3_stmt *st, struct ingest *in, int64_t conn_id,
-		      const struct obs_record *r)
+/* The exchange's columns (OBS_SQL_EXCH_INS's ?1..?18) as parameters from
+ * base + 1. */
+static void bind_exch(sqlite3_stmt *st, int base, struct ingest *in,
+		      int64_t conn_id, const struct obs_record *r)
 {
 	const struct obs_exch_body *x = &r->u.exch;
 
-	sqlite3_bind_int64(st, 1, conn_id);
-	sqlite3_bind_int64(st, 2, x->seq);
-	bind_time(st, 3, &in->sp, x->t3);
-	bind_time(st, 4, &in->sp, x->t4);
-	bind_time(st, 5, &in->sp, x->t5);
-	bind_time(st, 6, &in->sp, x->tfb);
-	bind_time(st, 7, &in->sp, x->t6);
-	sqlite3_bind_int64(st, 8, (int64_t)x->ds);
-	sqlite3_bind_int64(st, 9, (int64_t)x->dr);
-	sqlite3_bind_int64(st, 10, x->send_calls);
-	sqlite3_bind_int64(st, 11, x->recv_calls);
-	sqlite3_bind_int(st, 12, !!(x->flags & OBS_XF_SERVER_FIRST));
-	sqlite3_bind_int(st, 13, !!(x->flags & OBS_XF_PEEKED));
-	sqlite3_bind_int(st, 14,
+	sqlite3_bind_int64(st, base + 1, conn_id);
+	sqlite3_bind_int64(st, base + 2, x->seq);
+	bind_time(st, base + 3, &in->sp, x->t3);
+	bind_time(st, base + 4, &in->sp, x->t4);
+	bind_time(st, base + 5, &in->sp, x->t5);
+	bind_time(st, base + 6, &in->sp, x->tfb);
+	bind_time(st, base + 7, &in->sp, x->t6);
+	sqlite3_bind_int64(st, base + 8, (int64_t)x->ds);
+	sqlite3_bind_int64(st, base + 9, (int64_t)x->dr);
+	sqlite3_bind_int64(st, base + 10, x->send_calls);
+	sqlite3_bind_int64(st, base + 11, x->recv_calls);
+	sqlite3_bind_int(st, base + 12, !!(x->flags & OBS_XF_SERVER_FIRST));
+	sqlite3_bind_int(st, base + 13, !!(x->flags & OBS_XF_PEEKED));
+	sqlite3_bind_int(st, base + 14,
 			 (r->state & OBS_RS_COMPLETE) || in->over ? 1 : 0);
 	if (x->method[0])
-		sqlite3_bind_text(st, 15, x->method,
+		sqlite3_bind_text(st, base + 15, x->method,
 				  (int)strnlen(x->method, sizeof(x->method)),
 				  SQLITE_STATIC);
 	else
-		sqlite3_bind_null(st, 15);
+		sqlite3_bind_null(st, base + 15);
 	if (x->status)
-		sqlite3_bind_int(st, 16, x->status);
+		sqlite3_bind_int(st, base + 16, x->status);
 	else
-		sqlite3_bind_null(st, 16);
+		sqlite3_bind_null(st, base + 16);
 	if (in->sp.hdr->version >= 3 && (x->flags & OBS_XF_H2))
-		sqlite3_bind_int64(st, 17, x->stream);
+		sqlite3_bind_int64(st, base + 17, x->stream);
 	else
-		sqlite3_bind_null(st, 17);
+		sqlite3_bind_null(st, base + 17);
 	if (in->sp.hdr->version >= 3 && (x->flags & OBS_XF_RESET))
-		sqlite3_bind_int64(st, 18, x->stream_error);
+		sqlite3_bind_int64(st, base + 18, x->stream_error);
 	else
-		sqlite3_bind_null(st, 18);
+		sqlite3_bind_null(st, base + 18);
 }
 
 /* A NUL-padded field that may fill its array; it lives until the
@@ -683,8 +712,10 @@ static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
 		sqlite3_bind_null(st, col);
 }
 
+/* Host and path of exchange h->u.http.seq of the connection, on its row if
+ * the row's id is below `below`. */
 static int update_http(struct ingest *in, int64_t conn_id,
-		       const struct obs_record *h)
+		       const struct obs_record *h, int64_t below)
 {
 	sqlite3_stmt *st = in->store->st[OBS_SQL_HTTP_UPD];
 
@@ -692,7 +723,75 @@ static int update_http(struct ingest *in, int64_t conn_id,
 	sqlite3_bind_int64(st, 2, h->u.http.seq);
 	bind_field(st, 3, h->u.http.host, sizeof(h->u.http.host));
 	bind_field(st, 4, h->u.http.path, sizeof(h->u.http.path));
+	sqlite3_bind_int64(st, 5, below);
 	return step_done(in->store, st);
+}
+
+/* Row `row` of the batch as OBS_SQL_EXCH_INS's parameters from base + 1. */
+static void bind_row(sqlite3_stmt *st, int base, struct ingest *in,
+		     const struct batch_row *row)
+{
+	const struct obs_http_body *h = &row->http.u.http;
+
+	bind_exch(st, base, in, row->conn_id, &row->exch);
+	if (row->has_http) {
+		bind_field(st, base + 19, h->host, sizeof(h->host));
+		bind_field(st, base + 20, h->path, sizeof(h->path));
+	} else {
+		sqlite3_bind_null(st, base + 19);
+		sqlite3_bind_null(st, base + 20);
+	}
+}
+
+/* An exchange of the batch on a row stored before (whose id is below
+ * `below`), if it has one: brought up to date while it is in flight, its
+ * host and path set. */
+static int update_exch(struct ingest *in, const struct batch_row *row,
+		       int64_t below)
+{
+	sqlite3_stmt *st = in->store->st[OBS_SQL_EXCH_UPD];
+
+	bind_exch(st, 0, in, row->conn_id, &row->exch);
+	sqlite3_bind_int64(st, 19, below);
+	if (step_done(in->store, st) != 0)
+		return -1;
+	if (sqlite3_changes(in->store->db) == 1)
+		in->stats->rows_updated++;
+	return row->has_http ? update_http(in, row->conn_id, &row->http, below)
+			     : 0;
+}
+
+/* Store the batch: EXCH_BATCH exchanges in one INSERT, fewer one by one.
+ * The INSERT leaves a row stored before as it is (an earlier pass stored it
+ * in flight, or after an empty slot); when it added fewer rows than it had,
+ * those it added are the last ids (an id is the largest + 1), the others are
+ * brought up to date one by one. */
+static int batch_flush(struct ingest *in)
+{
+	obs_store *s = in->store;
+	size_t n = in->n_batch, per = n == EXCH_BATCH ? n : 1;
+	sqlite3_stmt *st = per > 1 ? s->exch_batch : s->st[OBS_SQL_EXCH_INS];
+
+	in->n_batch = 0;
+	for (size_t i = 0; i < n; i += per) {
+		int64_t added, below;
+
+		for (size_t j = 0; j < per; j++)
+			bind_row(st, (int)j * OBS_SQL_EXCH_PARAMS, in,
+				 &in->batch[i + j]);
+		if (step_done(s, st) != 0)
+			return -1;
+		added = sqlite3_changes(s->db);
+		in->stats->exchanges_new += (uint64_t)added;
+		if ((size_t)added == per)
+			continue;
+		below = added ? sqlite3_last_insert_rowid(s->db) - added + 1
+			      : INT64_MAX;
+		for (size_t j = 0; j < per; j++)
+			if (update_exch(in, &in->batch[i + j], below) != 0)
+				return -1;
+	}
+	return 0;
 }
 
 /* Whether a record whose connection this file has not shown may only be
@@ -706,12 +805,12 @@ static bool unseen_yet(const struct ingest *in)
 }
 
 /* The exchange record r, with its HTTP record h (host, path) when it came
- * next (NULL: none, or apart). */
+ * next (NULL: none, or apart), into the batch. */
 static int ingest_exch(struct ingest *in, const struct obs_record *r,
 		       size_t offset, const struct obs_record *h)
 {
 	obs_store *s = in->store;
-	sqlite3_stmt *st = s->st[OBS_SQL_EXCH_INS];
+	struct batch_row *row;
 	int64_t conn_id = conn_row(in, r->conn_seq);
 
 	if (conn_id == -2)
@@ -726,32 +825,21 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 	if (r->u.exch.flags & OBS_XF_TLS_ALERT) {
 		/* TLS's closing alert, not a request: seen in flight last time,
 		 * it may be in the table; it goes */
-		st = s->st[OBS_SQL_EXCH_DEL];
+		sqlite3_stmt *st = s->st[OBS_SQL_EXCH_DEL];
+
+		if (batch_flush(in) != 0)
+			return -1;
 		sqlite3_bind_int64(st, 1, conn_id);
 		sqlite3_bind_int64(st, 2, r->u.exch.seq);
 		return step_done(s, st);
 	}
-	bind_exch(st, in, conn_id, r);
-	if (h) {
-		bind_field(st, 19, h->u.http.host, sizeof(h->u.http.host));
-		bind_field(st, 20, h->u.http.path, sizeof(h->u.http.path));
-	} else {
-		sqlite3_bind_null(st, 19);
-		sqlite3_bind_null(st, 20);
-	}
-	if (step_done(s, st) != 0)
-		return -1;
-	if (sqlite3_changes(s->db) == 1) {
-		in->stats->exchanges_new++;
-		return 0;
-	}
-	st = s->st[OBS_SQL_EXCH_UPD];
-	bind_exch(st, in, conn_id, r);
-	if (step_done(s, st) != 0)
-		return -1;
-	if (sqlite3_changes(s->db) == 1)
-		in->stats->rows_updated++;
-	return h ? update_http(in, conn_id, h) : 0;
+	row = &in->batch[in->n_batch++];
+	row->conn_id = conn_id;
+	row->exch = *r;
+	row->has_http = h != NULL;
+	if (h)
+		row->http = *h;
+	return in->n_batch == EXCH_BATCH ? batch_flush(in) : 0;
 }
 
 static int64_t conn_id_of(struct ingest *in, const struct obs_record *r,
@@ -771,7 +859,10 @@ static int ingest_http(struct ingest *in, const struct obs_record *r,
 
 	if (conn_id <= 0)
 		return conn_id == -2 ? -1 : 0;
-	return update_http(in, conn_id, r);
+	/* its exchange may be in the batch */
+	if (batch_flush(in) != 0)
+		return -1;
+	return update_http(in, conn_id, r, INT64_MAX);
 }
 
 static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known, uint64_t v)
@@ -1075,7 +1166,7 @@ static int ingest_file(obs_store *s, const char *path,
 	size_t offset;
 	int rc = 0;
 	int64_t max_exch = 0, max_conn = 0, max_proc = 0;
-	bool shown = false;
+	bool shown = false, fk_off = false;
 	double t_start = s->progress ? now_s() : 0;
 
 	stats->files++;
@@ -1086,6 +1177,13 @@ static int ingest_file(obs_store *s, const char *path,
 	}
 	in.over = (in.sp.hdr->flags & OBS_SPOOL_ENDED) ||
 		  !writer_alive(s, in.sp.hdr);
+	/* No foreign key checks while a file is stored (its rows refer to
+	 * the ids just found or made): with them each INSERT of a batch must
+	 * keep a statement journal. Kept with a filter, whose DELETEs they
+	 * follow. Outside a transaction only. */
+	fk_off = !s->filter[OBS_SQL_FILTER_EXCH] &&
+		 sqlite3_exec(s->db, "PRAGMA foreign_keys = OFF", NULL, NULL,
+			      NULL) == SQLITE_OK;
 	if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
 	    SQLITE_OK)
 		goto dberr;
@@ -1111,7 +1209,7 @@ static int ingest_file(obs_store *s, const char *path,
 		    ingest_record(&in, r, offset) != 0)
 			goto dberr_rollback;
 	}
-	if (ingest_flush(&in) != 0)
+	if (ingest_flush(&in) != 0 || batch_flush(&in) != 0)
 		goto dberr_rollback;
 	if (!in.frozen)
 		in.mark_next = in.expect;
@@ -1192,6 +1290,9 @@ dberr:
 	say(msgs, path, "database %s: %s", s->path, sqlite3_errmsg(s->db));
 	rc = -1;
 out:
+	if (fk_off)
+		sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL,
+			     NULL);
 	free(in.conn_ids);
 	free(in.pending);
 	obs_spool_close(&in.sp);

@@ -31,7 +31,7 @@ static char db_path[128], spool_path[128];
 
 struct spool_img {
 	struct obs_spool_header h;
-	struct obs_record r[16];
+	struct obs_record r[320];
 	int n;
 };
 
@@ -56,6 +56,16 @@ static void header(struct spool_img *img, int32_t pid, bool ended)
 	strcpy(img->h.program, "/usr/bin/unit");
 	memcpy(img->h.argv, "unit\0-x", 8);
 	img->h.argv_len = 8;
+}
+
+/* The header of a spool this process writes (a live writer). */
+static void header_live(struct spool_img *img)
+{
+	struct timespec now;
+
+	header(img, getpid(), false);
+	clock_gettime(CLOCK_REALTIME, &now);
+	img->h.start_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
 /* A connection record; times are offsets (ns) from MONOTONIC, 0 = unset. */
@@ -101,6 +111,19 @@ static struct obs_record *exch(struct spool_img *img, uint64_t cseq,
 	r->u.exch.ds = ds;
 	r->u.exch.dr = dr;
 	return r;
+}
+
+static void http(struct spool_img *img, uint64_t cseq, uint32_t seq,
+		 const char *path)
+{
+	struct obs_record *r = &img->r[img->n++];
+
+	r->kind = OBS_REC_HTTP;
+	r->state = OBS_RS_COMPLETE;
+	r->conn_seq = cseq;
+	r->u.http.seq = seq;
+	strcpy(r->u.http.host, "unit.test");
+	strcpy(r->u.http.path, path);
 }
 
 static void write_file(const char *path, const void *data, size_t len)
@@ -306,12 +329,7 @@ static void test_idempotent_and_growth(void **state)
 	struct obs_record *c, *e2;
 
 	(void)state;
-	header(&img, getpid(), false); /* a live writer: this process */
-	{
-		struct timespec now;
-		clock_gettime(CLOCK_REALTIME, &now);
-		img.h.start_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-	}
+	header_live(&img);
 	c = conn(&img, 1, 1000000, 1500000, 0, OBS_END_NONE, false);
 	exch(&img, 1, 1, x, 100, 1000, true);
 	e2 = exch(&img, 1, 2, xp, 100, 0, false); /* in flight */
@@ -351,6 +369,76 @@ static void test_idempotent_and_growth(void **state)
 	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange "
 				      "WHERE complete = 1"),
 			 3);
+	obs_store_close(s);
+}
+
+/* Exchanges are stored many to an INSERT: one that finds some of its rows
+ * there (a filtered slice kept every third exchange, three of them in
+ * flight) adds the others and brings those up to date (but not a new one
+ * in flight), in full batches and in the rest stored one by one. */
+static void test_batch_partly_stored(void **state)
+{
+	enum { N = 150 };
+	struct spool_img img;
+	struct obs_ingest_stats st;
+	struct obs_record *in_flight[3];
+	char err[256];
+	obs_store *s;
+	int k = 0;
+
+	(void)state;
+	header_live(&img);
+	conn(&img, 1, 1000000, 1500000, 0, OBS_END_NONE, false);
+	for (uint32_t i = 1; i <= N; i++) {
+		const int64_t x[5] = { 2000000 + i * 10000, 2001000 + i * 10000,
+				       2002000 + i * 10000, 2003000 + i * 10000,
+				       2004000 + i * 10000 };
+		bool done = i != 9 && i != 66 && i != 141;
+		struct obs_record *e = exch(&img, 1, i, x, 100, 10, done);
+
+		if (!done)
+			in_flight[k++] = e;
+		http(&img, 1, i, "/first");
+	}
+	write_spool(&img, 0);
+	s = open_store();
+	assert_int_equal(
+		obs_store_set_filter(s, "seq % 3 = 0", err, sizeof(err)), 0);
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(st.exchanges_new, N / 3);
+	obs_store_close(s);
+
+	for (int i = 0; i < 3; i++) {
+		in_flight[i]->u.exch.dr = 777;
+		in_flight[i]->state = OBS_RS_COMPLETE;
+	}
+	for (int i = 0; i < img.n; i++)
+		if (img.r[i].kind == OBS_REC_HTTP)
+			strcpy(img.r[i].u.http.path, "/second");
+	img.r[1 + 2 * (100 - 1)].state = 0; /* exchange 100: in flight */
+	write_spool(&img, 0);
+	s = open_store();
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(st.exchanges_new, N - N / 3);
+	/* the connection (still open) and the three exchanges */
+	assert_int_equal(st.rows_updated, 4);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange"), N);
+	assert_int_equal(query_int(s, "SELECT count(DISTINCT seq) FROM "
+				      "exchange WHERE path = '/second' AND "
+				      "host IS NOT NULL"),
+			 N);
+	assert_int_equal(query_int(s, "SELECT group_concat(seq) FROM exchange "
+				      "WHERE complete = 0"),
+			 100);
+	assert_string_equal(query_text(s, "SELECT group_concat(seq) FROM "
+					  "exchange WHERE dr = 777"),
+			    "9,66,141");
+	/* ids in the spool's order but for those stored first */
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange a JOIN "
+				      "exchange b ON b.seq = a.seq + 1 AND "
+				      "b.seq % 3 != 0 AND a.seq % 3 != 0 "
+				      "WHERE b.id < a.id"),
+			 0);
 	obs_store_close(s);
 }
 
@@ -585,6 +673,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idempotent_and_growth,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_partly_stored, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_dead_writer_unterminated,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated, setup,

@@ -31,12 +31,14 @@ struct obs_store {
 	sqlite3 *db;
 	char *path;
 	sqlite3_stmt *st[OBS_SQL_INGEST_COUNT];
-	sqlite3_stmt *exch_batch; /* EXCH_BATCH exchanges at once */
+	/* EXCH_BATCH exchanges at once, prepared once needed (batch_stmt) */
+	sqlite3_stmt *exch_batch;
 	char host[65];
 	/* delete the new rows the filter drops (enum obs_filter_sql) */
 	sqlite3_stmt *filter[OBS_SQL_FILTER_COUNT];
 	FILE *progress;	    /* a terminal, or NULL */
 	bool delete_stored; /* unlink a spool file once wholly stored */
+	bool fk_off;	    /* foreign keys off (store_fk) */
 	/* the process whose records_dropped was counted last, and how many */
 	int64_t dropped_process;
 	uint64_t dropped_seen;
@@ -184,23 +186,12 @@ obs_store *obs_store_open(const char *path, char *err, size_t errlen)
 		sqlite3_free(msg);
 		goto fail;
 	}
-	for (int i = 0; i <= OBS_SQL_INGEST_COUNT; i++) {
-		char *batch = i == OBS_SQL_INGEST_COUNT
-				      ? obs_schema_exch_insert_sql(EXCH_BATCH)
-				      : NULL;
-
-		rc = i < OBS_SQL_INGEST_COUNT || batch
-			     ? sqlite3_prepare_v3(
-				       s->db,
-				       batch ? batch : obs_schema_ingest_sql(i),
-				       -1, SQLITE_PREPARE_PERSISTENT,
-				       batch ? &s->exch_batch : &s->st[i], NULL)
-			     : SQLITE_NOMEM;
-		sqlite3_free(batch);
-		if (rc != SQLITE_OK) {
+	for (int i = 0; i < OBS_SQL_INGEST_COUNT; i++) {
+		if (sqlite3_prepare_v3(s->db, obs_schema_ingest_sql(i), -1,
+				       SQLITE_PREPARE_PERSISTENT, &s->st[i],
+				       NULL) != SQLITE_OK) {
 			snprintf(err, errlen, "%s: %s", path,
-				 rc == SQLITE_NOMEM ? "out of memory"
-						    : sqlite3_errmsg(s->db));
+				 sqlite3_errmsg(s->db));
 			goto fail;
 		}
 	}
@@ -761,6 +752,20 @@ static int update_exch(struct ingest *in, const struct batch_row *row,
 			     : 0;
 }
 
+/* The INSERT of EXCH_BATCH exchanges, prepared the first time (a spool of
+ * fewer exchanges does not pay for it); NULL on error. */
+static sqlite3_stmt *batch_stmt(obs_store *s)
+{
+	char *sql;
+
+	if (!s->exch_batch && (sql = obs_schema_exch_insert_sql(EXCH_BATCH))) {
+		sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+				   &s->exch_batch, NULL);
+		sqlite3_free(sql);
+	}
+	return s->exch_batch;
+}
+
 /* Store the batch: EXCH_BATCH exchanges in one INSERT, fewer one by one.
  * The INSERT leaves a row stored before as it is (an earlier pass stored it
  * in flight, or after an empty slot); when it added fewer rows than it had,
@@ -770,9 +775,11 @@ static int batch_flush(struct ingest *in)
 {
 	obs_store *s = in->store;
 	size_t n = in->n_batch, per = n == EXCH_BATCH ? n : 1;
-	sqlite3_stmt *st = per > 1 ? s->exch_batch : s->st[OBS_SQL_EXCH_INS];
+	sqlite3_stmt *st = per > 1 ? batch_stmt(s) : s->st[OBS_SQL_EXCH_INS];
 
 	in->n_batch = 0;
+	if (!st)
+		return -1;
 	for (size_t i = 0; i < n; i += per) {
 		int64_t added, below;
 
@@ -1153,6 +1160,25 @@ static void delete_file(struct ingest *in, struct obs_ingest_stats *stats)
 	stats->files_deleted++;
 }
 
+/* No foreign key checks while files are stored without a filter (the rows
+ * refer to the ids just found or made): with them each INSERT of a batch
+ * keeps a statement journal. Once off they stay off on this connection:
+ * turning them on or off expires every prepared statement, which each
+ * file would then prepare again. On with a filter, whose DELETEs they
+ * follow. Outside a transaction only. */
+static int store_fk(obs_store *s, bool on)
+{
+	if (s->fk_off != on)
+		return 0;
+	if (sqlite3_exec(s->db,
+			 on ? "PRAGMA foreign_keys = ON"
+			    : "PRAGMA foreign_keys = OFF",
+			 NULL, NULL, NULL) != SQLITE_OK)
+		return -1;
+	s->fk_off = !on;
+	return 0;
+}
+
 /* Ingest one spool file in one transaction. 0 ok, 1 skipped something,
  * -1 database error (the file's transaction is rolled back). */
 static int ingest_file(obs_store *s, const char *path,
@@ -1166,7 +1192,7 @@ static int ingest_file(obs_store *s, const char *path,
 	size_t offset;
 	int rc = 0;
 	int64_t max_exch = 0, max_conn = 0, max_proc = 0;
-	bool shown = false, fk_off = false;
+	bool shown = false;
 	double t_start = s->progress ? now_s() : 0;
 
 	stats->files++;
@@ -1177,15 +1203,9 @@ static int ingest_file(obs_store *s, const char *path,
 	}
 	in.over = (in.sp.hdr->flags & OBS_SPOOL_ENDED) ||
 		  !writer_alive(s, in.sp.hdr);
-	/* No foreign key checks while a file is stored (its rows refer to
-	 * the ids just found or made): with them each INSERT of a batch must
-	 * keep a statement journal. Kept with a filter, whose DELETEs they
-	 * follow. Outside a transaction only. */
-	fk_off = !s->filter[OBS_SQL_FILTER_EXCH] &&
-		 sqlite3_exec(s->db, "PRAGMA foreign_keys = OFF", NULL, NULL,
-			      NULL) == SQLITE_OK;
-	if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
-	    SQLITE_OK)
+	if (store_fk(s, s->filter[OBS_SQL_FILTER_EXCH] != NULL) != 0 ||
+	    sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+		    SQLITE_OK)
 		goto dberr;
 	if (s->filter[OBS_SQL_FILTER_EXCH]) {
 		max_exch = obs_schema_max_id(s->db, "exchange");
@@ -1290,9 +1310,6 @@ dberr:
 	say(msgs, path, "database %s: %s", s->path, sqlite3_errmsg(s->db));
 	rc = -1;
 out:
-	if (fk_off)
-		sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL,
-			     NULL);
 	free(in.conn_ids);
 	free(in.pending);
 	obs_spool_close(&in.sp);

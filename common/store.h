@@ -76,7 +76,8 @@ int obs_store_check_expr(sqlite3 *db, const char *expr, char *err,
  * If process_ids is not NULL, the database ids of the processes read are
  * appended to it (up to *n_process_ids < max_process_ids).
  * Returns 0 when everything was read, 1 when something was skipped, -1 on a
- * database error (nothing of that file is committed). */
+ * database error (nothing of that file is committed). Without a filter,
+ * foreign keys are off on the store's connection from then on. */
 int obs_store_ingest_path(obs_store *store, const char *path,
 			  struct obs_ingest_stats *stats, FILE *msgs,
 			  int64_t *process_ids, size_t *n_process_ids,

@@ -14,14 +14,18 @@
 #             chromium is installed;
 #      SPOOLS (default "ab wrk chrome") chooses among them;
 #   2. per spool: the slicer into a fresh database (wall time min-max of
-#      RUNS, user CPU seconds of the fastest, peak RSS), the floor (SQLite
-#      copying the same rows into the same schema: an empty database made
-#      by slicer -o, ATTACH the slicer's output, INSERT INTO t SELECT * FROM
-#      o.t per table in one transaction; min-max of RUNS, user CPU of the
-#      fastest) and their ratios: wall min over min, user CPU;
+#      RUNS, least user CPU seconds, peak RSS), the floor (SQLite copying the
+#      same rows into the same schema: an empty database made by slicer -o,
+#      ATTACH the slicer's output, INSERT INTO t SELECT * FROM o.t per table
+#      in one transaction; min-max of RUNS, least user CPU) and their
+#      ratios: wall min over min ("ratio"), user CPU least over least
+#      ("cpu");
 #   3. per spool: the slicer again on the same spool into the same database
 #      (nothing new: the re-run cost), min-max of RUNS, and its share of a
 #      fresh slice.
+# BASELINE_SLICER=PATH (another build's slicer, e.g. main's) adds per spool
+# a line "<spool>-" with its time and ratios against the same floor, run in
+# the same loop.
 # Defaults: 200000 requests, 3 runs. The build directory is ./build, or
 # $OBSERVE_BUILD. BENCH_KEEP=DIR keeps the spools and databases there.
 set -euo pipefail
@@ -68,6 +72,8 @@ nginx_start "$WORK/site"
 minmax() { sort -n "$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%d-%d", lo, hi }'; }
 # fastest FILE: the line of FILE with the lowest first column
 fastest() { sort -n "$1" | head -1; }
+# least_cpu FILE: the lowest second column of FILE
+least_cpu() { awk 'NR == 1 || $2 < m { m = $2 } END { print m }' "$1"; }
 # timed FILE CMD...: run CMD, append "wall_ms user_s rss_kib" to FILE
 # (wall and user CPU time, ms resolution, from bash's time; peak RSS from
 # /usr/bin/time)
@@ -162,7 +168,7 @@ EOF
   spools+=("$s")
 done
 
-printf '%-6s %9s %13s %6s %6s %13s %6s %7s %7s %11s %6s\n' spool exchanges "slicer ms" user RSS \
+printf '%-8s %9s %13s %6s %6s %13s %6s %7s %7s %11s %6s\n' spool exchanges "slicer ms" user RSS \
   "floor ms" user ratio "cpu" "again ms" share
 for s in "${spools[@]}"; do
   rm -f "$WORK"/t.*
@@ -172,16 +178,26 @@ for s in "${spools[@]}"; do
     timed "$WORK/t.slice" "$SLICER" -q -o "$db" "$out/$s"
     timed "$WORK/t.floor" "$WORK/floor.sh" "$SLICER" "$db" "$out/$s.floor.db"
     timed "$WORK/t.again" "$SLICER" -q -o "$db" "$out/$s"
+    if [[ -n ${BASELINE_SLICER:-} ]]; then
+      rm -f "$db.base" "$db.base"-wal "$db.base"-shm
+      timed "$WORK/t.base" "$BASELINE_SLICER" -q -o "$db.base" "$out/$s"
+    fi
   done
   n=$(q "$db" "SELECT count(*) FROM exchange")
-  read -r sl sl_user _ < <(fastest "$WORK/t.slice")
-  read -r fl fl_user _ < <(fastest "$WORK/t.floor")
+  read -r fl _ < <(fastest "$WORK/t.floor")
+  fl_user=$(least_cpu "$WORK/t.floor")
   read -r ag _ < <(fastest "$WORK/t.again")
-  printf '%-6s %9d %13s %6s %6s %13s %6s %7s %7s %11s %6s\n' "$s" "$n" "$(minmax "$WORK/t.slice")" \
-    "$sl_user" "$(awk '$3 > m { m = $3 } END { printf "%dM", m / 1024 }' "$WORK/t.slice")" \
-    "$(minmax "$WORK/t.floor")" "$fl_user" \
-    "$(awk -v a="$sl" -v b="$fl" 'BEGIN { printf "%.2fx", a / (b ? b : 1) }')" \
-    "$(awk -v a="$sl_user" -v b="$fl_user" 'BEGIN { printf "%.2fx", a / (b > 0 ? b : 0.01) }')" \
-    "$(minmax "$WORK/t.again")" \
-    "$(awk -v a="$ag" -v b="$sl" 'BEGIN { printf "%.0f%%", 100 * a / (b ? b : 1) }')"
+  for v in slice base; do
+    [[ -s $WORK/t.$v ]] || continue
+    read -r sl _ < <(fastest "$WORK/t.$v")
+    sl_user=$(least_cpu "$WORK/t.$v")
+    printf '%-8s %9d %13s %6s %6s %13s %6s %7s %7s %11s %6s\n' "$s$([[ $v == base ]] && echo -)" "$n" \
+      "$(minmax "$WORK/t.$v")" "$sl_user" \
+      "$(awk '$3 > m { m = $3 } END { printf "%dM", m / 1024 }' "$WORK/t.$v")" \
+      "$(minmax "$WORK/t.floor")" "$fl_user" \
+      "$(awk -v a="$sl" -v b="$fl" 'BEGIN { printf "%.2fx", a / (b ? b : 1) }')" \
+      "$(awk -v a="$sl_user" -v b="$fl_user" 'BEGIN { printf "%.2fx", a / (b > 0 ? b : 0.01) }')" \
+      "$([[ $v == slice ]] && minmax "$WORK/t.again" || echo -)" \
+      "$([[ $v == slice ]] && awk -v a="$ag" -v b="$sl" 'BEGIN { printf "%.0f%%", 100 * a / (b ? b : 1) }' || echo -)"
+  done
 done

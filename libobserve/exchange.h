@@ -68,7 +68,10 @@ enum obs_tx_pred {
 	OBS_TXP_NONE = 0,  /* not read (no buffer, or no such send) */
 	OBS_TXP_EMPTY = 1, /* no bytes to look at */
 	OBS_TXP_OTHER = 2, /* bytes, not an HTTP/1.x request (TLS records) */
-	OBS_TXP_HTTP = 3,  /* an HTTP/1.x request: tx_req */
+	OBS_TXP_BYTES = 3, /* bytes that may be an HTTP/1.x request: tx_data,
+			    * looked at when the exchange begins (its send
+			    * is under way: the buffers are the caller's
+			    * until it returns) */
 };
 
 enum obs_xphase {
@@ -104,11 +107,15 @@ struct obs_conn {
 	/* What the first of those sends carries, read from its buffers at
 	 * its entry (obs_xm_send_begin), for the receive that may begin its
 	 * exchange before the send's own bookkeeping (and for that). */
-	uint8_t tx_pred;	    /* enum obs_tx_pred */
-	uint8_t tx_types;	    /* its TLS record types (OBS_TLS_*) */
-	bool tx_lost;		    /* ... after which the TLS walk gave up */
-	int64_t tx_t3;		    /* its entry */
-	struct obs_http_req tx_req; /* its request (OBS_TXP_HTTP) */
+	uint8_t tx_pred;  /* enum obs_tx_pred */
+	uint8_t tx_types; /* its TLS record types (OBS_TLS_*) */
+	bool tx_lost;	  /* ... after which the TLS walk gave up */
+	int64_t tx_t3;	  /* its entry */
+	struct {	  /* its buffers (OBS_TXP_BYTES), cleared */
+		const struct iovec *iov; /* before that send returns */
+		int iovcnt;
+		size_t len;
+	} tx_data;
 	struct obs_record *crec; /* connection record (never NULL once open) */
 	struct obs_record *xrec; /* current exchange record, or NULL */
 	struct obs_record *irec; /* info record (TLS, TCP_INFO), or NULL */
@@ -124,12 +131,13 @@ struct obs_conn {
 	uint8_t tls_seen;	 /* OBS_TLS_* sent after the hello, before
 				  * the first request */
 	struct obs_tls_walk tls;
-	struct obs_tls_walk tls_rx; /* the server's records, until the first
-				     * answer's first byte is sure */
-	uint8_t rx_first;	    /* enum obs_rx_first */
-	bool x_after_handshake;	    /* the current exchange began as the
-				     * handshake's last flight */
-	struct obs_record scratch;  /* the TLS handshake's exchanges */
+	struct obs_tls_walk tls_rx;	/* the server's records, until the first
+					 * answer's first byte is sure */
+	uint8_t rx_first;		/* enum obs_rx_first */
+	bool x_after_handshake;		/* the current exchange began as the
+					 * handshake's last flight */
+	struct obs_record scratch;	/* the TLS handshake's exchanges */
+	struct obs_http_seen http_seen; /* the last request's Host line */
 	struct obs_conn *next_free;
 	/* HTTP/2 and the plaintext of TLS (exchange_h2.c) */
 	struct obs_xh2 *h2;	 /* the streams' state, NULL unless HTTP/2 */

@@ -849,8 +849,18 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 					      ? OBS_RX_PROVISIONAL
 					      : OBS_RX_DONE;
 	}
-	if (c->x_http && c->plain_rx_seq != c->exch_seq)
-		obs_xm_status(c, x, d, (size_t)ret, peek);
+	if (c->x_http && c->plain_rx_seq != c->exch_seq) {
+		/* the usual case first: the status line's first twelve bytes
+		 * (all obs_http_status reads) in the first buffer of the
+		 * answer's first receive; found or not, that is its status */
+		if (c->plain_head_seq != c->exch_seq && ret >= 12 && d &&
+		    d->iov && d->iovcnt > 0 && d->iov[0].iov_len >= 12) {
+			x->status = obs_http_status(d->iov[0].iov_base, 12);
+			c->plain_rx_seq = c->exch_seq;
+		} else {
+			obs_xm_status(c, x, d, (size_t)ret, peek);
+		}
+	}
 	if (c->x_handshake && c->irec)
 		c->irec->u.info.tls_end = t_out;
 	x->t6 = t_out;

@@ -413,9 +413,20 @@ static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
 	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
 		if (c->sends_inflight == 0 && !c->begun_for_send) {
 			c->tx_pred = OBS_TXP_NONE;
-			if (c->proto != OBS_PROTO_OTHER && d && d->iov &&
-			    d->len && c->h2mode == OBS_H2M_NONE)
+			if (c->proto == OBS_PROTO_HTTP && d && d->iov &&
+			    d->len && c->h2mode == OBS_H2M_NONE) {
+				/* the usual case, inline: obs_xm_predict's */
+				c->tx_t3 = t_in;
+				c->tx_types = 0;
+				c->tx_lost = false;
+				c->tx_data.iov = d->iov;
+				c->tx_data.iovcnt = d->iovcnt;
+				c->tx_data.len = d->len;
+				c->tx_pred = OBS_TXP_BYTES;
+			} else if (c->proto != OBS_PROTO_OTHER && d && d->iov &&
+				   d->len && c->h2mode == OBS_H2M_NONE) {
 				obs_xm_predict(c, t_in, d);
+			}
 		}
 		c->sends_inflight++;
 		if (c->xphase != OBS_X_SENDING && !c->pending_send)

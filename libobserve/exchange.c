@@ -624,14 +624,16 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 {
 	struct obs_exch_body *x;
 	unsigned int types = 0, records = 0;
-	bool split = false;
+	bool split = false, pred_bytes;
 
 	obs_conn_lock(c);
 	if (counted && c->sends_inflight > 0)
 		c->sends_inflight--;
 	/* its buffers are the caller's again once it returns (and its own
 	 * bookkeeping reads them from d) */
-	if (c->tx_pred == OBS_TXP_BYTES && d && c->tx_data.iov == d->iov)
+	pred_bytes =
+		c->tx_pred == OBS_TXP_BYTES && d && c->tx_data.iov == d->iov;
+	if (pred_bytes)
 		c->tx_pred = OBS_TXP_NONE;
 	if (ret <= 0) {
 		if (ret < 0 && is_transient(err)) {
@@ -681,7 +683,11 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 	if (c->xphase != OBS_X_SENDING) {
 		if (!counted)
 			c->tx_pred = OBS_TXP_NONE; /* not read at its entry */
-		if (c->proto == OBS_PROTO_UNKNOWN) {
+		if (c->proto == OBS_PROTO_UNKNOWN && pred_bytes) {
+			/* its first bytes, looked at by obs_xm_predict, are
+			 * no TLS hello */
+			c->proto = OBS_PROTO_HTTP;
+		} else if (c->proto == OBS_PROTO_UNKNOWN) {
 			first_bytes(c, d, true);
 			if (c->proto == OBS_PROTO_TLS)
 				types = tls_send(c, d, &records);

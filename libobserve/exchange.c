@@ -429,9 +429,11 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	}
 	rec->conn_seq = c->crec->conn_seq;
 	rec->u.http.seq = x->seq;
-	rec->u.http.flags =
-		obs_http_fill(p, n, &line, x->method, rec->u.http.host,
-			      rec->u.http.path, &c->http_seen);
+	rec->u.http.flags = obs_http_fill(
+		p, n, &line, x->method, rec->u.http.host, rec->u.http.path,
+		/* remembered from the second request on: most
+		 * connections that make one make only one */
+		x->seq > 1 ? &c->http_seen : NULL);
 	if (rec != &obs_discard_http) {
 		rec->state = OBS_RS_COMPLETE; /* written once, whole */
 		obs_record_publish(rec, OBS_REC_HTTP);

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
@@ -131,13 +132,11 @@ struct obs_conn {
 	uint8_t tls_seen;	 /* OBS_TLS_* sent after the hello, before
 				  * the first request */
 	struct obs_tls_walk tls;
-	struct obs_tls_walk tls_rx;	/* the server's records, until the first
-					 * answer's first byte is sure */
-	uint8_t rx_first;		/* enum obs_rx_first */
-	bool x_after_handshake;		/* the current exchange began as the
-					 * handshake's last flight */
-	struct obs_record scratch;	/* the TLS handshake's exchanges */
-	struct obs_http_seen http_seen; /* the last request's Host line */
+	struct obs_tls_walk tls_rx; /* the server's records, until the first
+				     * answer's first byte is sure */
+	uint8_t rx_first;	    /* enum obs_rx_first */
+	bool x_after_handshake;	    /* the current exchange began as the
+				     * handshake's last flight */
 	struct obs_conn *next_free;
 	/* HTTP/2 and the plaintext of TLS (exchange_h2.c) */
 	struct obs_xh2 *h2;	 /* the streams' state, NULL unless HTTP/2 */
@@ -156,7 +155,21 @@ struct obs_conn {
 	int64_t tls_rx_in;	 /* the last socket receive that brought bytes:
 				  * its entry */
 	int64_t tls_rx_out;	 /* ... and return */
+	/* Not zeroed for a new connection (obs_conn_clear): made ready where
+	 * they begin to be used. */
+	struct obs_record scratch;	/* the TLS handshake's exchanges: zeroed
+					 * by handshake_begin */
+	struct obs_http_seen http_seen; /* the last request's Host line:
+					 * nothing while len is 0 */
 };
+
+/* A connection as new: every field zero but the two above, which need
+ * none (about half the struct, not written per connection). */
+static inline void obs_conn_clear(struct obs_conn *c)
+{
+	memset(c, 0, offsetof(struct obs_conn, scratch));
+	c->http_seen.len = 0;
+}
 
 /* Whether and how a connection speaks HTTP/2 (obs_conn.h2mode). */
 enum obs_h2mode {

@@ -149,6 +149,15 @@ void obs_xm_status(struct obs_conn *c, struct obs_exch_body *x,
 	if (c->plain_head_seq != c->exch_seq) {
 		c->plain_head_seq = c->exch_seq;
 		c->plain_head_n = 0;
+		/* the usual case: the status line's first twelve bytes (all
+		 * obs_http_status reads) in the first buffer, looked at in
+		 * place; found or not, that is the answer's */
+		if (n >= 12 && now.iov && now.iovcnt > 0 &&
+		    now.iov[0].iov_len >= 12) {
+			x->status = obs_http_status(now.iov[0].iov_base, 12);
+			c->plain_rx_seq = c->exch_seq;
+			return;
+		}
 	}
 	have = c->plain_head_n;
 	memcpy(head, c->plain_head, have);
@@ -393,16 +402,18 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	struct obs_http_line line;
 	struct obs_record *rec = NULL;
 	struct obs_exch_body *x;
-	uint8_t pred = c->tx_pred; /* read at the send's entry */
+	struct obs_data sent;
 
-	if (pred != OBS_TXP_NONE) {
-		c->x_http = pred == OBS_TXP_HTTP;
-		n = pred != OBS_TXP_EMPTY;
-	} else {
-		if (d) /* all we look at in the first buffer: no copy */
-			p = data_head(d, head, sizeof(head), &n);
-		c->x_http = n > 0 && obs_http_line(p, n, &line);
+	if (!d && c->tx_pred == OBS_TXP_BYTES) {
+		/* a receive begins it while its send is under way: that
+		 * send's buffers, read at its entry */
+		sent = (struct obs_data){ c->tx_data.iov, c->tx_data.iovcnt,
+					  c->tx_data.len, 0 };
+		d = &sent;
 	}
+	if (d) /* all we look at in the first buffer: no copy */
+		p = data_head(d, head, sizeof(head), &n);
+	c->x_http = n > 0 && obs_http_line(p, n, &line);
 	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
 	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
 	if (!c->x_http) {
@@ -418,18 +429,11 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	}
 	rec->conn_seq = c->crec->conn_seq;
 	rec->u.http.seq = x->seq;
-	if (pred == OBS_TXP_HTTP) {
-		memcpy(x->method, c->tx_req.method, sizeof(x->method));
-		memcpy(rec->u.http.host, c->tx_req.host,
-		       sizeof(rec->u.http.host));
-		memcpy(rec->u.http.path, c->tx_req.path,
-		       sizeof(rec->u.http.path));
-		rec->u.http.flags = c->tx_req.flags;
-	} else {
-		rec->u.http.flags =
-			obs_http_fill(p, n, &line, x->method, rec->u.http.host,
-				      rec->u.http.path);
-	}
+	rec->u.http.flags = obs_http_fill(
+		p, n, &line, x->method, rec->u.http.host, rec->u.http.path,
+		/* remembered from the second request on: most
+		 * connections that make one make only one */
+		x->seq > 1 ? &c->http_seen : NULL);
 	if (rec != &obs_discard_http) {
 		rec->state = OBS_RS_COMPLETE; /* written once, whole */
 		obs_record_publish(rec, OBS_REC_HTTP);
@@ -447,7 +451,8 @@ begin_for_send(struct obs_conn *c, int64_t t3, unsigned int types, bool lost,
 {
 	struct obs_exch_body *x;
 
-	if (c->proto == OBS_PROTO_UNKNOWN && c->tx_pred == OBS_TXP_HTTP)
+	/* bytes of a first send that is no TLS hello (obs_xm_predict) */
+	if (c->proto == OBS_PROTO_UNKNOWN && c->tx_pred == OBS_TXP_BYTES)
 		c->proto = OBS_PROTO_HTTP;
 	if (c->proto == OBS_PROTO_TLS && !lost && types &&
 	    !(types & OBS_TLS_APPDATA)) {
@@ -504,14 +509,10 @@ void obs_xm_predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 		   c->proto == OBS_PROTO_HTTP) {
 		c->tx_types = 0;
 		c->tx_lost = false;
-		uint8_t head[OBS_HTTP_LOOK];
-		size_t n;
-		const uint8_t *p = data_head(d, head, sizeof(head), &n);
-
-		c->tx_pred = n == 0 ? OBS_TXP_EMPTY
-			     : obs_http_request(p, n, &c->tx_req)
-				     ? OBS_TXP_HTTP
-				     : OBS_TXP_OTHER;
+		c->tx_data.iov = d->iov;
+		c->tx_data.iovcnt = d->iovcnt;
+		c->tx_data.len = d->len;
+		c->tx_pred = OBS_TXP_BYTES; /* looked at once, when needed */
 	}
 }
 
@@ -625,11 +626,17 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 {
 	struct obs_exch_body *x;
 	unsigned int types = 0, records = 0;
-	bool split = false;
+	bool split = false, pred_bytes;
 
 	obs_conn_lock(c);
 	if (counted && c->sends_inflight > 0)
 		c->sends_inflight--;
+	/* its buffers are the caller's again once it returns (and its own
+	 * bookkeeping reads them from d) */
+	pred_bytes =
+		c->tx_pred == OBS_TXP_BYTES && d && c->tx_data.iov == d->iov;
+	if (pred_bytes)
+		c->tx_pred = OBS_TXP_NONE;
 	if (ret <= 0) {
 		if (ret < 0 && is_transient(err)) {
 			/* An attempt that moved nothing still starts the wait
@@ -678,7 +685,11 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 	if (c->xphase != OBS_X_SENDING) {
 		if (!counted)
 			c->tx_pred = OBS_TXP_NONE; /* not read at its entry */
-		if (c->proto == OBS_PROTO_UNKNOWN) {
+		if (c->proto == OBS_PROTO_UNKNOWN && pred_bytes) {
+			/* its first bytes, looked at by obs_xm_predict, are
+			 * no TLS hello */
+			c->proto = OBS_PROTO_HTTP;
+		} else if (c->proto == OBS_PROTO_UNKNOWN) {
 			first_bytes(c, d, true);
 			if (c->proto == OBS_PROTO_TLS)
 				types = tls_send(c, d, &records);
@@ -846,8 +857,18 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 					      ? OBS_RX_PROVISIONAL
 					      : OBS_RX_DONE;
 	}
-	if (c->x_http && c->plain_rx_seq != c->exch_seq)
-		obs_xm_status(c, x, d, (size_t)ret, peek);
+	if (c->x_http && c->plain_rx_seq != c->exch_seq) {
+		/* the usual case first: the status line's first twelve bytes
+		 * (all obs_http_status reads) in the first buffer of the
+		 * answer's first receive; found or not, that is its status */
+		if (c->plain_head_seq != c->exch_seq && ret >= 12 && d &&
+		    d->iov && d->iovcnt > 0 && d->iov[0].iov_len >= 12) {
+			x->status = obs_http_status(d->iov[0].iov_base, 12);
+			c->plain_rx_seq = c->exch_seq;
+		} else {
+			obs_xm_status(c, x, d, (size_t)ret, peek);
+		}
+	}
 	if (c->x_handshake && c->irec)
 		c->irec->u.info.tls_end = t_out;
 	x->t6 = t_out;

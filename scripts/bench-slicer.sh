@@ -12,6 +12,8 @@
 #             300) images, scripts and stylesheets CHROME_LOADS times
 #             (default 10, a fresh profile each: nothing cached), when
 #             chromium is installed;
+#      abnew  ab -c 4 -n REQUESTS without keep-alive: a connection per
+#             exchange (not in the default set);
 #      SPOOLS (default "ab wrk chrome") chooses among them;
 #   2. per spool: the slicer into a fresh database (wall time min-max of
 #      RUNS, least user CPU seconds, peak RSS), the floor (SQLite copying the
@@ -126,6 +128,9 @@ for s in $SPOOLS; do
         record ab ab -q -k -c 4 -n "$REQUESTS" "$NGINX_URL/100b" >/dev/null
       done
       ;;
+    abnew)
+      record abnew ab -q -c 4 -n "$REQUESTS" "$NGINX_URL/100b" >/dev/null
+      ;;
     wrk)
       command -v wrk >/dev/null || continue
       # each of the 2 threads stops after its half of REQUESTS responses
@@ -163,7 +168,7 @@ EOF
         grep -q '<h1>many</h1>' "$WORK/dom.html" || fail "chromium did not load the page (see $WORK/chromium.log)"
       done
       ;;
-    *) fail "unknown spool kind $s (SPOOLS: ab wrk chrome)" ;;
+    *) fail "unknown spool kind $s (SPOOLS: ab abnew wrk chrome)" ;;
   esac
   spools+=("$s")
 done

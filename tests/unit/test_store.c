@@ -381,14 +381,16 @@ static void test_batch_partly_stored(void **state)
 	enum { N = 150 };
 	struct spool_img img;
 	struct obs_ingest_stats st;
-	struct obs_record *in_flight[3];
+	struct obs_record *in_flight[3], *c;
 	char err[256];
 	obs_store *s;
 	int k = 0;
 
 	(void)state;
 	header_live(&img);
-	conn(&img, 1, 1000000, 1500000, 0, OBS_END_NONE, false);
+	c = conn(&img, 1, 1000000, 1500000, 0, OBS_END_NONE, false);
+	memcpy(c->u.conn.peer_addr, (uint8_t[]){ 10, 0, 200, 9 }, 4);
+	memcpy(c->u.conn.local_addr, (uint8_t[]){ 192, 168, 1, 255 }, 4);
 	for (uint32_t i = 1; i <= N; i++) {
 		const int64_t x[5] = { 2000000 + i * 10000, 2001000 + i * 10000,
 				       2002000 + i * 10000, 2003000 + i * 10000,
@@ -406,6 +408,9 @@ static void test_batch_partly_stored(void **state)
 		obs_store_set_filter(s, "seq % 3 = 0", err, sizeof(err)), 0);
 	assert_int_equal(ingest(s, &st), 0);
 	assert_int_equal(st.exchanges_new, N / 3);
+	assert_string_equal(query_text(s, "SELECT peer_addr || ' ' || "
+					  "local_addr FROM connection"),
+			    "10.0.200.9 192.168.1.255");
 	obs_store_close(s);
 
 	for (int i = 0; i < 3; i++) {

@@ -78,39 +78,9 @@ expect_true() { local what=$1; shift; "$@" || fail "$what"; ok "$what"; }
 
 need_cmd() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
 
-# free_port: a port free on 127.0.0.1 now, and never one this test was
-# given before (the ports handed out are kept in $WORK/ports: two listeners
-# of one test must not get the same one). Drawn at random below the
-# kernel's ephemeral range (ip_local_port_range): a port from that range,
-# free when asked, can become a client's local port before the server binds
-# it (ab and wrk beside the test make thousands of connections).
-free_port() {
-  "$PYTHON" - "$WORK/ports" <<'PY'
-import os, random, socket, sys
-taken = set(open(sys.argv[1]).read().split()) if os.path.exists(sys.argv[1]) else set()
-try:
-    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-except (OSError, ValueError, IndexError):
-    low = 32768
-low = max(low, 12000)
-for _ in range(500):
-    port = random.randrange(10000, low)
-    if str(port) in taken:
-        continue
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    open(sys.argv[1], "a").write(f"{port}\n")
-    print(port)
-    break
-else:
-    raise SystemExit("no free port")
-PY
-}
+# free_port: a port free on 127.0.0.1 now, never one this test was given
+# before, drawn below the ephemeral range (tests/lib/free_port.py says why).
+free_port() { "$PYTHON" "$REPO/tests/lib/free_port.py" "$WORK/ports"; }
 
 # wait_until SECONDS COMMAND...: run COMMAND every 0.05 s until it succeeds;
 # status 1 if it has not after SECONDS. Tests wait for a condition, never

@@ -131,6 +131,11 @@ data_head(const struct obs_data *d, uint8_t *buf, size_t max, size_t *n)
 	return buf;
 }
 
+void obs_xm_tx_gather(struct obs_conn *c, const struct obs_data *d)
+{
+	c->tx_head_n = (uint16_t)data_copy(d, c->tx_head, sizeof(c->tx_head));
+}
+
 /* The status line of the answer of exchange x (the current one), from its
  * first bytes gathered across receives into c->plain_head: axel reads its
  * headers a byte at a time, PHP's streams peek at one byte first. The n
@@ -402,17 +407,15 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	struct obs_http_line line;
 	struct obs_record *rec = NULL;
 	struct obs_exch_body *x;
-	struct obs_data sent;
 
 	if (!d && c->tx_pred == OBS_TXP_BYTES) {
 		/* a receive begins it while its send is under way: that
-		 * send's buffers, read at its entry */
-		sent = (struct obs_data){ c->tx_data.iov, c->tx_data.iovcnt,
-					  c->tx_data.len, 0 };
-		d = &sent;
-	}
-	if (d) /* all we look at in the first buffer: no copy */
+		 * send's first bytes, copied at its entry */
+		p = c->tx_head;
+		n = c->tx_head_n;
+	} else if (d) { /* all we look at in the first buffer: no copy */
 		p = data_head(d, head, sizeof(head), &n);
+	}
 	c->x_http = n > 0 && obs_http_line(p, n, &line);
 	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
 	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
@@ -509,10 +512,7 @@ void obs_xm_predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 		   c->proto == OBS_PROTO_HTTP) {
 		c->tx_types = 0;
 		c->tx_lost = false;
-		c->tx_data.iov = d->iov;
-		c->tx_data.iovcnt = d->iovcnt;
-		c->tx_data.len = d->len;
-		c->tx_pred = OBS_TXP_BYTES; /* looked at once, when needed */
+		obs_xm_tx_head(c, d);
 	}
 }
 
@@ -633,8 +633,7 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		c->sends_inflight--;
 	/* its buffers are the caller's again once it returns (and its own
 	 * bookkeeping reads them from d) */
-	pred_bytes =
-		c->tx_pred == OBS_TXP_BYTES && d && c->tx_data.iov == d->iov;
+	pred_bytes = c->tx_pred == OBS_TXP_BYTES && d && c->tx_id == d->iov;
 	if (pred_bytes)
 		c->tx_pred = OBS_TXP_NONE;
 	if (ret <= 0) {
@@ -921,6 +920,13 @@ void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class)
 					 : OBS_END_CLIENT_CLOSE;
 	cb->t7 = t_out;
 	c->phase = OBS_PH_CLOSED;
+	/* the program's headers: not kept beyond the connection */
+	if (c->http_seen.len)
+		memset(&c->http_seen, 0, sizeof(c->http_seen));
+	if (c->tx_head_n) {
+		memset(c->tx_head, 0, c->tx_head_n);
+		c->tx_head_n = 0;
+	}
 	if (c->irec)
 		record_complete(c->irec);
 	record_complete(c->crec);

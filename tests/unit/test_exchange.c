@@ -881,6 +881,46 @@ static bool send_starts(int64_t t_in, const void *p, size_t n, struct iovec *v,
 	return obs_xm_send_begin(&conn, t_in, d);
 }
 
+/* A send whose answer another thread receives before it returns, and
+ * whose buffers are gone by then (its thread left the call by a longjmp, or
+ * was cancelled inside it, and the memory was reused): the exchange is
+ * labelled from the bytes copied at the send's entry, never from the
+ * caller's buffers (a sanitized build catches a read of the freed one). */
+static void test_shared_connection_sender_gone(void **state)
+{
+	static const char req[] = "GET /gone/path?q=SECRET HTTP/1.1\r\n"
+				  "Host: h.example\r\n\r\n";
+	size_t n = sizeof(req) - 1;
+	char *buf = malloc(n);
+	struct iovec *v = malloc(sizeof(*v));
+	struct obs_data d;
+	struct obs_record *h;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_non_null(v);
+	memcpy(buf, req, n);
+	open_blocking(1000, 1100);
+	(void)send_starts(2000, buf, n, v, &d);
+	memset(buf, 'X', n); /* reused, then gone */
+	free(buf);
+	free(v);
+	recv_bytes(2300, 2400, response, sizeof(response) - 1);
+	assert_string_equal(exchange(1)->method, "GET");
+	assert_int_equal(exchange(1)->status, 404);
+	h = record_of(OBS_REC_HTTP);
+	assert_non_null(h);
+	assert_string_equal(h->u.http.path, "/gone/path");
+	assert_string_equal(h->u.http.host, "h.example");
+	for (int i = 0; i < n_records; i++)
+		assert_null(
+			memmem(&records[i], sizeof(records[i]), "SECRET", 6));
+	/* the connection's end wipes what it kept of the request */
+	obs_xm_close(&conn, 3000);
+	assert_null(memmem(&conn, sizeof(conn), "SECRET", 6));
+	assert_null(memmem(&conn, sizeof(conn), "h.example", 9));
+}
+
 /* Java's HttpClient: the caller's thread writes, the selector thread
  * reads, and the answer's bookkeeping runs before the writer's send
  * returns. The request's fields come from its buffer, read at the send's
@@ -1354,6 +1394,8 @@ int main(void)
 		cmocka_unit_test_setup(
 			test_shared_connection_answer_before_send_returns,
 			reset),
+		cmocka_unit_test_setup(test_shared_connection_sender_gone,
+				       reset),
 		cmocka_unit_test_setup(test_shared_connection_fields_and_order,
 				       reset),
 		cmocka_unit_test_setup(test_shared_connection_tls, reset),

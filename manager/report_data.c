@@ -147,9 +147,25 @@ static int read_span(struct report_data *d)
 	return finish(d, st, rc);
 }
 
-/* Tt, Te, Ra of the connections with an exchange the filter keeps. */
-static int read_connections(struct report_data *d)
+/* The statistics table's lines of client c's connection figures. */
+static void table_connections(struct table_build *t,
+			      const struct report_client *c)
 {
+	static const int of[][2] = { { TABLE_TT, M_TT },
+				     { TABLE_TE, M_TE },
+				     { TABLE_RA, M_RA } };
+
+	for (size_t i = 0; c && i < sizeof(of) / sizeof(*of); i++)
+		table_build_group(t, of[i][0], c->name, c->m[of[i][1]].v,
+				  c->m[of[i][1]].n);
+}
+
+/* Tt, Te, Ra of the connections with an exchange the filter keeps; the
+ * statistics table's lines of them, client by client. */
+static int read_connections(struct report_data *d, struct table_build *t)
+{
+	struct report_client *c;
+	size_t last = SIZE_MAX; /* an index: a new client moves d->c */
 	char *conns = filter_connections(d->where);
 	sqlite3_stmt *st = prepare(
 		d, conns ? sqlite3_mprintf("SELECT client, tt_ms, te_ms, ra "
@@ -162,11 +178,17 @@ static int read_connections(struct report_data *d)
 	sqlite3_free(conns);
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (!figures_of_row(d, st, M_TT)) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!(c = figures_of_row(d, st, M_TT))) {
 			rc = SQLITE_NOMEM;
 			break;
 		}
+		if (last != (size_t)(c - d->c) && last != SIZE_MAX)
+			table_connections(t, &d->c[last]);
+		last = (size_t)(c - d->c);
+	}
+	if (rc == SQLITE_DONE && last != SIZE_MAX)
+		table_connections(t, &d->c[last]);
 	return finish(d, st, rc);
 }
 
@@ -224,18 +246,47 @@ static int buckets_flush(struct buckets *b, struct report_client *next)
 	return 0;
 }
 
+/* The statistics table's lines of client c's exchange figures, Ts and Rs
+ * (those the plots do not keep) in ts_rs; then ts_rs emptied. */
+static void table_exchanges(struct table_build *t,
+			    const struct report_client *c, struct vec *ts_rs)
+{
+	if (!c)
+		return;
+	table_build_group(t, TABLE_TS, c->name, ts_rs[0].v, ts_rs[0].n);
+	table_build_group(t, TABLE_TW, c->name, c->m[M_TW].v, c->m[M_TW].n);
+	table_build_group(t, TABLE_TR, c->name, c->m[M_TR].v, c->m[M_TR].n);
+	table_build_group(t, TABLE_RS, c->name, ts_rs[1].v, ts_rs[1].n);
+	table_build_group(t, TABLE_RR, c->name, c->m[M_RR].v, c->m[M_RR].n);
+	ts_rs[0].n = ts_rs[1].n = 0;
+}
+
+/* Ts and Rs of the row (columns 8 and 9, NULL where unknown) into ts_rs.
+ * 0, or -1 when out of memory. */
+static int push_ts_rs(sqlite3_stmt *st, struct vec *ts_rs)
+{
+	for (int i = 0; i < 2; i++)
+		if (sqlite3_column_type(st, 8 + i) != SQLITE_NULL &&
+		    vec_push(&ts_rs[i], sqlite3_column_double(st, 8 + i)) != 0)
+			return -1;
+	return 0;
+}
+
 /* Tw, Tr, Rr of the exchanges, and the samples of the scatter and the
- * series: every sample_every-th exchange of all. */
-static int read_exchanges(struct report_data *d)
+ * series: every sample_every-th exchange of all; the statistics table's
+ * lines of the exchanges' figures, client by client. */
+static int read_exchanges(struct report_data *d, struct table_build *t)
 {
 	sqlite3_stmt *st = prepare(
 		d,
 		sqlite3_mprintf("SELECT client, tw_ms, tr_ms, rr, dr, "
-				"(t6_ns - t3_ns) / 1e6, t3_ns, t6_ns FROM "
-				"exchange_metrics WHERE (%s) ORDER BY client",
+				"(t6_ns - t3_ns) / 1e6, t3_ns, t6_ns, ts_ms, "
+				"rs FROM exchange_metrics WHERE (%s) ORDER "
+				"BY client",
 				d->where));
 	int64_t k = 0, bucket_ns = (int64_t)(d->bucket_s * 1e9);
 	struct buckets b = { 0 };
+	struct vec ts_rs[2] = { { 0 } };
 	int rc;
 
 	if (!st)
@@ -243,7 +294,10 @@ static int read_exchanges(struct report_data *d)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct report_client *c = figures_of_row(d, st, M_TW);
 
-		if (!c || (c != b.c && buckets_flush(&b, c) != 0)) {
+		if (c && c != b.c)
+			table_exchanges(t, b.c, ts_rs);
+		if (!c || (c != b.c && buckets_flush(&b, c) != 0) ||
+		    push_ts_rs(st, ts_rs) != 0) {
 			rc = SQLITE_NOMEM;
 			break;
 		}
@@ -279,17 +333,50 @@ static int read_exchanges(struct report_data *d)
 			break;
 		}
 	}
+	if (rc == SQLITE_DONE)
+		table_exchanges(t, b.c, ts_rs);
 	if (rc == SQLITE_DONE && buckets_flush(&b, NULL) != 0)
 		rc = SQLITE_NOMEM;
 	free(b.sum);
 	free(b.seen);
+	vec_free(&ts_rs[0]);
+	vec_free(&ts_rs[1]);
 	return finish(d, st, rc);
+}
+
+/* The statistics table per client, made in the passes above, into
+ * d->stats. 0, or -1 (said). */
+static int table_text(struct report_data *d, struct table_build *t)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(&d->stats, &len);
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "manager: out of memory\n");
+		return -1;
+	}
+	rc = table_build_end(t, "client", f);
+	if (fclose(f) != 0 && rc == 0) {
+		fprintf(stderr, "manager: out of memory\n");
+		rc = 2;
+	}
+	return rc ? -1 : 0;
 }
 
 int report_data_read(struct report_data *d)
 {
-	if (read_span(d) != 0 || read_connections(d) != 0 ||
-	    read_exchanges(d) != 0)
+	struct table_build t;
+	int rc = -1;
+
+	/* the table sorts the figures as they come (in place), client by
+	 * client; they are sorted below anyway */
+	if (table_build_begin(&t, false, false) == 0 && read_span(d) == 0 &&
+	    read_connections(d, &t) == 0 && read_exchanges(d, &t) == 0 &&
+	    table_text(d, &t) == 0)
+		rc = 0;
+	table_build_free(&t);
+	if (rc != 0)
 		return -1;
 	for (size_t i = 0; i < d->nc; i++)
 		for (int m = 0; m < M_COUNT; m++)
@@ -310,6 +397,8 @@ void report_data_free(struct report_data *d)
 	free(d->c);
 	d->c = NULL;
 	d->nc = 0;
+	free(d->stats);
+	d->stats = NULL;
 }
 
 char *report_data_text(const struct report_data *d, const char *view)
@@ -323,8 +412,8 @@ char *report_data_text(const struct report_data *d, const char *view)
 		fprintf(stderr, "manager: out of memory\n");
 		return NULL;
 	}
-	if (!view)
-		rc = table_stats(d->db, "client", d->where, false, f);
+	if (!view) /* made in report_data_read's passes */
+		rc = d->stats && fputs(d->stats, f) < 0 ? 2 : 0;
 	else
 		rc = analyses_view(d->db, view, d->where, 0, false, f);
 	if (fclose(f) != 0 && rc == 0) {

@@ -55,6 +55,7 @@ struct report_data {
 	int64_t t_first, t_last; /* epoch ns: first request, last response */
 	size_t sample_every;	 /* of the scatter and series */
 	double bucket_s;	 /* of the throughput */
+	char *stats;		 /* the statistics table per client */
 };
 
 /* Read everything the plots and the page need from d->db, d->where. 0, or
@@ -63,7 +64,8 @@ struct report_data {
 int report_data_read(struct report_data *d);
 void report_data_free(struct report_data *d);
 
-/* The statistics table per client (view NULL) or an analysis (endings,
+/* The statistics table per client (view NULL: the one report_data_read
+ * made) or an analysis (endings,
  * keepalive, size, family) as text: malloc'd, NULL on error (said). */
 char *report_data_text(const struct report_data *d, const char *view);
 

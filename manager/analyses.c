@@ -219,7 +219,7 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 	servers = sql ? db_prepare(db, sql) : NULL;
 	sqlite3_free(sql);
 	sql = servers ? sqlite3_mprintf(
-				"SELECT tgap_ms FROM exchange_metrics WHERE "
+				"SELECT tgap_ms FROM " DB_GAPS_VIEW " WHERE "
 				"(%s) AND peer_addr || ':' || peer_port = ?1 "
 				"AND tgap_ms > 0 ORDER BY tgap_ms",
 				where ? where : "1")

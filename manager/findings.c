@@ -34,6 +34,7 @@ struct scan {
 	struct idle *idle;	 /* idle_close's rows of one server */
 	struct wait_list *waits; /* server_wait's servers */
 	struct vec *vals;	 /* values()'s vector */
+	sqlite3_stmt *label;	 /* client_stall's program run, by its id */
 };
 
 static int say_nomem(void)
@@ -859,7 +860,10 @@ static int stall_group(struct scan *s, struct group *g)
 		return 0;
 	if (!(f = add(s, "client_stall", total)))
 		return say_nomem();
-	put(f->subject, sizeof(f->subject), "program %s", g->label);
+	sqlite3_bind_int64(s->label, 1, strtoll(g->key, NULL, 10));
+	put(f->subject, sizeof(f->subject), "program %s",
+	    sqlite3_step(s->label) == SQLITE_ROW ? text(s->label, 0) : "?");
+	sqlite3_reset(s->label);
 	put(f->evidence, sizeof(f->evidence),
 	    "%zu of %zu gaps between a response and the next request on the "
 	    "connection last %.0f to %.0f ms: p50 %.1f ms, p90 %.1f ms, %.1f "
@@ -877,17 +881,29 @@ static int stall_group(struct scan *s, struct group *g)
 
 static int client_stall(struct scan *s)
 {
-	/* the label: the program's name without its directory, its pid */
-	return each_group(
+	int rc;
+
+	/* the label, of the runs that have the finding only: the program's
+	 * name without its directory, its pid */
+	s->label = db_prepare(
+		s->db,
+		"SELECT replace(program, rtrim(program, replace(program, "
+		"'/', '')), '') || ' (pid ' || pid || ')' FROM process "
+		"WHERE id = ?1");
+	if (!s->label)
+		return 2;
+	rc = each_group(
 		s,
-		sqlite3_mprintf(
-			"SELECT c.process_id, replace(e.program, "
-			"rtrim(e.program, replace(e.program, '/', '')), '') "
-			"|| ' (pid ' || e.pid || ')', 1, e.tgap_ms FROM "
-			"exchange_metrics e JOIN connection c ON c.id = "
-			"e.connection_id WHERE (%s) ORDER BY c.process_id",
-			s->where),
+		sqlite3_mprintf("SELECT c.process_id, NULL, 1, e.tgap_ms FROM "
+				"" DB_GAPS_VIEW
+				" e JOIN connection c ON c.id = "
+				"e.connection_id WHERE (%s) ORDER BY "
+				"c.process_id",
+				s->where),
 		stall_group);
+	sqlite3_finalize(s->label);
+	s->label = NULL;
+	return rc;
 }
 
 /* ---- retransmits: per server ------------------------------------------- */

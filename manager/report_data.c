@@ -379,9 +379,26 @@ int report_data_read(struct report_data *d)
 	if (rc != 0)
 		return -1;
 	for (size_t i = 0; i < d->nc; i++)
-		for (int m = 0; m < M_COUNT; m++)
-			stats_sort(d->c[i].m[m].v, d->c[i].m[m].n);
+		for (int m = 0; m < M_COUNT; m++) {
+			struct vec *v = &d->c[i].m[m];
+			struct report_figures *f = &d->c[i].f[m];
+
+			stats_sort(v->v, v->n);
+			if (!(f->n = v->n))
+				continue;
+			f->p50 = stats_percentile(v->v, v->n, 50);
+			f->p90 = stats_percentile(v->v, v->n, 90);
+			f->p99 = stats_percentile(v->v, v->n, 99);
+			f->max = v->v[v->n - 1];
+		}
 	return 0;
+}
+
+void report_data_shrink(struct report_data *d)
+{
+	for (size_t i = 0; i < d->nc; i++)
+		for (int m = 0; m < M_COUNT; m++)
+			vec_free(&d->c[i].m[m]);
 }
 
 void report_data_free(struct report_data *d)

@@ -33,9 +33,16 @@ struct report_points {
 	size_t n, cap;
 };
 
+/* What the page shows of a client's metric (nearest-rank percentiles). */
+struct report_figures {
+	size_t n;
+	double p50, p90, p99, max;
+};
+
 struct report_client {
 	char *name;
-	struct vec m[M_COUNT]; /* sorted */
+	struct vec m[M_COUNT]; /* sorted; freed by report_data_shrink */
+	struct report_figures f[M_COUNT]; /* of m */
 	size_t exchanges, connections;
 	/* every sample_every-th exchange of all: Dr (bytes) against T6 - T3
 	 * (ms), both positive; the request's start (s since t_first) against
@@ -63,6 +70,9 @@ struct report_data {
  * report_data_free). */
 int report_data_read(struct report_data *d);
 void report_data_free(struct report_data *d);
+/* Once the plots' data files are written: the clients' values (m) freed,
+ * their figures (f) kept, so that what runs next has the memory. */
+void report_data_shrink(struct report_data *d);
 
 /* The statistics table per client (view NULL: the one report_data_read
  * made) or an analysis (endings,

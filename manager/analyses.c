@@ -482,39 +482,70 @@ static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
 /* ---- family and TLS -------------------------------------------------------
  */
 
-/* The values of one figure (column col) of one group into v: SQLITE_DONE,
- * SQLITE_NOMEM, or SQLite's error (said by db_prepare, or not yet). */
-static int family_values(sqlite3 *db, const char *where, const char *col,
-			 bool per_conn, int family, int tls, struct vec *v)
+#define FAMILY_COLS 5 /* te_ms, tls_ms, tw_ms, tr_ms, tt_ms */
+#define FAMILY_KEYS 4 /* IPv4 and IPv6, with and without TLS */
+
+/* One pass over the exchanges the filter keeps: each figure's values of
+ * each group (v[family == 6][tls][column], the connections' figures from
+ * their first exchange), sorted. SQLITE_DONE, SQLITE_NOMEM, or SQLite's
+ * error (said). */
+static int family_values(sqlite3 *db, const char *where,
+			 struct vec v[2][2][FAMILY_COLS])
 {
-	/* connection figures once per connection */
 	char *sql = sqlite3_mprintf(
-		"SELECT %s FROM exchange_metrics WHERE (%s) AND (CASE WHEN "
-		"peer_addr LIKE '%%:%%' THEN 6 ELSE 4 END) = %d AND tls = %d "
-		"AND %s IS NOT NULL %s ORDER BY 1",
-		col, where ? where : "1", family, tls, col,
-		per_conn ? "AND seq = 1" : "");
+		"SELECT CASE WHEN peer_addr LIKE '%%:%%' THEN 6 ELSE 4 END, "
+		"tls, seq = 1, te_ms, tls_ms, tw_ms, tr_ms, tt_ms FROM "
+		"exchange_metrics WHERE (%s)",
+		where ? where : "1");
 	sqlite3_stmt *st = sql ? db_prepare(db, sql) : NULL;
 	int rc;
 
 	sqlite3_free(sql);
 	if (!st)
 		return sql ? SQLITE_ABORT : SQLITE_NOMEM;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (vec_push(v, sqlite3_column_double(st, 0)) != 0) {
-			rc = SQLITE_NOMEM;
-			break;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int tls = sqlite3_column_int(st, 1);
+		bool first = sqlite3_column_int(st, 2);
+		struct vec *g = v[sqlite3_column_int(st, 0) == 6][tls != 0];
+
+		/* a group is a family and tls 0 or 1: NULL or another
+		 * value is in none */
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL ||
+		    (tls != 0 && tls != 1))
+			continue;
+		for (int i = 0; i < FAMILY_COLS; i++) {
+			/* connection figures once per connection */
+			bool per_conn = i < 2 || i == 4;
+
+			if ((per_conn && !first) ||
+			    sqlite3_column_type(st, 3 + i) == SQLITE_NULL)
+				continue;
+			if (vec_push(&g[i], sqlite3_column_double(st, 3 + i)) !=
+			    0) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
 		}
-	if (rc != SQLITE_DONE && rc != SQLITE_NOMEM)
+		if (rc == SQLITE_NOMEM)
+			break;
+	}
+	if (rc != SQLITE_DONE && rc != SQLITE_NOMEM) {
 		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
+		rc = SQLITE_ABORT;
+	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE || rc == SQLITE_NOMEM ? rc : SQLITE_ABORT;
+	for (int k = 0; k < FAMILY_KEYS; k++)
+		for (int i = 0; i < FAMILY_COLS; i++)
+			stats_sort(v[k / 2][k % 2][i].v, v[k / 2][k % 2][i].n);
+	return rc;
 }
 
 int analyses_family(sqlite3 *db, const char *where, FILE *csv, FILE *text)
 {
-	static const char *const cols[] = { "te_ms", "tls_ms", "tw_ms", "tr_ms",
-					    "tt_ms" };
+	static const char *const cols[FAMILY_COLS] = { "te_ms", "tls_ms",
+						       "tw_ms", "tr_ms",
+						       "tt_ms" };
+	struct vec v[2][2][FAMILY_COLS] = { { { { 0 } } } };
 	char *sql;
 	sqlite3_stmt *groups;
 	int rc;
@@ -534,6 +565,10 @@ int analyses_family(sqlite3 *db, const char *where, FILE *csv, FILE *text)
 	sqlite3_free(sql);
 	if (!groups)
 		return 2;
+	/* every group's figures in one pass (a group's values are those of
+	 * its family with tls = the group's tls, as an integer) */
+	if ((rc = family_values(db, where, v)) != SQLITE_DONE)
+		goto out;
 	if (csv)
 		fprintf(csv, "family,tls,metric,count,p50,p90,mean\n");
 	if (text)
@@ -543,39 +578,35 @@ int analyses_family(sqlite3 *db, const char *where, FILE *csv, FILE *text)
 		int family = sqlite3_column_int(groups, 0);
 		int tls = sqlite3_column_int(groups, 1);
 
-		for (size_t i = 0;
-		     rc == SQLITE_ROW && i < sizeof(cols) / sizeof(*cols);
-		     i++) {
-			struct vec v = { 0 };
-			int got =
-				family_values(db, where, cols[i],
-					      i < 2 || i == 4, family, tls, &v);
+		for (size_t i = 0; i < FAMILY_COLS; i++) {
+			const struct vec *x =
+				tls == 0 || tls == 1 ? &v[family == 6][tls][i]
+						     : &(const struct vec){ 0 };
 
-			if (got != SQLITE_DONE)
-				rc = got;
-			if (got == SQLITE_DONE && v.n && csv)
+			if (x->n && csv)
 				fprintf(csv, "%d,%d,%s,%zu,%.4f,%.4f,%.4f\n",
-					family, tls, cols[i], v.n,
-					stats_percentile(v.v, v.n, 50),
-					stats_percentile(v.v, v.n, 90),
-					stats_mean(v.v, v.n));
-			if (got == SQLITE_DONE && v.n && text)
+					family, tls, cols[i], x->n,
+					stats_percentile(x->v, x->n, 50),
+					stats_percentile(x->v, x->n, 90),
+					stats_mean(x->v, x->n));
+			if (x->n && text)
 				fprintf(text,
 					"IPv%-3d %-5s %-7s %8zu %10.3f %10.3f "
 					"%10.3f\n",
 					family, tls ? "yes" : "no", cols[i],
-					v.n, stats_percentile(v.v, v.n, 50),
-					stats_percentile(v.v, v.n, 90),
-					stats_mean(v.v, v.n));
-			vec_free(&v);
+					x->n, stats_percentile(x->v, x->n, 50),
+					stats_percentile(x->v, x->n, 90),
+					stats_mean(x->v, x->n));
 		}
-		if (rc != SQLITE_ROW)
-			break;
 	}
+	if (rc != SQLITE_DONE)
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
+out:
 	if (rc == SQLITE_NOMEM)
 		say_nomem();
-	else if (rc != SQLITE_DONE && rc != SQLITE_ABORT)
-		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
+	for (int k = 0; k < FAMILY_KEYS; k++)
+		for (int i = 0; i < FAMILY_COLS; i++)
+			vec_free(&v[k / 2][k % 2][i]);
 	sqlite3_finalize(groups);
 	return rc == SQLITE_DONE ? 0 : 2;
 }

@@ -200,11 +200,86 @@ static int collect(sqlite3_stmt *st, const char *server, double min,
 	return rc;
 }
 
+/* The servers of the keep-alive view, in order (name NULL: unknown, the
+ * first if any), each with its gaps. */
+struct ka_server {
+	char *name;
+	struct vec gaps;
+};
+
+/* The server named name among the n of v (in order, a NULL name first):
+ * NULL when none. */
+static struct ka_server *ka_find(struct ka_server *v, size_t n,
+				 const char *name)
+{
+	size_t lo = n && !v[0].name ? 1 : 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, v[mid].name);
+
+		if (!c)
+			return &v[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/* The servers of st (one column, in order), then every server's gaps from
+ * one pass of gaps (rows: server, gap), sorted. SQLITE_DONE, SQLITE_NOMEM
+ * or SQLite's error. */
+static int ka_servers(sqlite3_stmt *st, sqlite3_stmt *gaps,
+		      struct ka_server **v, size_t *n)
+{
+	struct ka_server *last = NULL;
+	size_t cap = 0;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+
+		if (*n == cap) {
+			size_t more = cap ? cap * 2 : 16;
+			struct ka_server *x = realloc(*v, more * sizeof(*x));
+
+			if (!x)
+				return SQLITE_NOMEM;
+			*v = x;
+			cap = more;
+		}
+		(*v)[*n] = (struct ka_server){ NULL, { 0 } };
+		if (name && !((*v)[*n].name = strdup(name)))
+			return SQLITE_NOMEM;
+		++*n;
+	}
+	if (rc != SQLITE_DONE)
+		return rc;
+	while ((rc = sqlite3_step(gaps)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(gaps, 0);
+
+		if (!name)
+			continue;
+		if (!last || strcmp(name, last->name) != 0)
+			last = ka_find(*v, *n, name);
+		if (last &&
+		    vec_push(&last->gaps, sqlite3_column_double(gaps, 1)) != 0)
+			return SQLITE_NOMEM;
+	}
+	for (size_t i = 0; i < *n; i++)
+		stats_sort((*v)[i].gaps.v, (*v)[i].gaps.n);
+	return rc;
+}
+
 int analyses_keepalive_each(sqlite3 *db, const char *where,
 			    analyses_keepalive_fn fn, void *ctx)
 {
 	char *sql, *filter = filter_connections(where);
 	sqlite3_stmt *servers = NULL, *gaps = NULL, *idle = NULL, *rec = NULL;
+	struct ka_server *v = NULL;
+	size_t nv = 0;
 	int rc = SQLITE_OK;
 
 	if (!filter)
@@ -218,10 +293,11 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 		filter);
 	servers = sql ? db_prepare(db, sql) : NULL;
 	sqlite3_free(sql);
+	/* every server's gaps in one pass */
 	sql = servers ? sqlite3_mprintf(
-				"SELECT tgap_ms FROM " DB_GAPS_VIEW " WHERE "
-				"(%s) AND peer_addr || ':' || peer_port = ?1 "
-				"AND tgap_ms > 0 ORDER BY tgap_ms",
+				"SELECT peer_addr || ':' || peer_port, tgap_ms "
+				"FROM " DB_GAPS_VIEW
+				" WHERE (%s) AND tgap_ms > 0",
 				where ? where : "1")
 		      : NULL;
 	gaps = sql ? db_prepare(db, sql) : NULL;
@@ -272,19 +348,14 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 		goto out;
 	}
 	sqlite3_free(sql);
-	while ((rc = sqlite3_step(servers)) == SQLITE_ROW) {
-		struct analyses_keepalive k = {
-			.server = (const char *)sqlite3_column_text(servers, 0)
-		};
-		struct vec g = { 0 }, c = { 0 };
-		size_t none = 0;
+	rc = ka_servers(servers, gaps, &v, &nv);
+	for (size_t i = 0; rc == SQLITE_DONE && i < nv; i++) {
+		struct analyses_keepalive k = { .server = v[i].name ? v[i].name
+								    : "?" };
+		struct vec c = { 0 };
 
-		if (!k.server)
-			k.server = "?";
-		rc = collect(gaps, k.server, -INFINITY, &g, &none);
-		if (rc == SQLITE_DONE)
-			rc = collect(idle, k.server, ANALYSES_IDLE_CLOSE_MIN_MS,
-				     &c, &k.closes_with_response);
+		rc = collect(idle, k.server, ANALYSES_IDLE_CLOSE_MIN_MS, &c,
+			     &k.closes_with_response);
 		if (rc == SQLITE_DONE) {
 			sqlite3_bind_text(rec, 1, k.server, -1,
 					  SQLITE_TRANSIENT);
@@ -294,17 +365,16 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 			}
 			sqlite3_reset(rec);
 		}
-		k.gaps = g.v;
-		k.ngaps = g.n;
+		k.gaps = v[i].gaps.v;
+		k.ngaps = v[i].gaps.n;
 		k.closes = c.v;
 		k.ncloses = c.n;
 		if (rc == SQLITE_DONE &&
-		    stats_keepalive_advice(g.v, g.n, &k.recommended_ms,
+		    stats_keepalive_advice(k.gaps, k.ngaps, &k.recommended_ms,
 					   &k.shape) != 0)
 			rc = SQLITE_NOMEM;
 		if (rc == SQLITE_DONE && fn(ctx, &k) != 0)
 			rc = SQLITE_ABORT; /* said by fn */
-		vec_free(&g);
 		vec_free(&c);
 		if (rc != SQLITE_DONE)
 			break;
@@ -318,6 +388,11 @@ out:
 	sqlite3_finalize(gaps);
 	sqlite3_finalize(idle);
 	sqlite3_finalize(rec);
+	for (size_t i = 0; i < nv; i++) {
+		free(v[i].name);
+		vec_free(&v[i].gaps);
+	}
+	free(v);
 	return rc == SQLITE_DONE ? 0 : 2;
 }
 

@@ -35,6 +35,7 @@ struct scan {
 	struct wait_list *waits; /* server_wait's servers */
 	struct vec *vals;	 /* values()'s vector */
 	sqlite3_stmt *label;	 /* client_stall's program run, by its id */
+	const struct findings_sizes *sizes; /* transfer_limited's fits */
 };
 
 static int say_nomem(void)
@@ -481,53 +482,97 @@ static int server_wait(struct scan *s)
 
 /* ---- transfer_limited: the seed 002 fit per server --------------------- */
 
-static int transfer_fit(void *ctx, const struct analyses_size_fit *fit)
+int findings_sizes_add(struct findings_sizes *sizes,
+		       const struct analyses_size_fit *fit)
 {
-	struct scan *s = ctx;
-	double sum_t = 0, sum_size = 0, a = fit->ts_a, rate;
+	struct findings_size *z;
+	double a = fit->ts_a;
+
+	if (sizes->n == sizes->cap) {
+		size_t more = sizes->cap ? sizes->cap * 2 : 16;
+		void *x = realloc(sizes->v, more * sizeof(*sizes->v));
+
+		if (!x) {
+			say_nomem();
+			return -1;
+		}
+		sizes->v = x;
+		sizes->cap = more;
+	}
+	z = &sizes->v[sizes->n];
+	*z = (struct findings_size){ .n = fit->n, .a = a, .b = fit->ts_b };
+	if (!(z->server = strdup(fit->server))) {
+		say_nomem();
+		return -1;
+	}
+	sizes->n++;
+	if (!fit->n)
+		return 0;
+	z->dr_first = fit->dr[0];
+	z->dr_last = fit->dr[fit->n - 1];
+	/* dr is ascending: its p50 is the middle value */
+	z->dr_p50 = stats_percentile(fit->dr, fit->n, 50);
+	for (size_t i = 0; i < fit->n; i++) {
+		z->sum_t += fit->t_ms[i];
+		z->sum_size += a * fit->dr[i];
+	}
+	return 0;
+}
+
+static int sizes_add(void *sizes, const struct analyses_size_fit *fit)
+{
+	return findings_sizes_add(sizes, fit);
+}
+
+void findings_sizes_free(struct findings_sizes *sizes)
+{
+	for (size_t i = 0; i < sizes->n; i++)
+		free(sizes->v[i].server);
+	free(sizes->v);
+	memset(sizes, 0, sizeof(*sizes));
+}
+
+/* One server's transfer_limited finding, if it has one. 0, or -1 (said). */
+static int transfer_judge(struct scan *s, const struct findings_size *z)
+{
+	double a = z->a, rate;
 	struct vec path = { 0 }, rr = { 0 };
 	struct finding *f;
 	char *sql;
 
-	if (fit->n < FINDINGS_MIN_EXCHANGES || !(a > 0) ||
-	    fit->dr[fit->n - 1] < FINDINGS_TRANSFER_MIN_SPAN * fit->dr[0])
+	if (z->n < FINDINGS_MIN_EXCHANGES || !(a > 0) ||
+	    z->dr_last < FINDINGS_TRANSFER_MIN_SPAN * z->dr_first)
 		return 0;
-	for (size_t i = 0; i < fit->n; i++) {
-		sum_t += fit->t_ms[i];
-		sum_size += a * fit->dr[i];
-	}
-	/* dr is ascending: its p50 is the middle value */
-	if (sum_size < FINDINGS_TRANSFER_MIN_SHARE * sum_t ||
-	    a * stats_percentile(fit->dr, fit->n, 50) <
-		    FINDINGS_TRANSFER_MIN_MS)
+	if (z->sum_size < FINDINGS_TRANSFER_MIN_SHARE * z->sum_t ||
+	    a * z->dr_p50 < FINDINGS_TRANSFER_MIN_MS)
 		return 0;
 	sql = sqlite3_mprintf("SELECT m.delivery_rate FROM connection_metrics "
 			      "m WHERE (%s) AND " SERVER " = %Q AND "
 			      "m.delivery_rate > 0",
-			      s->conns, fit->server);
+			      s->conns, z->server);
 	if (values(s, sql, &path) != 0)
 		return -1;
 	/* Rr = Dr / Tr of the exchanges, as manager stats shows it */
 	sql = sqlite3_mprintf("SELECT rr FROM exchange_metrics WHERE (%s) AND "
 			      "peer_addr || ':' || peer_port = %Q AND rr > 0",
-			      s->where, fit->server);
+			      s->where, z->server);
 	if (values(s, sql, &rr) != 0) {
 		vec_free(&path);
 		return -1;
 	}
 	rate = 1e-3 / a; /* bytes per ms -> MB/s: a in ms per byte */
-	if (!(f = add(s, "transfer_limited", sum_size))) {
+	if (!(f = add(s, "transfer_limited", z->sum_size))) {
 		vec_free(&path);
 		vec_free(&rr);
 		say_nomem();
 		return -1;
 	}
-	put(f->subject, sizeof(f->subject), "server %s", fit->server);
+	put(f->subject, sizeof(f->subject), "server %s", z->server);
 	put(f->evidence, sizeof(f->evidence),
 	    "T6 - T4 = a Dr + b over %zu exchanges (Theil-Sen): a %.4f us/B "
 	    "(%.3f MB/s), b %.3f ms; the size term %.0f%% of the time; Rr "
 	    "p50 %.3f MB/s; path delivery rate p50 %s%.3f MB/s",
-	    fit->n, a * 1e3, rate, fit->ts_b, 100 * sum_size / sum_t,
+	    z->n, a * 1e3, rate, z->b, 100 * z->sum_size / z->sum_t,
 	    rr.n ? p(&rr, 50) / 1e6 : 0.0, path.n ? "" : "(unknown) ",
 	    path.n ? p(&path, 50) / 1e6 : 0.0);
 	put(f->advice, sizeof(f->advice), "%s",
@@ -546,7 +591,24 @@ static int transfer_fit(void *ctx, const struct analyses_size_fit *fit)
 
 static int transfer_limited(struct scan *s)
 {
-	return analyses_size_each(s->db, s->where, transfer_fit, s);
+	struct findings_sizes own = { 0 };
+	int rc = 0;
+
+	/* the fits made by the caller (the report's size plot), else here:
+	 * one pass either way */
+	if (!s->sizes) {
+		if ((rc = analyses_size_each(s->db, s->where, sizes_add, &own)))
+			goto out;
+		s->sizes = &own;
+	}
+	for (size_t i = 0; rc == 0 && i < s->sizes->n; i++)
+		if (transfer_judge(s, &s->sizes->v[i]) != 0)
+			rc = 2;
+out:
+	if (s->sizes == &own)
+		s->sizes = NULL;
+	findings_sizes_free(&own);
+	return rc;
 }
 
 /* ---- idle_close: reconnects after the server closed an idle one -------- */
@@ -1031,16 +1093,18 @@ static int by_stake(const void *a, const void *b)
 /* The findings over the exchanges where keeps and the connections conns
  * keeps (over connection_metrics m), ranked. */
 static int collect(sqlite3 *db, const char *where, const char *conns,
-		   struct findings *out)
+		   const struct findings_sizes *sizes, struct findings *out)
 {
 	static int (*const each[])(struct scan *) = {
 		no_reuse,    handshake_share, server_wait, transfer_limited,
 		idle_close,  saturation,      dns_slow,	   client_stall,
 		retransmits, errors,
 	};
-	struct scan s = {
-		.db = db, .where = where, .conns = conns, .out = out
-	};
+	struct scan s = { .db = db,
+			  .where = where,
+			  .conns = conns,
+			  .out = out,
+			  .sizes = sizes };
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -1060,13 +1124,20 @@ static int collect(sqlite3 *db, const char *where, const char *conns,
 
 int findings_collect(sqlite3 *db, const char *where, struct findings *out)
 {
+	return findings_collect_sized(db, where, NULL, out);
+}
+
+int findings_collect_sized(sqlite3 *db, const char *where,
+			   const struct findings_sizes *sizes,
+			   struct findings *out)
+{
 	char *conns = filter_connections(where ? where : "1");
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!conns)
 		return say_nomem();
-	rc = collect(db, where ? where : "1", conns, out);
+	rc = collect(db, where ? where : "1", conns, sizes, out);
 	sqlite3_free(conns);
 	return rc;
 }
@@ -1083,7 +1154,8 @@ int findings_collect_processes(sqlite3 *db, const char *ids,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = where && conns ? collect(db, where, conns, out) : say_nomem();
+	rc = where && conns ? collect(db, where, conns, NULL, out)
+			    : say_nomem();
 	sqlite3_free(where);
 	sqlite3_free(conns);
 	return rc;

@@ -133,8 +133,9 @@ int cmd_report(int argc, char **argv)
 	if (report_plots_write(&p) != 0)
 		goto out;
 	report_data_shrink(&d);
-	if (findings_collect(d.db, d.where, &found) != 0 ||
-	    report_plot_analyses(&p, &vt) != 0 ||
+	/* the findings take the size plot's fits: no pass of their own */
+	if (report_plot_analyses(&p, &vt) != 0 ||
+	    findings_collect_sized(d.db, d.where, &vt.sizes, &found) != 0 ||
 	    report_views_waterfalls(&rv, &p) != 0 ||
 	    (base && report_views_baseline(&rv, &p, base) != 0) ||
 	    report_plots_draw(&p) != 0)
@@ -148,7 +149,7 @@ int cmd_report(int argc, char **argv)
 	texts[1] = vt.keepalive;
 	texts[2] = vt.size;
 	texts[3] = vt.family;
-	vt = (struct report_view_texts){ NULL };
+	vt.keepalive = vt.size = vt.family = NULL;
 	for (int i = 0; i < NVIEWS; i++)
 		if (!texts[i])
 			goto out;

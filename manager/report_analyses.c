@@ -451,6 +451,7 @@ out:
 
 struct size_plot {
 	struct report_plots *r;
+	struct findings_sizes *sizes; /* for the findings */
 	size_t servers, more;
 	char *names[MAX_LINES];
 	double a[MAX_LINES], b[MAX_LINES], ts_a[MAX_LINES], ts_b[MAX_LINES];
@@ -465,6 +466,10 @@ static int size_data(void *ctx, const struct analyses_size_fit *fit)
 	FILE *f;
 
 	analyses_size_print(&sp->text, fit);
+	if (findings_sizes_add(sp->sizes, fit) != 0) {
+		sp->r->failed = true; /* said */
+		return -1;
+	}
 	if (fit->n == 0)
 		return 0;
 	if (i == MAX_LINES) {
@@ -487,9 +492,12 @@ static int size_data(void *ctx, const struct analyses_size_fit *fit)
 	return 0;
 }
 
-static int plot_size_fit(struct report_plots *r, FILE *text)
+static int plot_size_fit(struct report_plots *r, FILE *text,
+			 struct findings_sizes *sizes)
 {
-	struct size_plot sp = { .r = r, .text = { text, false } };
+	struct size_plot sp = { .r = r,
+				.sizes = sizes,
+				.text = { text, false } };
 	int rc = 0;
 
 	analyses_size_header(false, text);
@@ -568,9 +576,9 @@ int report_plot_analyses(struct report_plots *r, struct report_view_texts *t)
 
 	if (!f[0] || !f[1] || !f[2])
 		rc = nomem(r);
-	if (rc == 0 &&
-	    (plot_endings(r) != 0 || plot_keepalive(r, f[0]) != 0 ||
-	     plot_size_fit(r, f[1]) != 0 || plot_family(r, f[2]) != 0))
+	if (rc == 0 && (plot_endings(r) != 0 || plot_keepalive(r, f[0]) != 0 ||
+			plot_size_fit(r, f[1], &t->sizes) != 0 ||
+			plot_family(r, f[2]) != 0))
 		rc = -1;
 	for (int i = 0; i < 3; i++)
 		if (f[i] && fclose(f[i]) != 0 && rc == 0)
@@ -587,6 +595,7 @@ void report_view_texts_free(struct report_view_texts *t)
 	free(t->keepalive);
 	free(t->size);
 	free(t->family);
+	findings_sizes_free(&t->sizes);
 	*t = (struct report_view_texts){ NULL };
 }
 

@@ -5,12 +5,15 @@
 #ifndef OBSERVE_MANAGER_REPORT_ANALYSES_H
 #define OBSERVE_MANAGER_REPORT_ANALYSES_H
 
+#include "findings.h"
 #include "report_plots.h"
 
 /* The tables of manager stats --view keepalive, size and family (text),
- * malloc'd: made with the plots, from the same pass over the rows. */
+ * malloc'd: made with the plots, from the same pass over the rows; and the
+ * size fits' figures the findings take (findings_collect_sized). */
 struct report_view_texts {
 	char *keepalive, *size, *family;
+	struct findings_sizes sizes;
 };
 
 /* The analyses' plots: each one with nothing to show is noted; the endings

@@ -248,13 +248,127 @@ struct group {
 };
 typedef int (*group_fn)(struct scan *s, struct group *g);
 
-/* The rows of sql (freed here; ordered by its column 0, the key; column 1
- * a label; then up to GROUP_COLS values), one call of fn per key: 0, or 2
- * (said). One pass over the data whatever the number of groups. */
-static int each_group(struct scan *s, char *sql, group_fn fn)
+/* each_group's groups as the rows come: keys found through a hash of
+ * their text (open addressing, a power of two slots, at most half full). */
+struct groups {
+	struct group_at {
+		char *key, *label;
+		bool null;   /* the key was NULL (shown "?"): first */
+		int64_t num; /* the key as a number */
+		struct vec v[GROUP_COLS];
+	} * v;
+	size_t n, cap;
+	size_t *slot; /* index + 1, 0: free */
+	size_t nslots;
+	bool numeric; /* keys in numeric order, else in strcmp's */
+};
+
+static uint64_t hash_text(const char *t)
 {
-	struct group g = { 0 };
-	char *key = NULL, *label = NULL;
+	uint64_t h = 14695981039346656037u; /* FNV-1a */
+
+	for (; *t; t++)
+		h = (h ^ (unsigned char)*t) * 1099511628211u;
+	return h;
+}
+
+/* The group of key (label: of its first row), added if new. NULL when out
+ * of memory. */
+static struct group_at *group_of(struct groups *gs, const char *key, bool null,
+				 const char *label)
+{
+	size_t i;
+
+	if (2 * (gs->n + 1) > gs->nslots) {
+		size_t nslots = gs->nslots ? gs->nslots * 2 : 64;
+		size_t *slot = calloc(nslots, sizeof(*slot));
+
+		if (!slot)
+			return NULL;
+		for (size_t k = 0; k < gs->n; k++) {
+			for (i = hash_text(gs->v[k].key) & (nslots - 1);
+			     slot[i]; i = (i + 1) & (nslots - 1))
+				;
+			slot[i] = k + 1;
+		}
+		free(gs->slot);
+		gs->slot = slot;
+		gs->nslots = nslots;
+	}
+	for (i = hash_text(key) & (gs->nslots - 1); gs->slot[i];
+	     i = (i + 1) & (gs->nslots - 1)) {
+		struct group_at *g = &gs->v[gs->slot[i] - 1];
+
+		if (g->null == null && strcmp(g->key, key) == 0)
+			return g;
+	}
+	if (gs->n == gs->cap) {
+		size_t more = gs->cap ? gs->cap * 2 : 16;
+		void *x = realloc(gs->v, more * sizeof(*gs->v));
+
+		if (!x)
+			return NULL;
+		gs->v = x;
+		gs->cap = more;
+	}
+	gs->v[gs->n] = (struct group_at){ .null = null,
+					  .num = strtoll(key, NULL, 10) };
+	if (!(gs->v[gs->n].key = strdup(key)) ||
+	    !(gs->v[gs->n].label = strdup(label))) {
+		free(gs->v[gs->n].key);
+		return NULL;
+	}
+	gs->slot[i] = ++gs->n;
+	return &gs->v[gs->n - 1];
+}
+
+/* The order of the groups' keys: as SQLite's ORDER BY would have them. */
+static int group_order(const void *a, const void *b, void *numeric)
+{
+	const struct group_at *x = *(struct group_at *const *)a,
+			      *y = *(struct group_at *const *)b;
+
+	if (x->null != y->null)
+		return x->null ? -1 : 1;
+	if (*(bool *)numeric)
+		return (x->num > y->num) - (x->num < y->num);
+	return strcmp(x->key, y->key);
+}
+
+/* Each group's values sorted, fn called for each in the keys' order. */
+static int groups_call(struct scan *s, struct groups *gs, int ncols,
+		       group_fn fn)
+{
+	struct group_at **order = calloc(gs->n + 1, sizeof(*order));
+	int rc = 0;
+
+	if (!order)
+		return say_nomem();
+	for (size_t i = 0; i < gs->n; i++)
+		order[i] = &gs->v[i];
+	qsort_r(order, gs->n, sizeof(*order), group_order, &gs->numeric);
+	for (size_t i = 0; rc == 0 && i < gs->n; i++) {
+		struct group g = { order[i]->key, order[i]->label, { { 0 } } };
+
+		for (int c = 0; c < ncols; c++) {
+			stats_sort(order[i]->v[c].v, order[i]->v[c].n);
+			g.v[c] = order[i]->v[c];
+		}
+		rc = fn(s, &g);
+	}
+	free(order);
+	return rc;
+}
+
+/* The rows of sql (freed here; column 0 the key, a number when numeric;
+ * column 1 a label; then up to GROUP_COLS values, NULLs left out), one
+ * call of fn per key, in the keys' order (a NULL key, "?", first), each
+ * column's values sorted: 0, or 2 (said). One pass over the data in any
+ * order (no sort by SQLite), whatever the number of groups. */
+static int each_group(struct scan *s, char *sql, bool numeric, group_fn fn)
+{
+	struct groups gs = { .numeric = numeric };
+	struct group_at *g = NULL;
 	sqlite3_stmt *st;
 	int rc = 0, step, ncols;
 
@@ -267,35 +381,19 @@ static int each_group(struct scan *s, char *sql, group_fn fn)
 	ncols = sqlite3_column_count(st) - 2;
 	if (ncols > GROUP_COLS)
 		ncols = GROUP_COLS;
-	for (;;) {
-		const char *k = NULL;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		bool null = sqlite3_column_type(st, 0) == SQLITE_NULL;
+		const char *k = text(st, 0);
 
-		step = sqlite3_step(st);
-		if (step == SQLITE_ROW)
-			k = text(st, 0);
-		if (key && (!k || strcmp(k, key) != 0)) {
-			for (int i = 0; i < ncols; i++)
-				stats_sort(g.v[i].v, g.v[i].n);
-			g.key = key;
-			g.label = label;
-			if ((rc = fn(s, &g)) != 0)
-				break;
-			for (int i = 0; i < ncols; i++)
-				g.v[i].n = 0;
-			free(key);
-			free(label);
-			key = label = NULL;
-		}
-		if (!k)
-			break;
-		if (!key &&
-		    (!(key = strdup(k)) || !(label = strdup(text(st, 1))))) {
+		/* the rows of a group mostly come together */
+		if ((!g || g->null != null || strcmp(g->key, k) != 0) &&
+		    !(g = group_of(&gs, k, null, text(st, 1)))) {
 			rc = say_nomem();
 			break;
 		}
 		for (int i = 0; i < ncols; i++)
 			if (sqlite3_column_type(st, 2 + i) != SQLITE_NULL &&
-			    vec_push(&g.v[i],
+			    vec_push(&g->v[i],
 				     sqlite3_column_double(st, 2 + i)) != 0) {
 				rc = say_nomem();
 				break;
@@ -308,10 +406,16 @@ static int each_group(struct scan *s, char *sql, group_fn fn)
 		rc = 2;
 	}
 	sqlite3_finalize(st);
-	free(key);
-	free(label);
-	for (int i = 0; i < GROUP_COLS; i++)
-		vec_free(&g.v[i]);
+	if (rc == 0)
+		rc = groups_call(s, &gs, ncols, fn);
+	for (size_t i = 0; i < gs.n; i++) {
+		free(gs.v[i].key);
+		free(gs.v[i].label);
+		for (int c = 0; c < GROUP_COLS; c++)
+			vec_free(&gs.v[i].v[c]);
+	}
+	free(gs.v);
+	free(gs.slot);
 	return rc;
 }
 
@@ -360,10 +464,9 @@ static int handshake_share(struct scan *s)
 			"SELECT " SERVER " AS server, NULL, m.te_ms, m.tls_ms, "
 			"coalesce(m.te_ms, 0) + coalesce(m.tls_ms, 0), "
 			"m.tt_ms, m.exchanges FROM connection_metrics m WHERE "
-			"(%s) AND m.exchanges > 0 AND m.tt_ms IS NOT NULL "
-			"ORDER BY server",
+			"(%s) AND m.exchanges > 0 AND m.tt_ms IS NOT NULL",
 			s->conns),
-		handshake_group);
+		false, handshake_group);
 }
 
 /* ---- server_wait: per server, against the others ---------------------- */
@@ -470,10 +573,9 @@ static int server_wait(struct scan *s)
 			"NULL, e.tw_ms, e.trecv_ms, max(e.tw_ms - "
 			"coalesce(c.min_rtt_us / 1e3, 0), 0) FROM "
 			"exchange_metrics e JOIN connection c ON c.id = "
-			"e.connection_id WHERE (%s) AND e.tw_ms IS NOT NULL "
-			"ORDER BY server",
+			"e.connection_id WHERE (%s) AND e.tw_ms IS NOT NULL",
 			s->where),
-		wait_group);
+		false, wait_group);
 	for (size_t i = 0; rc == 0 && i < l.n; i++)
 		rc = wait_judge(s, &l, i);
 	free(l.v);
@@ -959,10 +1061,9 @@ static int client_stall(struct scan *s)
 		sqlite3_mprintf("SELECT c.process_id, NULL, 1, e.tgap_ms FROM "
 				"" DB_GAPS_VIEW
 				" e JOIN connection c ON c.id = "
-				"e.connection_id WHERE (%s) ORDER BY "
-				"c.process_id",
+				"e.connection_id WHERE (%s)",
 				s->where),
-		stall_group);
+		true, stall_group);
 	sqlite3_finalize(s->label);
 	s->label = NULL;
 	return rc;

@@ -126,11 +126,16 @@ static void sort_quick(double *v, size_t n, int depth)
 void stats_sort(double *v, size_t n)
 {
 	int depth = 0;
+	size_t i = 1;
 
+	/* already in order (a vector sorted before, all alike): one look */
+	while (i < n && !(v[i] < v[i - 1]))
+		i++;
+	if (i >= n)
+		return;
 	for (size_t m = n; m > 1; m >>= 1)
 		depth += 2;
-	if (n > 1)
-		sort_quick(v, n, depth);
+	sort_quick(v, n, depth);
 }
 
 double stats_mean(const double *v, size_t n)

@@ -571,9 +571,9 @@ static int server_wait(struct scan *s)
 		sqlite3_mprintf(
 			"SELECT e.peer_addr || ':' || e.peer_port AS server, "
 			"NULL, e.tw_ms, e.trecv_ms, max(e.tw_ms - "
-			"coalesce(c.min_rtt_us / 1e3, 0), 0) FROM "
-			"exchange_metrics e JOIN connection c ON c.id = "
-			"e.connection_id WHERE (%s) AND e.tw_ms IS NOT NULL",
+			"coalesce(c.min_rtt_us / 1e3, 0), 0) FROM (SELECT * "
+			"FROM exchange_metrics WHERE (%s)) e JOIN connection c "
+			"ON c.id = e.connection_id WHERE e.tw_ms IS NOT NULL",
 			s->where),
 		false, wait_group);
 	for (size_t i = 0; rc == 0 && i < l.n; i++)
@@ -1059,9 +1059,8 @@ static int client_stall(struct scan *s)
 	rc = each_group(
 		s,
 		sqlite3_mprintf("SELECT c.process_id, NULL, 1, e.tgap_ms FROM "
-				"" DB_GAPS_VIEW
-				" e JOIN connection c ON c.id = "
-				"e.connection_id WHERE (%s)",
+				"(SELECT * FROM " DB_GAPS_VIEW " WHERE (%s)) e "
+				"JOIN connection c ON c.id = e.connection_id",
 				s->where),
 		true, stall_group);
 	sqlite3_finalize(s->label);

@@ -229,9 +229,11 @@ static struct ka_server *ka_find(struct ka_server *v, size_t n,
 }
 
 /* The servers of st (one column, in order), then every server's gaps from
- * one pass of gaps (rows: server, gap), sorted. SQLITE_DONE, SQLITE_NOMEM
- * or SQLite's error. */
+ * one pass of gaps (rows: server, gap, process; the gaps above 0 kept,
+ * every row given to gap_fn if any), sorted. SQLITE_DONE, SQLITE_NOMEM,
+ * SQLITE_ABORT (said by gap_fn) or SQLite's error. */
 static int ka_servers(sqlite3_stmt *st, sqlite3_stmt *gaps,
+		      analyses_gap_fn gap_fn, void *gap_ctx,
 		      struct ka_server **v, size_t *n)
 {
 	struct ka_server *last = NULL;
@@ -259,8 +261,13 @@ static int ka_servers(sqlite3_stmt *st, sqlite3_stmt *gaps,
 		return rc;
 	while ((rc = sqlite3_step(gaps)) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(gaps, 0);
+		bool has_gap = sqlite3_column_type(gaps, 1) != SQLITE_NULL;
+		double gap = sqlite3_column_double(gaps, 1);
 
-		if (!name)
+		if (gap_fn && gap_fn(gap_ctx, sqlite3_column_int64(gaps, 2),
+				     has_gap, gap) != 0)
+			return SQLITE_ABORT;
+		if (!name || !has_gap || !(gap > 0))
 			continue;
 		if (!last || strcmp(name, last->name) != 0)
 			last = ka_find(*v, *n, name);
@@ -274,7 +281,8 @@ static int ka_servers(sqlite3_stmt *st, sqlite3_stmt *gaps,
 }
 
 int analyses_keepalive_each(sqlite3 *db, const char *where,
-			    analyses_keepalive_fn fn, void *ctx)
+			    analyses_keepalive_fn fn, void *ctx,
+			    analyses_gap_fn gap_fn, void *gap_ctx)
 {
 	char *sql, *filter = filter_connections(where);
 	sqlite3_stmt *servers = NULL, *gaps = NULL, *idle = NULL, *rec = NULL;
@@ -293,11 +301,15 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 		filter);
 	servers = sql ? db_prepare(db, sql) : NULL;
 	sqlite3_free(sql);
-	/* every server's gaps in one pass */
+	/* every server's gaps in one pass (with every exchange's program
+	 * run, for gap_fn; the filter inside: connection has columns of
+	 * the same names) */
 	sql = servers ? sqlite3_mprintf(
-				"SELECT peer_addr || ':' || peer_port, tgap_ms "
-				"FROM " DB_GAPS_VIEW
-				" WHERE (%s) AND tgap_ms > 0",
+				"SELECT e.peer_addr || ':' || e.peer_port, "
+				"e.tgap_ms, c.process_id FROM (SELECT * FROM "
+				"" DB_GAPS_VIEW
+				" WHERE (%s)) e JOIN connection "
+				"c ON c.id = e.connection_id",
 				where ? where : "1")
 		      : NULL;
 	gaps = sql ? db_prepare(db, sql) : NULL;
@@ -348,7 +360,7 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 		goto out;
 	}
 	sqlite3_free(sql);
-	rc = ka_servers(servers, gaps, &v, &nv);
+	rc = ka_servers(servers, gaps, gap_fn, gap_ctx, &v, &nv);
 	for (size_t i = 0; rc == SQLITE_DONE && i < nv; i++) {
 		struct analyses_keepalive k = { .server = v[i].name ? v[i].name
 								    : "?" };
@@ -446,7 +458,8 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
 	struct analyses_table p = { out, csv };
 
 	analyses_keepalive_header(csv, out);
-	return analyses_keepalive_each(db, where, analyses_keepalive_print, &p);
+	return analyses_keepalive_each(db, where, analyses_keepalive_print, &p,
+				       NULL, NULL);
 }
 
 /* ---- size ------------------------------------------------------------------

@@ -62,9 +62,17 @@ struct analyses_keepalive {
  * stop (the reason said on stderr). */
 typedef int (*analyses_keepalive_fn)(void *ctx,
 				     const struct analyses_keepalive *k);
-/* Calls fn once per server. 0, or 2 on error (said on stderr). */
+/* Takes each exchange's gap (tgap_ms; has_gap false when NULL) with its
+ * program run (process.id), as the pass over the gaps reads them, for a
+ * figure of another module (the findings' client_stall): 0, or -1 to stop
+ * (said). */
+typedef int (*analyses_gap_fn)(void *ctx, int64_t process, bool has_gap,
+			       double gap);
+/* Calls fn once per server; gap_fn (NULL: none) once per exchange the
+ * filter keeps. 0, or 2 on error (said on stderr). */
 int analyses_keepalive_each(sqlite3 *db, const char *where,
-			    analyses_keepalive_fn fn, void *ctx);
+			    analyses_keepalive_fn fn, void *ctx,
+			    analyses_gap_fn gap_fn, void *gap_ctx);
 
 /* size: per server, the exchanges' Dr (bytes, ascending) and T6 - T4 (ms),
  * and T = a * Dr + b fitted by least squares (r2) and Theil-Sen (ts_);

@@ -34,8 +34,8 @@ struct scan {
 	struct idle *idle;	 /* idle_close's rows of one server */
 	struct wait_list *waits; /* server_wait's servers */
 	struct vec *vals;	 /* values()'s vector */
-	sqlite3_stmt *label;	 /* client_stall's program run, by its id */
 	const struct findings_sizes *sizes; /* transfer_limited's fits */
+	struct findings_stalls *stalls;	    /* client_stall's gaps */
 };
 
 static int say_nomem(void)
@@ -250,13 +250,15 @@ typedef int (*group_fn)(struct scan *s, struct group *g);
 
 /* each_group's groups as the rows come: keys found through a hash of
  * their text (open addressing, a power of two slots, at most half full). */
+struct group_at {
+	char *key, *label;
+	bool null;   /* the key was NULL (shown "?"): first */
+	int64_t num; /* the key as a number */
+	struct vec v[GROUP_COLS];
+	size_t rows, counted; /* findings_stalls_row's */
+};
 struct groups {
-	struct group_at {
-		char *key, *label;
-		bool null;   /* the key was NULL (shown "?"): first */
-		int64_t num; /* the key as a number */
-		struct vec v[GROUP_COLS];
-	} * v;
+	struct group_at *v;
 	size_t n, cap;
 	size_t *slot; /* index + 1, 0: free */
 	size_t nslots;
@@ -335,18 +337,44 @@ static int group_order(const void *a, const void *b, void *numeric)
 	return strcmp(x->key, y->key);
 }
 
+/* The groups in the keys' order, malloc'd; NULL when out of memory
+ * (said). */
+static struct group_at **groups_ordered(struct groups *gs)
+{
+	struct group_at **order = calloc(gs->n + 1, sizeof(*order));
+
+	if (!order) {
+		say_nomem();
+		return NULL;
+	}
+	for (size_t i = 0; i < gs->n; i++)
+		order[i] = &gs->v[i];
+	qsort_r(order, gs->n, sizeof(*order), group_order, &gs->numeric);
+	return order;
+}
+
+static void groups_free(struct groups *gs)
+{
+	for (size_t i = 0; i < gs->n; i++) {
+		free(gs->v[i].key);
+		free(gs->v[i].label);
+		for (int c = 0; c < GROUP_COLS; c++)
+			vec_free(&gs->v[i].v[c]);
+	}
+	free(gs->v);
+	free(gs->slot);
+	memset(gs, 0, sizeof(*gs));
+}
+
 /* Each group's values sorted, fn called for each in the keys' order. */
 static int groups_call(struct scan *s, struct groups *gs, int ncols,
 		       group_fn fn)
 {
-	struct group_at **order = calloc(gs->n + 1, sizeof(*order));
+	struct group_at **order = groups_ordered(gs);
 	int rc = 0;
 
 	if (!order)
-		return say_nomem();
-	for (size_t i = 0; i < gs->n; i++)
-		order[i] = &gs->v[i];
-	qsort_r(order, gs->n, sizeof(*order), group_order, &gs->numeric);
+		return 2;
 	for (size_t i = 0; rc == 0 && i < gs->n; i++) {
 		struct group g = { order[i]->key, order[i]->label, { { 0 } } };
 
@@ -408,14 +436,7 @@ static int each_group(struct scan *s, char *sql, bool numeric, group_fn fn)
 	sqlite3_finalize(st);
 	if (rc == 0)
 		rc = groups_call(s, &gs, ncols, fn);
-	for (size_t i = 0; i < gs.n; i++) {
-		free(gs.v[i].key);
-		free(gs.v[i].label);
-		for (int c = 0; c < GROUP_COLS; c++)
-			vec_free(&gs.v[i].v[c]);
-	}
-	free(gs.v);
-	free(gs.slot);
+	groups_free(&gs);
 	return rc;
 }
 
@@ -1003,38 +1024,88 @@ static int dns_slow(struct scan *s)
 
 /* ---- client_stall: per program run ------------------------------------- */
 
-static int stall_group(struct scan *s, struct group *g)
+struct findings_stalls {
+	/* by program run (process.id): v[0] the gaps from ..MIN_MS to
+	 * ..MAX_MS, rows the exchanges, counted the gaps */
+	struct groups runs;
+	struct group_at *last; /* the previous row's */
+};
+
+struct findings_stalls *findings_stalls_new(void)
 {
-	const struct vec *gaps = &g->v[1];
-	double exch = g->v[0].n, stalled = 0, total = 0;
-	size_t lo, hi, n;
+	struct findings_stalls *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		say_nomem();
+	else
+		st->runs.numeric = true;
+	return st;
+}
+
+void findings_stalls_free(struct findings_stalls *st)
+{
+	if (!st)
+		return;
+	groups_free(&st->runs);
+	free(st);
+}
+
+int findings_stalls_row(void *stalls, int64_t process, bool has_gap, double gap)
+{
+	struct findings_stalls *st = stalls;
+	struct group_at *g = st->last;
+
+	if (!g || g->num != process) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "%lld", (long long)process);
+		if (!(g = st->last = group_of(&st->runs, key, false, ""))) {
+			say_nomem();
+			return -1;
+		}
+	}
+	g->rows++;
+	if (!has_gap)
+		return 0;
+	g->counted++;
+	/* the stalls: longer gaps are the user's or the program's idle
+	 * time, shorter ones no stall */
+	if (gap >= FINDINGS_STALL_MIN_MS && gap <= FINDINGS_STALL_MAX_MS &&
+	    vec_push(&g->v[0], gap) != 0) {
+		say_nomem();
+		return -1;
+	}
+	return 0;
+}
+
+/* A program run's finding, if it has one; label finds its name. */
+static int stall_judge(struct scan *s, struct group_at *g, sqlite3_stmt *label)
+{
+	const struct vec *stalls = &g->v[0];
+	double exch = g->rows, total = 0;
+	size_t n = stalls->n;
 	struct finding *f;
 
-	if (exch < FINDINGS_MIN_EXCHANGES || !gaps->n)
+	if (exch < FINDINGS_MIN_EXCHANGES || !g->counted)
 		return 0;
-	/* the gaps are sorted: those from ..MIN_MS to ..MAX_MS */
-	for (lo = 0; lo < gaps->n && gaps->v[lo] < FINDINGS_STALL_MIN_MS; lo++)
-		;
-	for (hi = lo; hi < gaps->n && gaps->v[hi] <= FINDINGS_STALL_MAX_MS;
-	     hi++)
-		total += gaps->v[hi];
-	n = hi - lo;
-	stalled = n;
-	if (!n || stalled < FINDINGS_STALL_MIN_SHARE * gaps->n)
+	stats_sort(g->v[0].v, g->v[0].n);
+	for (size_t i = 0; i < n; i++)
+		total += stalls->v[i];
+	if (!n || (double)n < FINDINGS_STALL_MIN_SHARE * g->counted)
 		return 0;
 	if (!(f = add(s, "client_stall", total)))
 		return say_nomem();
-	sqlite3_bind_int64(s->label, 1, strtoll(g->key, NULL, 10));
+	sqlite3_bind_int64(label, 1, g->num);
 	put(f->subject, sizeof(f->subject), "program %s",
-	    sqlite3_step(s->label) == SQLITE_ROW ? text(s->label, 0) : "?");
-	sqlite3_reset(s->label);
+	    sqlite3_step(label) == SQLITE_ROW ? text(label, 0) : "?");
+	sqlite3_reset(label);
 	put(f->evidence, sizeof(f->evidence),
 	    "%zu of %zu gaps between a response and the next request on the "
 	    "connection last %.0f to %.0f ms: p50 %.1f ms, p90 %.1f ms, %.1f "
 	    "ms in all, over %.0f exchanges",
-	    n, gaps->n, FINDINGS_STALL_MIN_MS, FINDINGS_STALL_MAX_MS,
-	    stats_percentile(gaps->v + lo, n, 50),
-	    stats_percentile(gaps->v + lo, n, 90), total, exch);
+	    n, g->counted, FINDINGS_STALL_MIN_MS, FINDINGS_STALL_MAX_MS,
+	    stats_percentile(stalls->v, n, 50),
+	    stats_percentile(stalls->v, n, 90), total, exch);
 	put(f->advice, sizeof(f->advice),
 	    "the program, not the network, waits before its next request: "
 	    "send the requests it already knows sooner (in parallel, "
@@ -1043,28 +1114,59 @@ static int stall_group(struct scan *s, struct group *g)
 	return 0;
 }
 
-static int client_stall(struct scan *s)
+/* Every exchange's gap with its program run into st. 0, or 2 (said). */
+static int stall_rows(struct scan *s, struct findings_stalls *st)
 {
+	char *sql = sqlite3_mprintf(
+		"SELECT c.process_id, e.tgap_ms FROM (SELECT * FROM " DB_GAPS_VIEW
+		" WHERE (%s)) e JOIN connection c ON c.id = e.connection_id",
+		s->where);
+	sqlite3_stmt *q = sql ? db_prepare(s->db, sql) : NULL;
 	int rc;
 
+	sqlite3_free(sql);
+	if (!q)
+		return sql ? 2 : say_nomem();
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		if (findings_stalls_row(st, sqlite3_column_int64(q, 0),
+					sqlite3_column_type(q, 1) !=
+						SQLITE_NULL,
+					sqlite3_column_double(q, 1)) != 0)
+			break;
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : 2;
+}
+
+static int client_stall(struct scan *s)
+{
+	struct findings_stalls *own = s->stalls ? NULL : findings_stalls_new();
+	struct findings_stalls *st = s->stalls ? s->stalls : own;
+	struct group_at **order = NULL;
+	sqlite3_stmt *label = NULL;
+	int rc = 2;
+
+	/* the gaps read by the caller (the report's keep-alive view), else
+	 * here: one pass either way */
+	if (!st || (own && stall_rows(s, own) != 0))
+		goto out;
 	/* the label, of the runs that have the finding only: the program's
 	 * name without its directory, its pid */
-	s->label = db_prepare(
+	label = db_prepare(
 		s->db,
 		"SELECT replace(program, rtrim(program, replace(program, "
 		"'/', '')), '') || ' (pid ' || pid || ')' FROM process "
 		"WHERE id = ?1");
-	if (!s->label)
-		return 2;
-	rc = each_group(
-		s,
-		sqlite3_mprintf("SELECT c.process_id, NULL, 1, e.tgap_ms FROM "
-				"(SELECT * FROM " DB_GAPS_VIEW " WHERE (%s)) e "
-				"JOIN connection c ON c.id = e.connection_id",
-				s->where),
-		true, stall_group);
-	sqlite3_finalize(s->label);
-	s->label = NULL;
+	if (!label || !(order = groups_ordered(&st->runs)))
+		goto out;
+	rc = 0;
+	for (size_t i = 0; rc == 0 && i < st->runs.n; i++)
+		rc = stall_judge(s, order[i], label);
+out:
+	free(order);
+	sqlite3_finalize(label);
+	findings_stalls_free(own);
 	return rc;
 }
 
@@ -1193,7 +1295,7 @@ static int by_stake(const void *a, const void *b)
 /* The findings over the exchanges where keeps and the connections conns
  * keeps (over connection_metrics m), ranked. */
 static int collect(sqlite3 *db, const char *where, const char *conns,
-		   const struct findings_sizes *sizes, struct findings *out)
+		   const struct findings_given *given, struct findings *out)
 {
 	static int (*const each[])(struct scan *) = {
 		no_reuse,    handshake_share, server_wait, transfer_limited,
@@ -1204,7 +1306,8 @@ static int collect(sqlite3 *db, const char *where, const char *conns,
 			  .where = where,
 			  .conns = conns,
 			  .out = out,
-			  .sizes = sizes };
+			  .sizes = given ? given->sizes : NULL,
+			  .stalls = given ? given->stalls : NULL };
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -1224,11 +1327,11 @@ static int collect(sqlite3 *db, const char *where, const char *conns,
 
 int findings_collect(sqlite3 *db, const char *where, struct findings *out)
 {
-	return findings_collect_sized(db, where, NULL, out);
+	return findings_collect_given(db, where, NULL, out);
 }
 
-int findings_collect_sized(sqlite3 *db, const char *where,
-			   const struct findings_sizes *sizes,
+int findings_collect_given(sqlite3 *db, const char *where,
+			   const struct findings_given *given,
 			   struct findings *out)
 {
 	char *conns = filter_connections(where ? where : "1");
@@ -1237,7 +1340,7 @@ int findings_collect_sized(sqlite3 *db, const char *where,
 	memset(out, 0, sizeof(*out));
 	if (!conns)
 		return say_nomem();
-	rc = collect(db, where ? where : "1", conns, sizes, out);
+	rc = collect(db, where ? where : "1", conns, given, out);
 	sqlite3_free(conns);
 	return rc;
 }

@@ -133,9 +133,13 @@ int cmd_report(int argc, char **argv)
 	if (report_plots_write(&p) != 0)
 		goto out;
 	report_data_shrink(&d);
-	/* the findings take the size plot's fits: no pass of their own */
+	/* the findings take the size plot's fits and the keep-alive plot's
+	 * gaps: no pass of their own for them */
 	if (report_plot_analyses(&p, &vt) != 0 ||
-	    findings_collect_sized(d.db, d.where, &vt.sizes, &found) != 0 ||
+	    findings_collect_given(
+		    d.db, d.where,
+		    &(struct findings_given){ &vt.sizes, vt.stalls },
+		    &found) != 0 ||
 	    report_views_waterfalls(&rv, &p) != 0 ||
 	    (base && report_views_baseline(&rv, &p, base) != 0) ||
 	    report_plots_draw(&p) != 0)

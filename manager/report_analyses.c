@@ -351,7 +351,8 @@ static int keepalive_data(void *ctx, const struct analyses_keepalive *k)
 	return 0;
 }
 
-static int plot_keepalive(struct report_plots *r, FILE *text)
+static int plot_keepalive(struct report_plots *r, FILE *text,
+			  struct findings_stalls *stalls)
 {
 	struct keepalive_plot kp = { .r = r,
 				     .max_ms = 100,
@@ -361,8 +362,9 @@ static int plot_keepalive(struct report_plots *r, FILE *text)
 	int rc = 0;
 
 	analyses_keepalive_header(false, text);
+	/* the gaps' pass also gives the findings' client_stall its rows */
 	if (analyses_keepalive_each(r->data->db, r->data->where, keepalive_data,
-				    &kp) != 0) {
+				    &kp, findings_stalls_row, stalls) != 0) {
 		rc = -1;
 		goto out;
 	}
@@ -574,11 +576,12 @@ int report_plot_analyses(struct report_plots *r, struct report_view_texts *t)
 		       open_memstream(&t->family, &len[2]) };
 	int rc = 0;
 
-	if (!f[0] || !f[1] || !f[2])
+	if (!f[0] || !f[1] || !f[2] || !(t->stalls = findings_stalls_new()))
 		rc = nomem(r);
-	if (rc == 0 && (plot_endings(r) != 0 || plot_keepalive(r, f[0]) != 0 ||
-			plot_size_fit(r, f[1], &t->sizes) != 0 ||
-			plot_family(r, f[2]) != 0))
+	if (rc == 0 &&
+	    (plot_endings(r) != 0 || plot_keepalive(r, f[0], t->stalls) != 0 ||
+	     plot_size_fit(r, f[1], &t->sizes) != 0 ||
+	     plot_family(r, f[2]) != 0))
 		rc = -1;
 	for (int i = 0; i < 3; i++)
 		if (f[i] && fclose(f[i]) != 0 && rc == 0)
@@ -596,6 +599,7 @@ void report_view_texts_free(struct report_view_texts *t)
 	free(t->size);
 	free(t->family);
 	findings_sizes_free(&t->sizes);
+	findings_stalls_free(t->stalls);
 	*t = (struct report_view_texts){ NULL };
 }
 

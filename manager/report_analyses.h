@@ -9,11 +9,13 @@
 #include "report_plots.h"
 
 /* The tables of manager stats --view keepalive, size and family (text),
- * malloc'd: made with the plots, from the same pass over the rows; and the
- * size fits' figures the findings take (findings_collect_sized). */
+ * malloc'd: made with the plots, from the same pass over the rows; and
+ * what the findings take of the size fits and of the gaps
+ * (findings_collect_given). */
 struct report_view_texts {
 	char *keepalive, *size, *family;
 	struct findings_sizes sizes;
+	struct findings_stalls *stalls;
 };
 
 /* The analyses' plots: each one with nothing to show is noted; the endings

@@ -6,6 +6,7 @@
 #ifndef OBSERVE_MANAGER_REPORT_DATA_H
 #define OBSERVE_MANAGER_REPORT_DATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sqlite3.h>
@@ -43,6 +44,9 @@ struct report_client {
 	char *name;
 	struct vec m[M_COUNT]; /* sorted; freed by report_data_shrink */
 	struct report_figures f[M_COUNT]; /* of m */
+	/* its exchanges: how many, how many before its own among all in
+	 * the clients' order, how many read so far (the sampling's ranks) */
+	size_t span_rows, offset, ranked;
 	size_t exchanges, connections;
 	/* every sample_every-th exchange of all: Dr (bytes) against T6 - T3
 	 * (ms), both positive; the request's start (s since t_first) against
@@ -63,6 +67,7 @@ struct report_data {
 	size_t sample_every;	 /* of the scatter and series */
 	double bucket_s;	 /* of the throughput */
 	char *stats;		 /* the statistics table per client */
+	bool span_seen;		 /* t_first and t_last found */
 };
 
 /* Read everything the plots and the page need from d->db, d->where. 0, or

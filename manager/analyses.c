@@ -229,11 +229,12 @@ static struct ka_server *ka_find(struct ka_server *v, size_t n,
 }
 
 /* The servers of st (one column, in order), then every server's gaps from
- * one pass of gaps (rows: server, gap, process; the gaps above 0 kept,
- * every row given to gap_fn if any), sorted. SQLITE_DONE, SQLITE_NOMEM,
- * SQLITE_ABORT (said by gap_fn) or SQLite's error. */
+ * one pass of gaps (rows: server, gap, process, tw, trecv, min_rtt_us;
+ * the gaps above 0 kept, every row given to row_fn if any), sorted.
+ * SQLITE_DONE, SQLITE_NOMEM, SQLITE_ABORT (said by row_fn) or SQLite's
+ * error. */
 static int ka_servers(sqlite3_stmt *st, sqlite3_stmt *gaps,
-		      analyses_gap_fn gap_fn, void *gap_ctx,
+		      analyses_row_fn row_fn, void *row_ctx,
 		      struct ka_server **v, size_t *n)
 {
 	struct ka_server *last = NULL;
@@ -264,9 +265,26 @@ static int ka_servers(sqlite3_stmt *st, sqlite3_stmt *gaps,
 		bool has_gap = sqlite3_column_type(gaps, 1) != SQLITE_NULL;
 		double gap = sqlite3_column_double(gaps, 1);
 
-		if (gap_fn && gap_fn(gap_ctx, sqlite3_column_int64(gaps, 2),
-				     has_gap, gap) != 0)
-			return SQLITE_ABORT;
+		if (row_fn) {
+			struct analyses_row r = {
+				.process = sqlite3_column_int64(gaps, 2),
+				.server = name,
+				.has_gap = has_gap,
+				.gap = gap,
+				.has_tw = sqlite3_column_type(gaps, 3) !=
+					  SQLITE_NULL,
+				.tw = sqlite3_column_double(gaps, 3),
+				.has_trecv = sqlite3_column_type(gaps, 4) !=
+					     SQLITE_NULL,
+				.trecv = sqlite3_column_double(gaps, 4),
+				.has_rtt = sqlite3_column_type(gaps, 5) !=
+					   SQLITE_NULL,
+				.min_rtt_us = sqlite3_column_double(gaps, 5),
+			};
+
+			if (row_fn(row_ctx, &r) != 0)
+				return SQLITE_ABORT;
+		}
 		if (!name || !has_gap || !(gap > 0))
 			continue;
 		if (!last || strcmp(name, last->name) != 0)
@@ -282,7 +300,7 @@ static int ka_servers(sqlite3_stmt *st, sqlite3_stmt *gaps,
 
 int analyses_keepalive_each(sqlite3 *db, const char *where,
 			    analyses_keepalive_fn fn, void *ctx,
-			    analyses_gap_fn gap_fn, void *gap_ctx)
+			    analyses_row_fn row_fn, void *row_ctx)
 {
 	char *sql, *filter = filter_connections(where);
 	sqlite3_stmt *servers = NULL, *gaps = NULL, *idle = NULL, *rec = NULL;
@@ -301,15 +319,15 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 		filter);
 	servers = sql ? db_prepare(db, sql) : NULL;
 	sqlite3_free(sql);
-	/* every server's gaps in one pass (with every exchange's program
-	 * run, for gap_fn; the filter inside: connection has columns of
-	 * the same names) */
+	/* every server's gaps in one pass (with what row_fn takes of every
+	 * exchange; the filter inside: connection has columns of the same
+	 * names) */
 	sql = servers ? sqlite3_mprintf(
 				"SELECT e.peer_addr || ':' || e.peer_port, "
-				"e.tgap_ms, c.process_id FROM (SELECT * FROM "
-				"" DB_GAPS_VIEW
-				" WHERE (%s)) e JOIN connection "
-				"c ON c.id = e.connection_id",
+				"e.tgap_ms, c.process_id, e.tw_ms, "
+				"e.trecv_ms, c.min_rtt_us FROM (SELECT * FROM "
+				"" DB_GAPS_VIEW " WHERE (%s)) e JOIN "
+				"connection c ON c.id = e.connection_id",
 				where ? where : "1")
 		      : NULL;
 	gaps = sql ? db_prepare(db, sql) : NULL;
@@ -360,7 +378,7 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 		goto out;
 	}
 	sqlite3_free(sql);
-	rc = ka_servers(servers, gaps, gap_fn, gap_ctx, &v, &nv);
+	rc = ka_servers(servers, gaps, row_fn, row_ctx, &v, &nv);
 	for (size_t i = 0; rc == SQLITE_DONE && i < nv; i++) {
 		struct analyses_keepalive k = { .server = v[i].name ? v[i].name
 								    : "?" };

@@ -35,7 +35,8 @@ struct scan {
 	struct wait_list *waits; /* server_wait's servers */
 	struct vec *vals;	 /* values()'s vector */
 	const struct findings_sizes *sizes; /* transfer_limited's fits */
-	struct findings_stalls *stalls;	    /* client_stall's gaps */
+	struct findings_rows *rows;	    /* client_stall's, server_wait's */
+	struct findings_rows *own_rows;	    /* read here: freed at the end */
 };
 
 static int say_nomem(void)
@@ -255,7 +256,7 @@ struct group_at {
 	bool null;   /* the key was NULL (shown "?"): first */
 	int64_t num; /* the key as a number */
 	struct vec v[GROUP_COLS];
-	size_t rows, counted; /* findings_stalls_row's */
+	size_t rows, counted; /* findings_rows_add's */
 };
 struct groups {
 	struct group_at *v;
@@ -440,6 +441,144 @@ static int each_group(struct scan *s, char *sql, bool numeric, group_fn fn)
 	return rc;
 }
 
+/* What client_stall and server_wait take of every exchange (one pass: the
+ * report's keep-alive view's, or rows_read's). */
+struct findings_rows {
+	/* by program run (process.id): v[0] the gaps from ..MIN_MS to
+	 * ..MAX_MS, rows the exchanges, counted the gaps */
+	struct groups runs;
+	struct group_at *last; /* the previous row's */
+	/* by server: v[0] Tw, v[1] Trecv, v[2] Tw less the path's round
+	 * trip (at least 0), of the exchanges with a Tw */
+	struct groups servers;
+	struct group_at *last_server;
+};
+
+struct findings_rows *findings_rows_new(void)
+{
+	struct findings_rows *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		say_nomem();
+	else
+		st->runs.numeric = true;
+	return st;
+}
+
+void findings_rows_free(struct findings_rows *st)
+{
+	if (!st)
+		return;
+	groups_free(&st->runs);
+	groups_free(&st->servers);
+	free(st);
+}
+
+/* The group of key in gs, *last tried first. NULL when out of memory. */
+static struct group_at *group_cached(struct groups *gs, struct group_at **last,
+				     const char *key, bool null)
+{
+	if (!*last || (*last)->null != null || strcmp((*last)->key, key) != 0)
+		*last = group_of(gs, key, null, "");
+	return *last;
+}
+
+int findings_rows_add(void *rows, const struct analyses_row *r)
+{
+	struct findings_rows *st = rows;
+	struct group_at *g = st->last, *w;
+	double think;
+
+	if (!g || g->num != r->process) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "%lld", (long long)r->process);
+		if (!(g = st->last = group_of(&st->runs, key, false, "")))
+			goto nomem;
+	}
+	g->rows++;
+	if (r->has_gap) {
+		g->counted++;
+		/* the stalls: longer gaps are the user's or the program's
+		 * idle time, shorter ones no stall */
+		if (r->gap >= FINDINGS_STALL_MIN_MS &&
+		    r->gap <= FINDINGS_STALL_MAX_MS &&
+		    vec_push(&g->v[0], r->gap) != 0)
+			goto nomem;
+	}
+	if (!r->has_tw)
+		return 0;
+	/* the server's own time: Tw less the path's round trip, where
+	 * TCP_INFO gave it (as SQLite's max(tw - rtt / 1e3, 0)) */
+	think = r->tw - (r->has_rtt ? r->min_rtt_us / 1e3 : 0);
+	if (!(think > 0))
+		think = 0;
+	if (!(w = group_cached(&st->servers, &st->last_server,
+			       r->server ? r->server : "?", !r->server)) ||
+	    vec_push(&w->v[0], r->tw) != 0 ||
+	    (r->has_trecv && vec_push(&w->v[1], r->trecv) != 0) ||
+	    vec_push(&w->v[2], think) != 0)
+		goto nomem;
+	return 0;
+nomem:
+	say_nomem();
+	return -1;
+}
+
+/* Every exchange's row into st, when no caller read them. 0, or 2 (said). */
+static int rows_read(struct scan *s, struct findings_rows *st)
+{
+	char *sql = sqlite3_mprintf(
+		"SELECT c.process_id, e.peer_addr || ':' || e.peer_port, "
+		"e.tgap_ms, e.tw_ms, e.trecv_ms, c.min_rtt_us FROM (SELECT * "
+		"FROM " DB_GAPS_VIEW " WHERE (%s)) e JOIN connection c ON "
+		"c.id = e.connection_id",
+		s->where);
+	sqlite3_stmt *q = sql ? db_prepare(s->db, sql) : NULL;
+	int rc;
+
+	sqlite3_free(sql);
+	if (!q)
+		return sql ? 2 : say_nomem();
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct analyses_row r = {
+			.process = sqlite3_column_int64(q, 0),
+			.server = (const char *)sqlite3_column_text(q, 1),
+			.has_gap = sqlite3_column_type(q, 2) != SQLITE_NULL,
+			.gap = sqlite3_column_double(q, 2),
+			.has_tw = sqlite3_column_type(q, 3) != SQLITE_NULL,
+			.tw = sqlite3_column_double(q, 3),
+			.has_trecv = sqlite3_column_type(q, 4) != SQLITE_NULL,
+			.trecv = sqlite3_column_double(q, 4),
+			.has_rtt = sqlite3_column_type(q, 5) != SQLITE_NULL,
+			.min_rtt_us = sqlite3_column_double(q, 5),
+		};
+
+		if (findings_rows_add(st, &r) != 0)
+			break;
+	}
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : 2;
+}
+
+/* The rows the caller gave, else read once here (for both findings).
+ * NULL on error (said). */
+static struct findings_rows *rows_of(struct scan *s)
+{
+	if (s->rows)
+		return s->rows;
+	if (!(s->own_rows = findings_rows_new()))
+		return NULL;
+	if (rows_read(s, s->own_rows) != 0) {
+		findings_rows_free(s->own_rows);
+		s->own_rows = NULL;
+		return NULL;
+	}
+	return s->rows = s->own_rows;
+}
+
 static double sum(const struct vec *v)
 {
 	return v->n ? stats_mean(v->v, v->n) * v->n : 0;
@@ -581,22 +720,14 @@ static int wait_judge(struct scan *s, const struct wait_list *l, size_t i)
 
 static int server_wait(struct scan *s)
 {
+	struct findings_rows *rows = rows_of(s);
 	struct wait_list l = { 0 };
 	int rc;
 
+	if (!rows)
+		return 2;
 	s->waits = &l;
-	/* the server's own time: Tw less the path's round trip, where
-	 * TCP_INFO gave it */
-	rc = each_group(
-		s,
-		sqlite3_mprintf(
-			"SELECT e.peer_addr || ':' || e.peer_port AS server, "
-			"NULL, e.tw_ms, e.trecv_ms, max(e.tw_ms - "
-			"coalesce(c.min_rtt_us / 1e3, 0), 0) FROM (SELECT * "
-			"FROM exchange_metrics WHERE (%s)) e JOIN connection c "
-			"ON c.id = e.connection_id WHERE e.tw_ms IS NOT NULL",
-			s->where),
-		false, wait_group);
+	rc = groups_call(s, &rows->servers, 3, wait_group);
 	for (size_t i = 0; rc == 0 && i < l.n; i++)
 		rc = wait_judge(s, &l, i);
 	free(l.v);
@@ -1024,60 +1155,6 @@ static int dns_slow(struct scan *s)
 
 /* ---- client_stall: per program run ------------------------------------- */
 
-struct findings_stalls {
-	/* by program run (process.id): v[0] the gaps from ..MIN_MS to
-	 * ..MAX_MS, rows the exchanges, counted the gaps */
-	struct groups runs;
-	struct group_at *last; /* the previous row's */
-};
-
-struct findings_stalls *findings_stalls_new(void)
-{
-	struct findings_stalls *st = calloc(1, sizeof(*st));
-
-	if (!st)
-		say_nomem();
-	else
-		st->runs.numeric = true;
-	return st;
-}
-
-void findings_stalls_free(struct findings_stalls *st)
-{
-	if (!st)
-		return;
-	groups_free(&st->runs);
-	free(st);
-}
-
-int findings_stalls_row(void *stalls, int64_t process, bool has_gap, double gap)
-{
-	struct findings_stalls *st = stalls;
-	struct group_at *g = st->last;
-
-	if (!g || g->num != process) {
-		char key[24];
-
-		snprintf(key, sizeof(key), "%lld", (long long)process);
-		if (!(g = st->last = group_of(&st->runs, key, false, ""))) {
-			say_nomem();
-			return -1;
-		}
-	}
-	g->rows++;
-	if (!has_gap)
-		return 0;
-	g->counted++;
-	/* the stalls: longer gaps are the user's or the program's idle
-	 * time, shorter ones no stall */
-	if (gap >= FINDINGS_STALL_MIN_MS && gap <= FINDINGS_STALL_MAX_MS &&
-	    vec_push(&g->v[0], gap) != 0) {
-		say_nomem();
-		return -1;
-	}
-	return 0;
-}
-
 /* A program run's finding, if it has one; label finds its name. */
 static int stall_judge(struct scan *s, struct group_at *g, sqlite3_stmt *label)
 {
@@ -1114,43 +1191,15 @@ static int stall_judge(struct scan *s, struct group_at *g, sqlite3_stmt *label)
 	return 0;
 }
 
-/* Every exchange's gap with its program run into st. 0, or 2 (said). */
-static int stall_rows(struct scan *s, struct findings_stalls *st)
-{
-	char *sql = sqlite3_mprintf(
-		"SELECT c.process_id, e.tgap_ms FROM (SELECT * FROM " DB_GAPS_VIEW
-		" WHERE (%s)) e JOIN connection c ON c.id = e.connection_id",
-		s->where);
-	sqlite3_stmt *q = sql ? db_prepare(s->db, sql) : NULL;
-	int rc;
-
-	sqlite3_free(sql);
-	if (!q)
-		return sql ? 2 : say_nomem();
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		if (findings_stalls_row(st, sqlite3_column_int64(q, 0),
-					sqlite3_column_type(q, 1) !=
-						SQLITE_NULL,
-					sqlite3_column_double(q, 1)) != 0)
-			break;
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
-	sqlite3_finalize(q);
-	return rc == SQLITE_DONE ? 0 : 2;
-}
-
 static int client_stall(struct scan *s)
 {
-	struct findings_stalls *own = s->stalls ? NULL : findings_stalls_new();
-	struct findings_stalls *st = s->stalls ? s->stalls : own;
+	struct findings_rows *st = rows_of(s);
 	struct group_at **order = NULL;
 	sqlite3_stmt *label = NULL;
 	int rc = 2;
 
-	/* the gaps read by the caller (the report's keep-alive view), else
-	 * here: one pass either way */
-	if (!st || (own && stall_rows(s, own) != 0))
-		goto out;
+	if (!st)
+		return 2;
 	/* the label, of the runs that have the finding only: the program's
 	 * name without its directory, its pid */
 	label = db_prepare(
@@ -1166,7 +1215,6 @@ static int client_stall(struct scan *s)
 out:
 	free(order);
 	sqlite3_finalize(label);
-	findings_stalls_free(own);
 	return rc;
 }
 
@@ -1307,12 +1355,13 @@ static int collect(sqlite3 *db, const char *where, const char *conns,
 			  .conns = conns,
 			  .out = out,
 			  .sizes = given ? given->sizes : NULL,
-			  .stalls = given ? given->stalls : NULL };
+			  .rows = given ? given->rows : NULL };
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; rc == 0 && i < sizeof(each) / sizeof(*each); i++)
 		rc = each[i](&s);
+	findings_rows_free(s.own_rows);
 	if (rc != 0) {
 		findings_free(out);
 		return 2;

@@ -108,21 +108,20 @@ struct findings_sizes {
 int findings_sizes_add(struct findings_sizes *sizes,
 		       const struct analyses_size_fit *fit);
 void findings_sizes_free(struct findings_sizes *sizes);
-/* What client_stall takes of the gaps (tgap_ms) of each program run, kept
- * from a pass made for something else (the keep-alive view's, which
- * passes findings_stalls_row as its analyses_gap_fn). */
-struct findings_stalls;
-struct findings_stalls *findings_stalls_new(void); /* NULL: out of memory */
-/* One exchange of program run process (process.id), its gap if has_gap.
- * 0, or -1 when out of memory (said). */
-int findings_stalls_row(void *stalls, int64_t process, bool has_gap,
-			double gap);
-void findings_stalls_free(struct findings_stalls *stalls);
+/* What client_stall and server_wait take of every exchange, kept from a
+ * pass made for something else (the keep-alive view's, which passes
+ * findings_rows_add as its analyses_row_fn). */
+struct findings_rows;
+struct findings_rows *findings_rows_new(void); /* NULL: out of memory */
+/* One exchange (rows: a struct findings_rows). 0, or -1 when out of
+ * memory (said). */
+int findings_rows_add(void *rows, const struct analyses_row *r);
+void findings_rows_free(struct findings_rows *rows);
 
 /* What the caller read already for the findings (each NULL: read here). */
 struct findings_given {
 	const struct findings_sizes *sizes; /* every server's size fit */
-	struct findings_stalls *stalls;	    /* every exchange's gap */
+	struct findings_rows *rows;	    /* every exchange's gap, Tw... */
 };
 int findings_collect_given(sqlite3 *db, const char *where,
 			   const struct findings_given *given,

@@ -138,7 +138,7 @@ int cmd_report(int argc, char **argv)
 	if (report_plot_analyses(&p, &vt) != 0 ||
 	    findings_collect_given(
 		    d.db, d.where,
-		    &(struct findings_given){ &vt.sizes, vt.stalls },
+		    &(struct findings_given){ &vt.sizes, vt.rows },
 		    &found) != 0 ||
 	    report_views_waterfalls(&rv, &p) != 0 ||
 	    (base && report_views_baseline(&rv, &p, base) != 0) ||

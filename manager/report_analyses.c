@@ -352,7 +352,7 @@ static int keepalive_data(void *ctx, const struct analyses_keepalive *k)
 }
 
 static int plot_keepalive(struct report_plots *r, FILE *text,
-			  struct findings_stalls *stalls)
+			  struct findings_rows *rows)
 {
 	struct keepalive_plot kp = { .r = r,
 				     .max_ms = 100,
@@ -362,9 +362,10 @@ static int plot_keepalive(struct report_plots *r, FILE *text,
 	int rc = 0;
 
 	analyses_keepalive_header(false, text);
-	/* the gaps' pass also gives the findings' client_stall its rows */
+	/* the gaps' pass also gives the findings (client_stall, server_wait)
+	 * their rows */
 	if (analyses_keepalive_each(r->data->db, r->data->where, keepalive_data,
-				    &kp, findings_stalls_row, stalls) != 0) {
+				    &kp, findings_rows_add, rows) != 0) {
 		rc = -1;
 		goto out;
 	}
@@ -576,10 +577,10 @@ int report_plot_analyses(struct report_plots *r, struct report_view_texts *t)
 		       open_memstream(&t->family, &len[2]) };
 	int rc = 0;
 
-	if (!f[0] || !f[1] || !f[2] || !(t->stalls = findings_stalls_new()))
+	if (!f[0] || !f[1] || !f[2] || !(t->rows = findings_rows_new()))
 		rc = nomem(r);
 	if (rc == 0 &&
-	    (plot_endings(r) != 0 || plot_keepalive(r, f[0], t->stalls) != 0 ||
+	    (plot_endings(r) != 0 || plot_keepalive(r, f[0], t->rows) != 0 ||
 	     plot_size_fit(r, f[1], &t->sizes) != 0 ||
 	     plot_family(r, f[2]) != 0))
 		rc = -1;
@@ -599,7 +600,7 @@ void report_view_texts_free(struct report_view_texts *t)
 	free(t->size);
 	free(t->family);
 	findings_sizes_free(&t->sizes);
-	findings_stalls_free(t->stalls);
+	findings_rows_free(t->rows);
 	*t = (struct report_view_texts){ NULL };
 }
 

@@ -15,7 +15,7 @@
 struct report_view_texts {
 	char *keepalive, *size, *family;
 	struct findings_sizes sizes;
-	struct findings_stalls *stalls;
+	struct findings_rows *rows;
 };
 
 /* The analyses' plots: each one with nothing to show is noted; the endings

@@ -131,6 +131,11 @@ data_head(const struct obs_data *d, uint8_t *buf, size_t max, size_t *n)
 	return buf;
 }
 
+void obs_xm_tx_gather(struct obs_conn *c, const struct obs_data *d)
+{
+	c->tx_head_n = (uint16_t)data_copy(d, c->tx_head, sizeof(c->tx_head));
+}
+
 /* The status line of the answer of exchange x (the current one), from its
  * first bytes gathered across receives into c->plain_head: axel reads its
  * headers a byte at a time, PHP's streams peek at one byte first. The n
@@ -149,6 +154,15 @@ void obs_xm_status(struct obs_conn *c, struct obs_exch_body *x,
 	if (c->plain_head_seq != c->exch_seq) {
 		c->plain_head_seq = c->exch_seq;
 		c->plain_head_n = 0;
+		/* the usual case: the status line's first twelve bytes (all
+		 * obs_http_status reads) in the first buffer, looked at in
+		 * place; found or not, that is the answer's */
+		if (n >= 12 && now.iov && now.iovcnt > 0 &&
+		    now.iov[0].iov_len >= 12) {
+			x->status = obs_http_status(now.iov[0].iov_base, 12);
+			c->plain_rx_seq = c->exch_seq;
+			return;
+		}
 	}
 	have = c->plain_head_n;
 	memcpy(head, c->plain_head, have);
@@ -393,16 +407,16 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	struct obs_http_line line;
 	struct obs_record *rec = NULL;
 	struct obs_exch_body *x;
-	uint8_t pred = c->tx_pred; /* read at the send's entry */
 
-	if (pred != OBS_TXP_NONE) {
-		c->x_http = pred == OBS_TXP_HTTP;
-		n = pred != OBS_TXP_EMPTY;
-	} else {
-		if (d) /* all we look at in the first buffer: no copy */
-			p = data_head(d, head, sizeof(head), &n);
-		c->x_http = n > 0 && obs_http_line(p, n, &line);
+	if (!d && c->tx_pred == OBS_TXP_BYTES) {
+		/* a receive begins it while its send is under way: that
+		 * send's first bytes, copied at its entry */
+		p = c->tx_head;
+		n = c->tx_head_n;
+	} else if (d) { /* all we look at in the first buffer: no copy */
+		p = data_head(d, head, sizeof(head), &n);
 	}
+	c->x_http = n > 0 && obs_http_line(p, n, &line);
 	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
 	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
 	if (!c->x_http) {
@@ -418,18 +432,11 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	}
 	rec->conn_seq = c->crec->conn_seq;
 	rec->u.http.seq = x->seq;
-	if (pred == OBS_TXP_HTTP) {
-		memcpy(x->method, c->tx_req.method, sizeof(x->method));
-		memcpy(rec->u.http.host, c->tx_req.host,
-		       sizeof(rec->u.http.host));
-		memcpy(rec->u.http.path, c->tx_req.path,
-		       sizeof(rec->u.http.path));
-		rec->u.http.flags = c->tx_req.flags;
-	} else {
-		rec->u.http.flags =
-			obs_http_fill(p, n, &line, x->method, rec->u.http.host,
-				      rec->u.http.path);
-	}
+	rec->u.http.flags = obs_http_fill(
+		p, n, &line, x->method, rec->u.http.host, rec->u.http.path,
+		/* remembered from the second request on: most
+		 * connections that make one make only one */
+		x->seq > 1 ? &c->http_seen : NULL);
 	if (rec != &obs_discard_http) {
 		rec->state = OBS_RS_COMPLETE; /* written once, whole */
 		obs_record_publish(rec, OBS_REC_HTTP);
@@ -447,7 +454,8 @@ begin_for_send(struct obs_conn *c, int64_t t3, unsigned int types, bool lost,
 {
 	struct obs_exch_body *x;
 
-	if (c->proto == OBS_PROTO_UNKNOWN && c->tx_pred == OBS_TXP_HTTP)
+	/* bytes of a first send that is no TLS hello (obs_xm_predict) */
+	if (c->proto == OBS_PROTO_UNKNOWN && c->tx_pred == OBS_TXP_BYTES)
 		c->proto = OBS_PROTO_HTTP;
 	if (c->proto == OBS_PROTO_TLS && !lost && types &&
 	    !(types & OBS_TLS_APPDATA)) {
@@ -504,14 +512,7 @@ void obs_xm_predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 		   c->proto == OBS_PROTO_HTTP) {
 		c->tx_types = 0;
 		c->tx_lost = false;
-		uint8_t head[OBS_HTTP_LOOK];
-		size_t n;
-		const uint8_t *p = data_head(d, head, sizeof(head), &n);
-
-		c->tx_pred = n == 0 ? OBS_TXP_EMPTY
-			     : obs_http_request(p, n, &c->tx_req)
-				     ? OBS_TXP_HTTP
-				     : OBS_TXP_OTHER;
+		obs_xm_tx_head(c, d);
 	}
 }
 
@@ -625,11 +626,16 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 {
 	struct obs_exch_body *x;
 	unsigned int types = 0, records = 0;
-	bool split = false;
+	bool split = false, pred_bytes;
 
 	obs_conn_lock(c);
 	if (counted && c->sends_inflight > 0)
 		c->sends_inflight--;
+	/* its buffers are the caller's again once it returns (and its own
+	 * bookkeeping reads them from d) */
+	pred_bytes = c->tx_pred == OBS_TXP_BYTES && d && c->tx_id == d->iov;
+	if (pred_bytes)
+		c->tx_pred = OBS_TXP_NONE;
 	if (ret <= 0) {
 		if (ret < 0 && is_transient(err)) {
 			/* An attempt that moved nothing still starts the wait
@@ -678,7 +684,11 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 	if (c->xphase != OBS_X_SENDING) {
 		if (!counted)
 			c->tx_pred = OBS_TXP_NONE; /* not read at its entry */
-		if (c->proto == OBS_PROTO_UNKNOWN) {
+		if (c->proto == OBS_PROTO_UNKNOWN && pred_bytes) {
+			/* its first bytes, looked at by obs_xm_predict, are
+			 * no TLS hello */
+			c->proto = OBS_PROTO_HTTP;
+		} else if (c->proto == OBS_PROTO_UNKNOWN) {
 			first_bytes(c, d, true);
 			if (c->proto == OBS_PROTO_TLS)
 				types = tls_send(c, d, &records);
@@ -846,8 +856,18 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 					      ? OBS_RX_PROVISIONAL
 					      : OBS_RX_DONE;
 	}
-	if (c->x_http && c->plain_rx_seq != c->exch_seq)
-		obs_xm_status(c, x, d, (size_t)ret, peek);
+	if (c->x_http && c->plain_rx_seq != c->exch_seq) {
+		/* the usual case first: the status line's first twelve bytes
+		 * (all obs_http_status reads) in the first buffer of the
+		 * answer's first receive; found or not, that is its status */
+		if (c->plain_head_seq != c->exch_seq && ret >= 12 && d &&
+		    d->iov && d->iovcnt > 0 && d->iov[0].iov_len >= 12) {
+			x->status = obs_http_status(d->iov[0].iov_base, 12);
+			c->plain_rx_seq = c->exch_seq;
+		} else {
+			obs_xm_status(c, x, d, (size_t)ret, peek);
+		}
+	}
 	if (c->x_handshake && c->irec)
 		c->irec->u.info.tls_end = t_out;
 	x->t6 = t_out;
@@ -900,6 +920,13 @@ void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class)
 					 : OBS_END_CLIENT_CLOSE;
 	cb->t7 = t_out;
 	c->phase = OBS_PH_CLOSED;
+	/* the program's headers: not kept beyond the connection */
+	if (c->http_seen.len)
+		memset(&c->http_seen, 0, sizeof(c->http_seen));
+	if (c->tx_head_n) {
+		memset(c->tx_head, 0, c->tx_head_n);
+		c->tx_head_n = 0;
+	}
 	if (c->irec)
 		record_complete(c->irec);
 	record_complete(c->crec);

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
@@ -63,12 +64,21 @@ enum obs_phase {
 	OBS_PH_CLOSED = 4,
 };
 
+/* How many of a send's first bytes are copied at its entry for a receive
+ * that may begin its exchange before the send returns (another thread):
+ * the request line and the headers the parse looks at, in practice. The
+ * copy, not a pointer: a send left by a longjmp or a cancellation leaves
+ * nothing that points into its stack. */
+#define OBS_TX_HEAD 384
+
 /* What a send that begins an exchange carries, read at its entry. */
 enum obs_tx_pred {
 	OBS_TXP_NONE = 0,  /* not read (no buffer, or no such send) */
 	OBS_TXP_EMPTY = 1, /* no bytes to look at */
 	OBS_TXP_OTHER = 2, /* bytes, not an HTTP/1.x request (TLS records) */
-	OBS_TXP_HTTP = 3,  /* an HTTP/1.x request: tx_req */
+	OBS_TXP_BYTES = 3, /* bytes that may be an HTTP/1.x request: their
+			    * first OBS_TX_HEAD in tx_head, looked at if a
+			    * receive begins the exchange */
 };
 
 enum obs_xphase {
@@ -104,11 +114,13 @@ struct obs_conn {
 	/* What the first of those sends carries, read from its buffers at
 	 * its entry (obs_xm_send_begin), for the receive that may begin its
 	 * exchange before the send's own bookkeeping (and for that). */
-	uint8_t tx_pred;	    /* enum obs_tx_pred */
-	uint8_t tx_types;	    /* its TLS record types (OBS_TLS_*) */
-	bool tx_lost;		    /* ... after which the TLS walk gave up */
-	int64_t tx_t3;		    /* its entry */
-	struct obs_http_req tx_req; /* its request (OBS_TXP_HTTP) */
+	uint8_t tx_pred;	 /* enum obs_tx_pred */
+	uint8_t tx_types;	 /* its TLS record types (OBS_TLS_*) */
+	bool tx_lost;		 /* ... after which the TLS walk gave up */
+	int64_t tx_t3;		 /* its entry */
+	const void *tx_id;	 /* that send's iovec array: which send it was
+				  * (compared, never read through) */
+	uint16_t tx_head_n;	 /* bytes in tx_head (OBS_TXP_BYTES) */
 	struct obs_record *crec; /* connection record (never NULL once open) */
 	struct obs_record *xrec; /* current exchange record, or NULL */
 	struct obs_record *irec; /* info record (TLS, TCP_INFO), or NULL */
@@ -129,7 +141,6 @@ struct obs_conn {
 	uint8_t rx_first;	    /* enum obs_rx_first */
 	bool x_after_handshake;	    /* the current exchange began as the
 				     * handshake's last flight */
-	struct obs_record scratch;  /* the TLS handshake's exchanges */
 	struct obs_conn *next_free;
 	/* HTTP/2 and the plaintext of TLS (exchange_h2.c) */
 	struct obs_xh2 *h2;	 /* the streams' state, NULL unless HTTP/2 */
@@ -148,7 +159,22 @@ struct obs_conn {
 	int64_t tls_rx_in;	 /* the last socket receive that brought bytes:
 				  * its entry */
 	int64_t tls_rx_out;	 /* ... and return */
+	/* Not zeroed for a new connection (obs_conn_clear): made ready where
+	 * they begin to be used. */
+	struct obs_record scratch;	/* the TLS handshake's exchanges: zeroed
+					 * by handshake_begin */
+	struct obs_http_seen http_seen; /* the last request's Host line:
+					 * nothing while len is 0 */
+	uint8_t tx_head[OBS_TX_HEAD];	/* OBS_TXP_BYTES: tx_head_n bytes */
 };
+
+/* A connection as new: every field zero but the two above, which need
+ * none (about half the struct, not written per connection). */
+static inline void obs_conn_clear(struct obs_conn *c)
+{
+	memset(c, 0, offsetof(struct obs_conn, scratch));
+	c->http_seen.len = 0;
+}
 
 /* Whether and how a connection speaks HTTP/2 (obs_conn.h2mode). */
 enum obs_h2mode {
@@ -390,6 +416,24 @@ static inline void obs_conn_unlock(struct obs_conn *c)
 	obs_spin_unlock(&c->lock);
 }
 
+/* obs_xm_send_begin's reading of an HTTP/1.x connection's send d: its
+ * first bytes copied (OBS_TX_HEAD at most; the first buffer inline, more
+ * than one out of line). Under the lock. */
+void obs_xm_tx_gather(struct obs_conn *c, const struct obs_data *d);
+static inline void obs_xm_tx_head(struct obs_conn *c, const struct obs_data *d)
+{
+	size_t n = d->len < OBS_TX_HEAD ? d->len : OBS_TX_HEAD;
+
+	if (d->iovcnt > 0 && d->iov[0].iov_len >= n) {
+		memcpy(c->tx_head, d->iov[0].iov_base, n);
+		c->tx_head_n = (uint16_t)n;
+	} else {
+		obs_xm_tx_gather(c, d);
+	}
+	c->tx_id = d->iov;
+	c->tx_pred = OBS_TXP_BYTES;
+}
+
 /* (obs_xm_send_begin: inline, as it runs before every send that may
  * begin an exchange.) */
 static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
@@ -405,9 +449,17 @@ static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
 	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
 		if (c->sends_inflight == 0 && !c->begun_for_send) {
 			c->tx_pred = OBS_TXP_NONE;
-			if (c->proto != OBS_PROTO_OTHER && d && d->iov &&
-			    d->len && c->h2mode == OBS_H2M_NONE)
+			if (c->proto == OBS_PROTO_HTTP && d && d->iov &&
+			    d->len && c->h2mode == OBS_H2M_NONE) {
+				/* the usual case, inline: obs_xm_predict's */
+				c->tx_t3 = t_in;
+				c->tx_types = 0;
+				c->tx_lost = false;
+				obs_xm_tx_head(c, d);
+			} else if (c->proto != OBS_PROTO_OTHER && d && d->iov &&
+				   d->len && c->h2mode == OBS_H2M_NONE) {
 				obs_xm_predict(c, t_in, d);
+			}
 		}
 		c->sends_inflight++;
 		if (c->xphase != OBS_X_SENDING && !c->pending_send)

@@ -95,7 +95,7 @@ struct obs_conn *conn_new(void)
 	if (!c)
 		c = pool_grow();
 	if (c)
-		memset(c, 0, sizeof(*c));
+		obs_conn_clear(c);
 	return c;
 }
 

@@ -461,10 +461,12 @@ EXPORT int dup3(int oldfd, int newfd, int flags)
 static inline int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd,
 			       void *arg)
 {
-	int ret = fn(fd, cmd, arg);
+	int ret;
 
-	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ret >= 0 &&
-	    obs_fd_table_size)
+	if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)
+		return fn(fd, cmd, arg); /* the usual case: a tail call */
+	ret = fn(fd, cmd, arg);
+	if (ret >= 0 && obs_fd_table_size)
 		dup_done(fd, ret, false);
 	return ret;
 }

@@ -102,9 +102,9 @@ static size_t host_line(const uint8_t *p, size_t from, size_t n)
 }
 
 /* The Host header's value in p[from..n), or NULL; the first Host line ends
- * the look. */
+ * the look, at *end (one past its '\n'). */
 static const uint8_t *find_host(const uint8_t *p, size_t n, size_t from,
-				size_t *len)
+				size_t *len, size_t *end)
 {
 	size_t v = host_line(p, from, n), e;
 
@@ -116,6 +116,7 @@ static const uint8_t *find_host(const uint8_t *p, size_t n, size_t from,
 	e = find_any(p, v, n, '\n', '\n', '\n', '\n');
 	if (e == n)
 		return NULL; /* the value goes on beyond what we see */
+	*end = e + 1;
 	if (e > v && p[e - 1] == '\r')
 		e--;
 	while (e > v && (p[e - 1] == ' ' || p[e - 1] == '\t'))
@@ -195,13 +196,66 @@ bool obs_http_line(const uint8_t *p, size_t n, struct obs_http_line *out)
 	return true;
 }
 
+/* Whether a[0..n) and b[0..n) hold the same bytes, n >= 16: sixteen a
+ * step, the last step overlapping the one before (SSE2 on x86-64). */
+static inline bool same16(const uint8_t *a, const uint8_t *b, size_t n)
+{
+#if defined(__SSE2__)
+	size_t i = 0;
+
+	for (;; i += 16) {
+		if (i + 16 > n)
+			i = n - 16;
+		__m128i x =
+			_mm_loadu_si128((const __m128i *)(const void *)(a + i));
+		__m128i y =
+			_mm_loadu_si128((const __m128i *)(const void *)(b + i));
+
+		if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) != 0xffff)
+			return false;
+		if (i + 16 >= n)
+			return true;
+	}
+#else
+	return memcmp(a, b, n) == 0;
+#endif
+}
+
+/* The Host header's value in p[te..n), te the end of the request line, into
+ * host (zero, OBS_HTTP_HOST_MAX): from seen when the bytes up to the end of
+ * its Host line are those of the last request, else by a scan (and
+ * remembered). Returns OBS_HF_HOST_CUT or 0. */
+static uint32_t fill_host(const uint8_t *p, size_t n, size_t te, char *host,
+			  struct obs_http_seen *seen)
+{
+	size_t host_len = 0, end = 0, len = seen ? seen->len : 0;
+	const uint8_t *h;
+	uint32_t flags = 0;
+
+	if (len >= 16 && te + len <= n && same16(p + te, seen->bytes, len)) {
+		memcpy(host, seen->host, OBS_HTTP_HOST_MAX);
+		return seen->flags;
+	}
+	h = find_host(p, n, te, &host_len, &end);
+	if (h && host_len && copy_field(host, OBS_HTTP_HOST_MAX, h, host_len))
+		flags |= OBS_HF_HOST_CUT;
+	if (seen) {
+		seen->len = 0;
+		if (h && end - te >= 16 && end - te <= OBS_HTTP_SEEN_MAX) {
+			memcpy(seen->bytes, p + te, end - te);
+			memcpy(seen->host, host, OBS_HTTP_HOST_MAX);
+			seen->flags = (uint8_t)flags;
+			seen->len = (uint8_t)(end - te);
+		}
+	}
+	return flags;
+}
+
 uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		       const struct obs_http_line *line, char *method,
-		       char *host, char *path)
+		       char *host, char *path, struct obs_http_seen *seen)
 {
 	size_t t = line->path, pe = line->path_end, te = line->target_end;
-	size_t host_len = 0;
-	const uint8_t *h;
 	uint32_t flags = 0;
 
 	copy_method(method, p, line->method_len);
@@ -217,10 +271,7 @@ uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		path[0] = '/';
 	else if (copy_field(path, OBS_HTTP_PATH_MAX, p + t, pe - t))
 		flags |= OBS_HF_PATH_CUT;
-	h = find_host(p, n, te, &host_len);
-	if (h && host_len && copy_field(host, OBS_HTTP_HOST_MAX, h, host_len))
-		flags |= OBS_HF_HOST_CUT;
-	return flags;
+	return flags | fill_host(p, n, te, host, seen);
 }
 
 bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out)
@@ -230,8 +281,8 @@ bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out)
 	if (!obs_http_line(p, n, &line))
 		return false;
 	memset(out, 0, sizeof(*out));
-	out->flags =
-		obs_http_fill(p, n, &line, out->method, out->host, out->path);
+	out->flags = obs_http_fill(p, n, &line, out->method, out->host,
+				   out->path, NULL);
 	return true;
 }
 

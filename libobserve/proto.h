@@ -44,22 +44,53 @@ struct obs_http_line {
 	uint32_t target_end; /* the space before "HTTP/1." */
 };
 bool obs_http_line(const uint8_t *p, size_t n, struct obs_http_line *out);
+
+/* What a connection's last request said of its host: the bytes from the end
+ * of its request line to the end of its (first) Host line, and what was
+ * taken from them. A request whose bytes there are the same says the same
+ * (most clients send the same headers first on every request of a
+ * connection): compared, not scanned. */
+#define OBS_HTTP_SEEN_MAX 128
+struct obs_http_seen {
+	uint8_t len;   /* of bytes; 0: nothing remembered */
+	uint8_t flags; /* OBS_HF_HOST_CUT or 0 */
+	char host[OBS_HTTP_HOST_MAX];
+	uint8_t bytes[OBS_HTTP_SEEN_MAX];
+};
+
+/* seen: the connection's memory of its last request (NULL: none kept),
+ * consulted and brought up to date. */
 uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		       const struct obs_http_line *line, char *method,
-		       char *host, char *path);
+		       char *host, char *path, struct obs_http_seen *seen);
 
 /* The status code of an HTTP/1.x status line at the start of p[0..n), or
  * 0. (Inline: it runs on the first receive of every answer.) */
 static inline uint16_t obs_http_status(const uint8_t *p, size_t n)
 {
+	uint64_t a;
+	uint32_t b;
 	unsigned int d0, d1, d2;
 
-	if (n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
+	if (n < 12)
+		return 0;
+	memcpy(&a, p, 8);     /* "HTTP/1.x" */
+	memcpy(&b, p + 8, 4); /* " 200" */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if ((a & 0x00ffffffffffffffull) != 0x002e312f50545448ull ||
+	    (b & 0xff) != ' ')
+		return 0;
+	d0 = (b >> 8 & 0xff) - '0';
+	d1 = (b >> 16 & 0xff) - '0';
+	d2 = (b >> 24) - '0';
+#else
+	if (memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
 		return 0;
 	d0 = (unsigned int)p[9] - '0';
 	d1 = (unsigned int)p[10] - '0';
 	d2 = (unsigned int)p[11] - '0';
-	if (d0 > 9 || d1 > 9 || d2 > 9 || d0 == 0)
+#endif
+	if (d0 - 1 > 8 || d1 > 9 || d2 > 9)
 		return 0;
 	return (uint16_t)(d0 * 100 + d1 * 10 + d2);
 }

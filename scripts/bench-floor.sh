@@ -30,6 +30,7 @@
 # usage: scripts/bench-floor.sh [N1 N2 [RUNS]]   (defaults 1000 3000 5)
 # BEFORE=/path/to/other/libobserve.so adds that build's figures beside
 # (e.g. the layer of an earlier commit: before and after in one run).
+# HOOKS_ONLY=1 prints 1b alone (what scripts/bench-bars.sh reads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N1=${1:-1000}
@@ -102,10 +103,12 @@ median_minmax() {
 
 echo "layer vs floor: ab -c 1 $URL ($(nproc) CPUs, $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ))"
 echo
-echo "1. user instructions per request (callgrind)"
-printf '%-34s %9s %9s %9s %8s %8s %7s' mode bare probe layer "+probe" "+layer" ratio
-[ -n "${BEFORE:-}" ] && printf ' %8s %7s' "+before" ratio
-echo
+if [ "${HOOKS_ONLY:-0}" != 1 ]; then
+  echo "1. user instructions per request (callgrind)"
+  printf '%-34s %9s %9s %9s %8s %8s %7s' mode bare probe layer "+probe" "+layer" ratio
+  [ -n "${BEFORE:-}" ] && printf ' %8s %7s' "+before" ratio
+  echo
+fi
 row() { # LABEL BARE PROBE LAYER [BEFORE] (instructions per request)
   awk -v m="$1" -v b="$2" -v p="$3" -v l="$4" -v o="${5:-}" 'BEGIN {
     printf "%-34s %9.1f %9.1f %9.1f %8.1f %8.1f %7.2f", m, b, p, l, p - b, l - b,
@@ -118,6 +121,14 @@ per_n() { awk -v x="$1" -v n="$2" 'BEGIN { print x / n }'; }
 for mode in keep-alive new-connection; do
   opts=() n=2000
   [ "$mode" = keep-alive ] && opts=(-k) n=5000
+  if [ "${HOOKS_ONLY:-0}" = 1 ]; then
+    read -r _ ph < <(per_request "$WORK/probe.so" "${opts[@]}")
+    read -r _ lh < <(per_request "$LIBOBSERVE" "${opts[@]}")
+    oh=""
+    [ -n "${BEFORE:-}" ] && read -r _ oh < <(per_request "$BEFORE" "${opts[@]}")
+    echo "$mode $ph $lh $oh" >> "$WORK/hooks"
+    continue
+  fi
   read -r b _ < <(ir "" "$n" "${opts[@]}")
   read -r p _ < <(ir "$WORK/probe.so" "$n" "${opts[@]}")
   read -r l _ < <(ir "$LIBOBSERVE" "$n" "${opts[@]}")
@@ -132,8 +143,10 @@ for mode in keep-alive new-connection; do
   row "$mode, marginal $N1..$N2" "$b" "$p" "$l" "$o"
   echo "$mode $ph $lh $oh" >> "$WORK/hooks"
 done
-echo "(ratio = added / +probe; the bar is 2, the aim 1.2)"
-echo
+if [ "${HOOKS_ONLY:-0}" != 1 ]; then
+  echo "(ratio = added / +probe; the bar is 2, the aim 1.2)"
+  echo
+fi
 echo "1b. instructions inside the hooks per request, marginal $N1..$N2 (callgrind;"
 echo "    deterministic: ab's own timing-dependent paths do not count)"
 printf '%-34s %9s %9s %7s' mode probe layer ratio
@@ -152,7 +165,7 @@ cg() {
   run_with "$1" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
     "$CALLBENCH" "$2" "$3" 1000 2>&1 >/dev/null | awk '/Collected/ {print $4}'
 }
-if [ -x "$CALLBENCH" ]; then
+if [ -x "$CALLBENCH" ] && [ "${HOOKS_ONLY:-0}" != 1 ]; then
   echo
   echo "2. per intercepted call (callbench, loopback TCP, 64 B; ns: median (min-max) of $RUNS runs)"
   printf '%-12s %-7s %22s %14s\n' mode preload "ns added per call" "instr per call"

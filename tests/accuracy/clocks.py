@@ -136,6 +136,16 @@ def curl_main(args):
                     f"{'met' if not out else 'MISSED'}")
         if field == "TLS-":
             continue
+        if field == "Tw":
+            # curl stamps time_pretransfer after the request is sent, a few
+            # us after our T4 (every difference here is below zero by
+            # that much): a preemption in between widens it without bound,
+            # so only the middle is asserted, from both sides
+            med = percentile(v, 50)
+            if not -args.slack_ms <= med <= args.bound_ms:
+                problems.append(f"{case} {field}: median difference {med:.3f} ms "
+                                f"outside [-{args.slack_ms}, {args.bound_ms}] ms")
+            continue
         # asserted: containment, every transfer; the middle from above
         below = [round(d, 3) for d in v if d < -args.slack_ms]
         if below:

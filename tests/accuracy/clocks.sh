@@ -7,7 +7,9 @@
 #     Te, Tw, T6 - T1 and the TLS handshake against curl's time_connect,
 #     time_starttransfer - time_pretransfer, time_total and time_appconnect.
 #     curl's intervals contain ours: every difference must be >= -5 us (no
-#     load breaks containment), and the median of each <= 1 ms (curl's own
+#     load breaks containment; but for Tw, whose time_pretransfer curl
+#     stamps after the request is sent, a few us after our T4: its median
+#     within [-5 us, 1 ms]), and the median of each <= 1 ms (curl's own
 #     work between its clock and the calls; load delays some of those
 #     clock reads, not half). Printed, not asserted: the benchmark's bar,
 #     every difference within [-5 us, 1 ms] ("bar:" lines).

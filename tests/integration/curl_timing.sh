@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # curl_timing.sh - our Te and Tw against curl's own -w timers on the same
 # transfer (a server that waits 50 ms), five times over. curl reads its
-# clock before the first call of a step and after the last, so its Te and
-# Tw contain ours: in every run curl - ours >= -5 us (curl prints
+# clock before the first call of a step and after the last, so its Te
+# contains ours: in every run curl - ours >= -5 us (curl prints
 # microseconds; no load breaks a containment, a time of ours taken outside
-# its calls does). From above, the median of the five differences is at
+# its calls does). Tw's start, time_pretransfer, curl stamps after its
+# send returns, a few us after our T4: for Tw the median of the five is
+# held to >= -5 us. From above, the median of the five differences is at
 # most 1 ms: curl's own work between its clock and its calls takes
 # microseconds, and load delays some of those clock reads, not most.
 source "$(dirname "$0")/../lib/common.sh"
@@ -39,8 +41,12 @@ for line in open(sys.argv[1]):
     diffs["Tw"].append(curl_tw - tw)
 ok = len(diffs["Te"]) == 5
 for name, d in diffs.items():
-    if min(d) < -0.005:
-        print(f"FAIL: our {name} exceeds curl's by {-min(d):.3f} ms: outside curl's interval")
+    # Tw: curl stamps time_pretransfer after its send returns, a few us
+    # after our T4, and a preemption in between widens that without bound
+    # (docs/accuracy.md): only its median is held from below
+    low = statistics.median(d) if name == "Tw" else min(d)
+    if low < -0.005:
+        print(f"FAIL: our {name} exceeds curl's by {-low:.3f} ms: outside curl's interval")
         ok = False
     if statistics.median(d) > 1.0:
         print(f"FAIL: median of curl's {name} - ours {statistics.median(d):.3f} ms > 1 ms")

@@ -78,26 +78,9 @@ expect_true() { local what=$1; shift; "$@" || fail "$what"; ok "$what"; }
 
 need_cmd() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
 
-# free_port: a port free on 127.0.0.1 now, and never one this test was
-# given before (the ports handed out are kept in $WORK/ports: a port freed
-# again comes back from the kernel soon, and two listeners of one test
-# must not get the same one).
-free_port() {
-  "$PYTHON" - "$WORK/ports" <<'PY'
-import os, socket, sys
-taken = set(open(sys.argv[1]).read().split()) if os.path.exists(sys.argv[1]) else set()
-for _ in range(100):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = str(s.getsockname()[1])
-    if port not in taken:
-        open(sys.argv[1], "a").write(port + "\n")
-        print(port)
-        break
-else:
-    raise SystemExit("no free port")
-PY
-}
+# free_port: a port free on 127.0.0.1 now, never one this test was given
+# before, drawn below the ephemeral range (tests/lib/free_port.py says why).
+free_port() { "$PYTHON" "$REPO/tests/lib/free_port.py" "$WORK/ports"; }
 
 # wait_until SECONDS COMMAND...: run COMMAND every 0.05 s until it succeeds;
 # status 1 if it has not after SECONDS. Tests wait for a condition, never

@@ -29,38 +29,7 @@
 
 # _nginx_free_port: a port free on 127.0.0.1 and, when IPv6 loopback works,
 # on ::1 too. Prints "PORT IPV6".
-_nginx_free_port() {
-  "$PYTHON" - "$WORK/ports" <<'PY'
-import os, socket, sys
-taken = set(open(sys.argv[1]).read().split()) if os.path.exists(sys.argv[1]) else set()
-for _ in range(50):
-    s4 = socket.socket()
-    s4.bind(("127.0.0.1", 0))
-    port = s4.getsockname()[1]
-    if str(port) in taken:  # given to another listener of this test
-        s4.close()
-        continue
-    try:
-        s6 = socket.socket(socket.AF_INET6)
-    except OSError:
-        print(port, 0)
-        break
-    try:
-        s6.bind(("::1", port))
-    except OSError as e:
-        s6.close()
-        s4.close()
-        if e.errno == 98:   # EADDRINUSE: try another port
-            continue
-        print(port, 0)      # no IPv6 loopback here
-        break
-    print(port, 1)
-    break
-else:
-    raise SystemExit("no free port")
-open(sys.argv[1], "a").write("%d\n" % port)
-PY
-}
+_nginx_free_port() { "$PYTHON" "$REPO/tests/lib/free_port.py" --ipv6 "$WORK/ports"; }
 
 nginx_start() {
   local site=$1 where=${2:-nginx}

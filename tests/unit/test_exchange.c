@@ -633,6 +633,64 @@ static void test_http_fields(void **state)
 	assert_int_equal(x->ds, sizeof(req2) - 1);
 }
 
+/* The HTTP record of exchange seq (NULL: none). */
+static struct obs_record *http_of(uint32_t seq)
+{
+	for (int i = 0; i < n_records; i++)
+		if (records[i].kind == OBS_REC_HTTP &&
+		    records[i].u.http.seq == seq)
+			return &records[i];
+	return NULL;
+}
+
+/* The Host header remembered per connection (obs_http_seen): a request
+ * whose bytes up to the end of its Host line are the last one's takes its
+ * host from memory; any difference there (another value, a line added
+ * before it, another version, a Host line before the remembered one) is
+ * scanned again, and the first Host line counts. Each request in a buffer
+ * of exactly its length (a sanitized build catches a read beyond it). */
+static void test_http_host_remembered(void **state)
+{
+	static const char *const reqs[] = {
+		"GET /1 HTTP/1.1\r\nConnection: keep-alive\r\n"
+		"Host: one.example:8080\r\nAccept: */*\r\n\r\n",
+		"GET /second/path HTTP/1.1\r\nConnection: keep-alive\r\n"
+		"Host: one.example:8080\r\nX: y\r\n\r\n",
+		"GET /3 HTTP/1.1\r\nConnection: keep-alive\r\n"
+		"Host: two.example:8080\r\n\r\n",
+		"GET /4 HTTP/1.1\r\nHost: three.example\r\n"
+		"Connection: keep-alive\r\nHost: two.example:8080\r\n\r\n",
+		"GET /5 HTTP/1.0\r\nConnection: keep-alive\r\n"
+		"Host: two.example:8080\r\n\r\n",
+		"GET /6 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+		"GET /7 HTTP/1.0\r\nConnection: keep-alive\r\n"
+		"Host: two.example:8080\r\n\r\n",
+	};
+	static const char *const hosts[] = {
+		"one.example:8080", "one.example:8080", "two.example:8080",
+		"three.example",    "two.example:8080", "",
+		"two.example:8080",
+	};
+	int64_t t = 2000;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++, t += 1000) {
+		size_t n = strlen(reqs[i]);
+		char *buf = malloc(n);
+
+		assert_non_null(buf);
+		memcpy(buf, reqs[i], n);
+		send_bytes(t, t + 10, buf, n);
+		free(buf);
+		recv_bytes(t + 20, t + 100, response, sizeof(response) - 1);
+		assert_non_null(http_of((uint32_t)i + 1));
+		assert_string_equal(http_of((uint32_t)i + 1)->u.http.host,
+				    hosts[i]);
+	}
+	assert_string_equal(http_of(2)->u.http.path, "/second/path");
+}
+
 /* The request parse on its own, each case in a buffer of exactly its
  * length (a sanitized build catches a read beyond it): the target scanned
  * sixteen bytes a step and byte by byte, the Host line first or later,
@@ -821,6 +879,46 @@ static bool send_starts(int64_t t_in, const void *p, size_t n, struct iovec *v,
 	d->len = n;
 	d->tls_in = 0;
 	return obs_xm_send_begin(&conn, t_in, d);
+}
+
+/* A send whose answer another thread receives before it returns, and
+ * whose buffers are gone by then (its thread left the call by a longjmp, or
+ * was cancelled inside it, and the memory was reused): the exchange is
+ * labelled from the bytes copied at the send's entry, never from the
+ * caller's buffers (a sanitized build catches a read of the freed one). */
+static void test_shared_connection_sender_gone(void **state)
+{
+	static const char req[] = "GET /gone/path?q=SECRET HTTP/1.1\r\n"
+				  "Host: h.example\r\n\r\n";
+	size_t n = sizeof(req) - 1;
+	char *buf = malloc(n);
+	struct iovec *v = malloc(sizeof(*v));
+	struct obs_data d;
+	struct obs_record *h;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_non_null(v);
+	memcpy(buf, req, n);
+	open_blocking(1000, 1100);
+	(void)send_starts(2000, buf, n, v, &d);
+	memset(buf, 'X', n); /* reused, then gone */
+	free(buf);
+	free(v);
+	recv_bytes(2300, 2400, response, sizeof(response) - 1);
+	assert_string_equal(exchange(1)->method, "GET");
+	assert_int_equal(exchange(1)->status, 404);
+	h = record_of(OBS_REC_HTTP);
+	assert_non_null(h);
+	assert_string_equal(h->u.http.path, "/gone/path");
+	assert_string_equal(h->u.http.host, "h.example");
+	for (int i = 0; i < n_records; i++)
+		assert_null(
+			memmem(&records[i], sizeof(records[i]), "SECRET", 6));
+	/* the connection's end wipes what it kept of the request */
+	obs_xm_close(&conn, 3000);
+	assert_null(memmem(&conn, sizeof(conn), "SECRET", 6));
+	assert_null(memmem(&conn, sizeof(conn), "h.example", 9));
 }
 
 /* Java's HttpClient: the caller's thread writes, the selector thread
@@ -1268,6 +1366,7 @@ int main(void)
 		cmocka_unit_test_setup(test_blocking, reset),
 		cmocka_unit_test_setup(test_http_fields, reset),
 		cmocka_unit_test(test_http_parse),
+		cmocka_unit_test_setup(test_http_host_remembered, reset),
 		cmocka_unit_test_setup(test_http_status_and_not_http, reset),
 		cmocka_unit_test_setup(test_http_status_across_receives, reset),
 		cmocka_unit_test_setup(test_tls13_curl, reset),
@@ -1295,6 +1394,8 @@ int main(void)
 		cmocka_unit_test_setup(
 			test_shared_connection_answer_before_send_returns,
 			reset),
+		cmocka_unit_test_setup(test_shared_connection_sender_gone,
+				       reset),
 		cmocka_unit_test_setup(test_shared_connection_fields_and_order,
 				       reset),
 		cmocka_unit_test_setup(test_shared_connection_tls, reset),

@@ -228,6 +228,53 @@ static struct ka_server *ka_find(struct ka_server *v, size_t n,
 	return NULL;
 }
 
+/* One pass over the exchanges the filter keeps (%s), through the stored
+ * view, with what struct analyses_row holds of each, in these columns. The
+ * filter is applied inside: connection has columns of the same names. */
+#define ROWS_SQL                                                               \
+	"SELECT e.peer_addr || ':' || e.peer_port, e.tgap_ms, c.process_id, "  \
+	"e.tw_ms, e.trecv_ms, c.min_rtt_us FROM (SELECT * FROM " DB_GAPS_VIEW  \
+	" WHERE (%s)) e JOIN connection c ON c.id = e.connection_id"
+
+/* The row of a ROWS_SQL statement; r->server lives until the next step. */
+static void row_read(sqlite3_stmt *st, struct analyses_row *r)
+{
+	*r = (struct analyses_row){
+		.server = (const char *)sqlite3_column_text(st, 0),
+		.has_gap = sqlite3_column_type(st, 1) != SQLITE_NULL,
+		.gap = sqlite3_column_double(st, 1),
+		.process = sqlite3_column_int64(st, 2),
+		.has_tw = sqlite3_column_type(st, 3) != SQLITE_NULL,
+		.tw = sqlite3_column_double(st, 3),
+		.has_trecv = sqlite3_column_type(st, 4) != SQLITE_NULL,
+		.trecv = sqlite3_column_double(st, 4),
+		.has_rtt = sqlite3_column_type(st, 5) != SQLITE_NULL,
+		.min_rtt_us = sqlite3_column_double(st, 5),
+	};
+}
+
+int analyses_rows(sqlite3 *db, const char *where, analyses_row_fn fn, void *ctx)
+{
+	char *sql = sqlite3_mprintf(ROWS_SQL, where ? where : "1");
+	sqlite3_stmt *st = sql ? db_prepare(db, sql) : NULL;
+	int rc;
+
+	sqlite3_free(sql);
+	if (!st)
+		return sql ? 2 : say_nomem();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct analyses_row r;
+
+		row_read(st, &r);
+		if (fn(ctx, &r) != 0)
+			break;
+	}
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : 2;
+}
+
 /* The servers of st (one column, in order), then every server's gaps from
  * one pass of gaps (rows: server, gap, process, tw, trecv, min_rtt_us;
  * the gaps above 0 kept, every row given to row_fn if any), sorted.
@@ -261,36 +308,16 @@ static int ka_servers(sqlite3_stmt *st, sqlite3_stmt *gaps,
 	if (rc != SQLITE_DONE)
 		return rc;
 	while ((rc = sqlite3_step(gaps)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(gaps, 0);
-		bool has_gap = sqlite3_column_type(gaps, 1) != SQLITE_NULL;
-		double gap = sqlite3_column_double(gaps, 1);
+		struct analyses_row r;
 
-		if (row_fn) {
-			struct analyses_row r = {
-				.process = sqlite3_column_int64(gaps, 2),
-				.server = name,
-				.has_gap = has_gap,
-				.gap = gap,
-				.has_tw = sqlite3_column_type(gaps, 3) !=
-					  SQLITE_NULL,
-				.tw = sqlite3_column_double(gaps, 3),
-				.has_trecv = sqlite3_column_type(gaps, 4) !=
-					     SQLITE_NULL,
-				.trecv = sqlite3_column_double(gaps, 4),
-				.has_rtt = sqlite3_column_type(gaps, 5) !=
-					   SQLITE_NULL,
-				.min_rtt_us = sqlite3_column_double(gaps, 5),
-			};
-
-			if (row_fn(row_ctx, &r) != 0)
-				return SQLITE_ABORT;
-		}
-		if (!name || !has_gap || !(gap > 0))
+		row_read(gaps, &r);
+		if (row_fn && row_fn(row_ctx, &r) != 0)
+			return SQLITE_ABORT;
+		if (!r.server || !r.has_gap || !(r.gap > 0))
 			continue;
-		if (!last || strcmp(name, last->name) != 0)
-			last = ka_find(*v, *n, name);
-		if (last &&
-		    vec_push(&last->gaps, sqlite3_column_double(gaps, 1)) != 0)
+		if (!last || strcmp(r.server, last->name) != 0)
+			last = ka_find(*v, *n, r.server);
+		if (last && vec_push(&last->gaps, r.gap) != 0)
 			return SQLITE_NOMEM;
 	}
 	for (size_t i = 0; i < *n; i++)
@@ -320,16 +347,8 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 	servers = sql ? db_prepare(db, sql) : NULL;
 	sqlite3_free(sql);
 	/* every server's gaps in one pass (with what row_fn takes of every
-	 * exchange; the filter inside: connection has columns of the same
-	 * names) */
-	sql = servers ? sqlite3_mprintf(
-				"SELECT e.peer_addr || ':' || e.peer_port, "
-				"e.tgap_ms, c.process_id, e.tw_ms, "
-				"e.trecv_ms, c.min_rtt_us FROM (SELECT * FROM "
-				"" DB_GAPS_VIEW " WHERE (%s)) e JOIN "
-				"connection c ON c.id = e.connection_id",
-				where ? where : "1")
-		      : NULL;
+	 * exchange) */
+	sql = servers ? sqlite3_mprintf(ROWS_SQL, where ? where : "1") : NULL;
 	gaps = sql ? db_prepare(db, sql) : NULL;
 	sqlite3_free(sql);
 	/* the server closed a connection after its last response: from that

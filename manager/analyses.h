@@ -75,8 +75,13 @@ struct analyses_row {
 };
 /* Takes one row: 0, or -1 to stop (said). */
 typedef int (*analyses_row_fn)(void *ctx, const struct analyses_row *r);
+/* fn once per exchange the filter keeps, in one pass: 0, or 2 on error
+ * (said; fn's own said by fn). */
+int analyses_rows(sqlite3 *db, const char *where, analyses_row_fn fn,
+		  void *ctx);
 /* Calls fn once per server; row_fn (NULL: none) once per exchange the
- * filter keeps. 0, or 2 on error (said on stderr). */
+ * filter keeps, in the same pass as the gaps. 0, or 2 on error (said on
+ * stderr). */
 int analyses_keepalive_each(sqlite3 *db, const char *where,
 			    analyses_keepalive_fn fn, void *ctx,
 			    analyses_row_fn row_fn, void *row_ctx);

@@ -525,44 +525,6 @@ nomem:
 	return -1;
 }
 
-/* Every exchange's row into st, when no caller read them. 0, or 2 (said). */
-static int rows_read(struct scan *s, struct findings_rows *st)
-{
-	char *sql = sqlite3_mprintf(
-		"SELECT c.process_id, e.peer_addr || ':' || e.peer_port, "
-		"e.tgap_ms, e.tw_ms, e.trecv_ms, c.min_rtt_us FROM (SELECT * "
-		"FROM " DB_GAPS_VIEW " WHERE (%s)) e JOIN connection c ON "
-		"c.id = e.connection_id",
-		s->where);
-	sqlite3_stmt *q = sql ? db_prepare(s->db, sql) : NULL;
-	int rc;
-
-	sqlite3_free(sql);
-	if (!q)
-		return sql ? 2 : say_nomem();
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		struct analyses_row r = {
-			.process = sqlite3_column_int64(q, 0),
-			.server = (const char *)sqlite3_column_text(q, 1),
-			.has_gap = sqlite3_column_type(q, 2) != SQLITE_NULL,
-			.gap = sqlite3_column_double(q, 2),
-			.has_tw = sqlite3_column_type(q, 3) != SQLITE_NULL,
-			.tw = sqlite3_column_double(q, 3),
-			.has_trecv = sqlite3_column_type(q, 4) != SQLITE_NULL,
-			.trecv = sqlite3_column_double(q, 4),
-			.has_rtt = sqlite3_column_type(q, 5) != SQLITE_NULL,
-			.min_rtt_us = sqlite3_column_double(q, 5),
-		};
-
-		if (findings_rows_add(st, &r) != 0)
-			break;
-	}
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(s->db));
-	sqlite3_finalize(q);
-	return rc == SQLITE_DONE ? 0 : 2;
-}
-
 /* The rows the caller gave, else read once here (for both findings).
  * NULL on error (said). */
 static struct findings_rows *rows_of(struct scan *s)
@@ -571,7 +533,7 @@ static struct findings_rows *rows_of(struct scan *s)
 		return s->rows;
 	if (!(s->own_rows = findings_rows_new()))
 		return NULL;
-	if (rows_read(s, s->own_rows) != 0) {
+	if (analyses_rows(s->db, s->where, findings_rows_add, s->own_rows)) {
 		findings_rows_free(s->own_rows);
 		s->own_rows = NULL;
 		return NULL;

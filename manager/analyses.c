@@ -207,25 +207,20 @@ struct ka_server {
 	struct vec gaps;
 };
 
+static int ka_cmp(const void *name, const void *server)
+{
+	return strcmp(name, ((const struct ka_server *)server)->name);
+}
+
 /* The server named name among the n of v (in order, a NULL name first):
  * NULL when none. */
 static struct ka_server *ka_find(struct ka_server *v, size_t n,
 				 const char *name)
 {
-	size_t lo = n && !v[0].name ? 1 : 0, hi = n;
+	size_t skip = n && !v[0].name ? 1 : 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(name, v[mid].name);
-
-		if (!c)
-			return &v[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	return n > skip ? bsearch(name, v + skip, n - skip, sizeof(*v), ka_cmp)
+			: NULL;
 }
 
 /* One pass over the exchanges the filter keeps (%s), through the stored

@@ -295,23 +295,21 @@ static int buckets_flush(struct buckets *b)
 	return 0;
 }
 
+static int client_cmp(const void *name, const void *client)
+{
+	return strcmp(name, ((const struct report_client *)client)->name);
+}
+
 /* The index in d->c of the client named name (d->c is ordered by name, as
  * the connections' query gave it); SIZE_MAX when none. */
 static size_t client_index(const struct report_data *d, const char *name)
 {
-	size_t lo = 0, hi = d->nc;
+	const struct report_client *c =
+		d->nc ? bsearch(name, d->c, d->nc, sizeof(*d->c), client_cmp)
+		      : NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(name, d->c[mid].name);
-
-		if (!c)
-			return mid;
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
+	if (c)
+		return (size_t)(c - d->c);
 	for (size_t i = 0; i < d->nc; i++) /* not in order after all */
 		if (strcmp(name, d->c[i].name) == 0)
 			return i;

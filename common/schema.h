@@ -128,6 +128,13 @@ extern const char obs_schema_pull_from_sql[];
 extern const char obs_schema_pull_mark_put_sql[];
 extern const char obs_schema_pull_same_sql[];
 
+/* For a connection that only reads (the manager): a TEMP view
+ * exchange_metrics, which the queries then read instead of the stored one,
+ * with the same columns computed the same way but the next exchange (of
+ * tgap_ms) looked up only where tgap_ms is read. A pass that reads every
+ * gap is faster through the stored view: main.exchange_metrics. */
+extern const char obs_schema_reader_view_sql[];
+
 /* Before many merges into a central database: the indexes merging cannot
  * afford (rows of many clients interleave in time), dropped. */
 extern const char obs_schema_central_sql[];

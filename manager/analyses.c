@@ -200,11 +200,134 @@ static int collect(sqlite3_stmt *st, const char *server, double min,
 	return rc;
 }
 
+/* The servers of the keep-alive view, in order (name NULL: unknown, the
+ * first if any), each with its gaps. */
+struct ka_server {
+	char *name;
+	struct vec gaps;
+};
+
+static int ka_cmp(const void *name, const void *server)
+{
+	return strcmp(name, ((const struct ka_server *)server)->name);
+}
+
+/* The server named name among the n of v (in order, a NULL name first):
+ * NULL when none. */
+static struct ka_server *ka_find(struct ka_server *v, size_t n,
+				 const char *name)
+{
+	size_t skip = n && !v[0].name ? 1 : 0;
+
+	return n > skip ? bsearch(name, v + skip, n - skip, sizeof(*v), ka_cmp)
+			: NULL;
+}
+
+/* One pass over the exchanges the filter keeps (%s), through the stored
+ * view, with what struct analyses_row holds of each, in these columns. The
+ * filter is applied inside: connection has columns of the same names. */
+#define ROWS_SQL                                                               \
+	"SELECT e.peer_addr || ':' || e.peer_port, e.tgap_ms, c.process_id, "  \
+	"e.tw_ms, e.trecv_ms, c.min_rtt_us FROM (SELECT * FROM " DB_GAPS_VIEW  \
+	" WHERE (%s)) e JOIN connection c ON c.id = e.connection_id"
+
+/* The row of a ROWS_SQL statement; r->server lives until the next step. */
+static void row_read(sqlite3_stmt *st, struct analyses_row *r)
+{
+	*r = (struct analyses_row){
+		.server = (const char *)sqlite3_column_text(st, 0),
+		.has_gap = sqlite3_column_type(st, 1) != SQLITE_NULL,
+		.gap = sqlite3_column_double(st, 1),
+		.process = sqlite3_column_int64(st, 2),
+		.has_tw = sqlite3_column_type(st, 3) != SQLITE_NULL,
+		.tw = sqlite3_column_double(st, 3),
+		.has_trecv = sqlite3_column_type(st, 4) != SQLITE_NULL,
+		.trecv = sqlite3_column_double(st, 4),
+		.has_rtt = sqlite3_column_type(st, 5) != SQLITE_NULL,
+		.min_rtt_us = sqlite3_column_double(st, 5),
+	};
+}
+
+int analyses_rows(sqlite3 *db, const char *where, analyses_row_fn fn, void *ctx)
+{
+	char *sql = sqlite3_mprintf(ROWS_SQL, where ? where : "1");
+	sqlite3_stmt *st = sql ? db_prepare(db, sql) : NULL;
+	int rc;
+
+	sqlite3_free(sql);
+	if (!st)
+		return sql ? 2 : say_nomem();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct analyses_row r;
+
+		row_read(st, &r);
+		if (fn(ctx, &r) != 0)
+			break;
+	}
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : 2;
+}
+
+/* The servers of st (one column, in order), then every server's gaps from
+ * one pass of gaps (rows: server, gap, process, tw, trecv, min_rtt_us;
+ * the gaps above 0 kept, every row given to row_fn if any), sorted.
+ * SQLITE_DONE, SQLITE_NOMEM, SQLITE_ABORT (said by row_fn) or SQLite's
+ * error. */
+static int ka_servers(sqlite3_stmt *st, sqlite3_stmt *gaps,
+		      analyses_row_fn row_fn, void *row_ctx,
+		      struct ka_server **v, size_t *n)
+{
+	struct ka_server *last = NULL;
+	size_t cap = 0;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+
+		if (*n == cap) {
+			size_t more = cap ? cap * 2 : 16;
+			struct ka_server *x = realloc(*v, more * sizeof(*x));
+
+			if (!x)
+				return SQLITE_NOMEM;
+			*v = x;
+			cap = more;
+		}
+		(*v)[*n] = (struct ka_server){ NULL, { 0 } };
+		if (name && !((*v)[*n].name = strdup(name)))
+			return SQLITE_NOMEM;
+		++*n;
+	}
+	if (rc != SQLITE_DONE)
+		return rc;
+	while ((rc = sqlite3_step(gaps)) == SQLITE_ROW) {
+		struct analyses_row r;
+
+		row_read(gaps, &r);
+		if (row_fn && row_fn(row_ctx, &r) != 0)
+			return SQLITE_ABORT;
+		if (!r.server || !r.has_gap || !(r.gap > 0))
+			continue;
+		if (!last || strcmp(r.server, last->name) != 0)
+			last = ka_find(*v, *n, r.server);
+		if (last && vec_push(&last->gaps, r.gap) != 0)
+			return SQLITE_NOMEM;
+	}
+	for (size_t i = 0; i < *n; i++)
+		stats_sort((*v)[i].gaps.v, (*v)[i].gaps.n);
+	return rc;
+}
+
 int analyses_keepalive_each(sqlite3 *db, const char *where,
-			    analyses_keepalive_fn fn, void *ctx)
+			    analyses_keepalive_fn fn, void *ctx,
+			    analyses_row_fn row_fn, void *row_ctx)
 {
 	char *sql, *filter = filter_connections(where);
 	sqlite3_stmt *servers = NULL, *gaps = NULL, *idle = NULL, *rec = NULL;
+	struct ka_server *v = NULL;
+	size_t nv = 0;
 	int rc = SQLITE_OK;
 
 	if (!filter)
@@ -218,12 +341,9 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 		filter);
 	servers = sql ? db_prepare(db, sql) : NULL;
 	sqlite3_free(sql);
-	sql = servers ? sqlite3_mprintf(
-				"SELECT tgap_ms FROM exchange_metrics WHERE "
-				"(%s) AND peer_addr || ':' || peer_port = ?1 "
-				"AND tgap_ms > 0 ORDER BY tgap_ms",
-				where ? where : "1")
-		      : NULL;
+	/* every server's gaps in one pass (with what row_fn takes of every
+	 * exchange) */
+	sql = servers ? sqlite3_mprintf(ROWS_SQL, where ? where : "1") : NULL;
 	gaps = sql ? db_prepare(db, sql) : NULL;
 	sqlite3_free(sql);
 	/* the server closed a connection after its last response: from that
@@ -272,19 +392,14 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 		goto out;
 	}
 	sqlite3_free(sql);
-	while ((rc = sqlite3_step(servers)) == SQLITE_ROW) {
-		struct analyses_keepalive k = {
-			.server = (const char *)sqlite3_column_text(servers, 0)
-		};
-		struct vec g = { 0 }, c = { 0 };
-		size_t none = 0;
+	rc = ka_servers(servers, gaps, row_fn, row_ctx, &v, &nv);
+	for (size_t i = 0; rc == SQLITE_DONE && i < nv; i++) {
+		struct analyses_keepalive k = { .server = v[i].name ? v[i].name
+								    : "?" };
+		struct vec c = { 0 };
 
-		if (!k.server)
-			k.server = "?";
-		rc = collect(gaps, k.server, -INFINITY, &g, &none);
-		if (rc == SQLITE_DONE)
-			rc = collect(idle, k.server, ANALYSES_IDLE_CLOSE_MIN_MS,
-				     &c, &k.closes_with_response);
+		rc = collect(idle, k.server, ANALYSES_IDLE_CLOSE_MIN_MS, &c,
+			     &k.closes_with_response);
 		if (rc == SQLITE_DONE) {
 			sqlite3_bind_text(rec, 1, k.server, -1,
 					  SQLITE_TRANSIENT);
@@ -294,17 +409,16 @@ int analyses_keepalive_each(sqlite3 *db, const char *where,
 			}
 			sqlite3_reset(rec);
 		}
-		k.gaps = g.v;
-		k.ngaps = g.n;
+		k.gaps = v[i].gaps.v;
+		k.ngaps = v[i].gaps.n;
 		k.closes = c.v;
 		k.ncloses = c.n;
 		if (rc == SQLITE_DONE &&
-		    stats_keepalive_advice(g.v, g.n, &k.recommended_ms,
+		    stats_keepalive_advice(k.gaps, k.ngaps, &k.recommended_ms,
 					   &k.shape) != 0)
 			rc = SQLITE_NOMEM;
 		if (rc == SQLITE_DONE && fn(ctx, &k) != 0)
 			rc = SQLITE_ABORT; /* said by fn */
-		vec_free(&g);
 		vec_free(&c);
 		if (rc != SQLITE_DONE)
 			break;
@@ -318,6 +432,11 @@ out:
 	sqlite3_finalize(gaps);
 	sqlite3_finalize(idle);
 	sqlite3_finalize(rec);
+	for (size_t i = 0; i < nv; i++) {
+		free(v[i].name);
+		vec_free(&v[i].gaps);
+	}
+	free(v);
 	return rc == SQLITE_DONE ? 0 : 2;
 }
 
@@ -371,7 +490,8 @@ static int view_keepalive(sqlite3 *db, const char *where, bool csv, FILE *out)
 	struct analyses_table p = { out, csv };
 
 	analyses_keepalive_header(csv, out);
-	return analyses_keepalive_each(db, where, analyses_keepalive_print, &p);
+	return analyses_keepalive_each(db, where, analyses_keepalive_print, &p,
+				       NULL, NULL);
 }
 
 /* ---- size ------------------------------------------------------------------
@@ -482,39 +602,70 @@ static int view_size(sqlite3 *db, const char *where, bool csv, FILE *out)
 /* ---- family and TLS -------------------------------------------------------
  */
 
-/* The values of one figure (column col) of one group into v: SQLITE_DONE,
- * SQLITE_NOMEM, or SQLite's error (said by db_prepare, or not yet). */
-static int family_values(sqlite3 *db, const char *where, const char *col,
-			 bool per_conn, int family, int tls, struct vec *v)
+#define FAMILY_COLS 5 /* te_ms, tls_ms, tw_ms, tr_ms, tt_ms */
+#define FAMILY_KEYS 4 /* IPv4 and IPv6, with and without TLS */
+
+/* One pass over the exchanges the filter keeps: each figure's values of
+ * each group (v[family == 6][tls][column], the connections' figures from
+ * their first exchange), sorted. SQLITE_DONE, SQLITE_NOMEM, or SQLite's
+ * error (said). */
+static int family_values(sqlite3 *db, const char *where,
+			 struct vec v[2][2][FAMILY_COLS])
 {
-	/* connection figures once per connection */
 	char *sql = sqlite3_mprintf(
-		"SELECT %s FROM exchange_metrics WHERE (%s) AND (CASE WHEN "
-		"peer_addr LIKE '%%:%%' THEN 6 ELSE 4 END) = %d AND tls = %d "
-		"AND %s IS NOT NULL %s ORDER BY 1",
-		col, where ? where : "1", family, tls, col,
-		per_conn ? "AND seq = 1" : "");
+		"SELECT CASE WHEN peer_addr LIKE '%%:%%' THEN 6 ELSE 4 END, "
+		"tls, seq = 1, te_ms, tls_ms, tw_ms, tr_ms, tt_ms FROM "
+		"exchange_metrics WHERE (%s)",
+		where ? where : "1");
 	sqlite3_stmt *st = sql ? db_prepare(db, sql) : NULL;
 	int rc;
 
 	sqlite3_free(sql);
 	if (!st)
 		return sql ? SQLITE_ABORT : SQLITE_NOMEM;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (vec_push(v, sqlite3_column_double(st, 0)) != 0) {
-			rc = SQLITE_NOMEM;
-			break;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int tls = sqlite3_column_int(st, 1);
+		bool first = sqlite3_column_int(st, 2);
+		struct vec *g = v[sqlite3_column_int(st, 0) == 6][tls != 0];
+
+		/* a group is a family and tls 0 or 1: NULL or another
+		 * value is in none */
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL ||
+		    (tls != 0 && tls != 1))
+			continue;
+		for (int i = 0; i < FAMILY_COLS; i++) {
+			/* connection figures once per connection */
+			bool per_conn = i < 2 || i == 4;
+
+			if ((per_conn && !first) ||
+			    sqlite3_column_type(st, 3 + i) == SQLITE_NULL)
+				continue;
+			if (vec_push(&g[i], sqlite3_column_double(st, 3 + i)) !=
+			    0) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
 		}
-	if (rc != SQLITE_DONE && rc != SQLITE_NOMEM)
+		if (rc == SQLITE_NOMEM)
+			break;
+	}
+	if (rc != SQLITE_DONE && rc != SQLITE_NOMEM) {
 		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
+		rc = SQLITE_ABORT;
+	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE || rc == SQLITE_NOMEM ? rc : SQLITE_ABORT;
+	for (int k = 0; k < FAMILY_KEYS; k++)
+		for (int i = 0; i < FAMILY_COLS; i++)
+			stats_sort(v[k / 2][k % 2][i].v, v[k / 2][k % 2][i].n);
+	return rc;
 }
 
 int analyses_family(sqlite3 *db, const char *where, FILE *csv, FILE *text)
 {
-	static const char *const cols[] = { "te_ms", "tls_ms", "tw_ms", "tr_ms",
-					    "tt_ms" };
+	static const char *const cols[FAMILY_COLS] = { "te_ms", "tls_ms",
+						       "tw_ms", "tr_ms",
+						       "tt_ms" };
+	struct vec v[2][2][FAMILY_COLS] = { { { { 0 } } } };
 	char *sql;
 	sqlite3_stmt *groups;
 	int rc;
@@ -534,6 +685,10 @@ int analyses_family(sqlite3 *db, const char *where, FILE *csv, FILE *text)
 	sqlite3_free(sql);
 	if (!groups)
 		return 2;
+	/* every group's figures in one pass (a group's values are those of
+	 * its family with tls = the group's tls, as an integer) */
+	if ((rc = family_values(db, where, v)) != SQLITE_DONE)
+		goto out;
 	if (csv)
 		fprintf(csv, "family,tls,metric,count,p50,p90,mean\n");
 	if (text)
@@ -543,39 +698,35 @@ int analyses_family(sqlite3 *db, const char *where, FILE *csv, FILE *text)
 		int family = sqlite3_column_int(groups, 0);
 		int tls = sqlite3_column_int(groups, 1);
 
-		for (size_t i = 0;
-		     rc == SQLITE_ROW && i < sizeof(cols) / sizeof(*cols);
-		     i++) {
-			struct vec v = { 0 };
-			int got =
-				family_values(db, where, cols[i],
-					      i < 2 || i == 4, family, tls, &v);
+		for (size_t i = 0; i < FAMILY_COLS; i++) {
+			const struct vec *x =
+				tls == 0 || tls == 1 ? &v[family == 6][tls][i]
+						     : &(const struct vec){ 0 };
 
-			if (got != SQLITE_DONE)
-				rc = got;
-			if (got == SQLITE_DONE && v.n && csv)
+			if (x->n && csv)
 				fprintf(csv, "%d,%d,%s,%zu,%.4f,%.4f,%.4f\n",
-					family, tls, cols[i], v.n,
-					stats_percentile(v.v, v.n, 50),
-					stats_percentile(v.v, v.n, 90),
-					stats_mean(v.v, v.n));
-			if (got == SQLITE_DONE && v.n && text)
+					family, tls, cols[i], x->n,
+					stats_percentile(x->v, x->n, 50),
+					stats_percentile(x->v, x->n, 90),
+					stats_mean(x->v, x->n));
+			if (x->n && text)
 				fprintf(text,
 					"IPv%-3d %-5s %-7s %8zu %10.3f %10.3f "
 					"%10.3f\n",
 					family, tls ? "yes" : "no", cols[i],
-					v.n, stats_percentile(v.v, v.n, 50),
-					stats_percentile(v.v, v.n, 90),
-					stats_mean(v.v, v.n));
-			vec_free(&v);
+					x->n, stats_percentile(x->v, x->n, 50),
+					stats_percentile(x->v, x->n, 90),
+					stats_mean(x->v, x->n));
 		}
-		if (rc != SQLITE_ROW)
-			break;
 	}
+	if (rc != SQLITE_DONE)
+		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
+out:
 	if (rc == SQLITE_NOMEM)
 		say_nomem();
-	else if (rc != SQLITE_DONE && rc != SQLITE_ABORT)
-		fprintf(stderr, "manager: %s\n", sqlite3_errmsg(db));
+	for (int k = 0; k < FAMILY_KEYS; k++)
+		for (int i = 0; i < FAMILY_COLS; i++)
+			vec_free(&v[k / 2][k % 2][i]);
 	sqlite3_finalize(groups);
 	return rc == SQLITE_DONE ? 0 : 2;
 }

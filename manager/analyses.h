@@ -62,9 +62,29 @@ struct analyses_keepalive {
  * stop (the reason said on stderr). */
 typedef int (*analyses_keepalive_fn)(void *ctx,
 				     const struct analyses_keepalive *k);
-/* Calls fn once per server. 0, or 2 on error (said on stderr). */
+/* An exchange as the keep-alive view's pass over the gaps reads it, for
+ * the figures of another module (the findings' client_stall and
+ * server_wait): its program run (process.id), its server (NULL when
+ * unknown), its tgap_ms, tw_ms, trecv_ms and its connection's min_rtt_us,
+ * each with whether it is known (not NULL). */
+struct analyses_row {
+	int64_t process;
+	const char *server;
+	bool has_gap, has_tw, has_trecv, has_rtt;
+	double gap, tw, trecv, min_rtt_us;
+};
+/* Takes one row: 0, or -1 to stop (said). */
+typedef int (*analyses_row_fn)(void *ctx, const struct analyses_row *r);
+/* fn once per exchange the filter keeps, in one pass: 0, or 2 on error
+ * (said; fn's own said by fn). */
+int analyses_rows(sqlite3 *db, const char *where, analyses_row_fn fn,
+		  void *ctx);
+/* Calls fn once per server; row_fn (NULL: none) once per exchange the
+ * filter keeps, in the same pass as the gaps. 0, or 2 on error (said on
+ * stderr). */
 int analyses_keepalive_each(sqlite3 *db, const char *where,
-			    analyses_keepalive_fn fn, void *ctx);
+			    analyses_keepalive_fn fn, void *ctx,
+			    analyses_row_fn row_fn, void *row_ctx);
 
 /* size: per server, the exchanges' Dr (bytes, ascending) and T6 - T4 (ms),
  * and T = a * Dr + b fitted by least squares (r2) and Theil-Sen (ts_);

@@ -14,6 +14,20 @@
 #include "store.h"
 #include "store_pg.h"
 
+/* The view the reading commands use (schema.h). 0, or -1 (said). */
+static int reader_view(sqlite3 *db, const char *path)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, obs_schema_reader_view_sql, NULL, NULL, &msg) ==
+	    SQLITE_OK)
+		return 0;
+	fprintf(stderr, "manager: %s: %s\n", path,
+		msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	return -1;
+}
+
 /* A PostgreSQL store read through a snapshot: its rows copied into an
  * SQLite file in a private temporary directory, opened read-only, then
  * unlinked (the open connection keeps it until it closes). */
@@ -54,6 +68,10 @@ static sqlite3 *open_pg(const char *uri)
 	}
 	unlink(path);
 	rmdir(dir);
+	if (db && reader_view(db, path) != 0) {
+		sqlite3_close(db);
+		db = NULL;
+	}
 	if (db)
 		obs_store_register_functions(db);
 	return db;
@@ -76,8 +94,10 @@ sqlite3 *db_open(const char *path)
 		fprintf(stderr, "manager: %s: %s\n", path, why);
 		return NULL;
 	}
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
-	    SQLITE_OK) {
+	/* one thread per connection: no mutex taken on each call */
+	if (sqlite3_open_v2(path, &db,
+			    SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
 		fprintf(stderr, "manager: %s: %s\n", path, sqlite3_errmsg(db));
 		sqlite3_close(db);
 		return NULL;
@@ -98,6 +118,10 @@ sqlite3 *db_open(const char *path)
 			 version, OBS_SCHEMA_VERSION);
 	if (*why) {
 		fprintf(stderr, "manager: %s: %s\n", path, why);
+		sqlite3_close(db);
+		return NULL;
+	}
+	if (reader_view(db, path) != 0) {
 		sqlite3_close(db);
 		return NULL;
 	}

@@ -12,8 +12,16 @@
  * stderr, when it is missing, no SQLite database, or of another schema
  * version. A postgresql:// URI is read through a snapshot of the store
  * into a private temporary SQLite file (store_pg.h), gone when the
- * connection closes. */
+ * connection closes. exchange_metrics is then the readers' view
+ * (obs_schema_reader_view_sql): the next exchange looked up only where
+ * tgap_ms is read. */
 sqlite3 *db_open(const char *path);
+
+/* The view to read when every row's tgap_ms is read: the stored one, whose
+ * join finds the next exchanges faster than the readers' view looks each
+ * up. The same columns, the same values (also on a connection without the
+ * readers' view: observe's). */
+#define DB_GAPS_VIEW "main.exchange_metrics"
 
 /* db_open, and the filter expression where (NULL: none) checked against
  * it: NULL, with the file and the reason on stderr, when it is refused. */

@@ -34,6 +34,9 @@ struct scan {
 	struct idle *idle;	 /* idle_close's rows of one server */
 	struct wait_list *waits; /* server_wait's servers */
 	struct vec *vals;	 /* values()'s vector */
+	const struct findings_sizes *sizes; /* transfer_limited's fits */
+	struct findings_rows *rows;	    /* client_stall's, server_wait's */
+	struct findings_rows *own_rows;	    /* read here: freed at the end */
 };
 
 static int say_nomem(void)
@@ -246,13 +249,155 @@ struct group {
 };
 typedef int (*group_fn)(struct scan *s, struct group *g);
 
-/* The rows of sql (freed here; ordered by its column 0, the key; column 1
- * a label; then up to GROUP_COLS values), one call of fn per key: 0, or 2
- * (said). One pass over the data whatever the number of groups. */
-static int each_group(struct scan *s, char *sql, group_fn fn)
+/* each_group's groups as the rows come: keys found through a hash of
+ * their text (open addressing, a power of two slots, at most half full). */
+struct group_at {
+	char *key, *label;
+	bool null;   /* the key was NULL (shown "?"): first */
+	int64_t num; /* the key as a number */
+	struct vec v[GROUP_COLS];
+	size_t rows, counted; /* findings_rows_add's */
+};
+struct groups {
+	struct group_at *v;
+	size_t n, cap;
+	size_t *slot; /* index + 1, 0: free */
+	size_t nslots;
+	bool numeric; /* keys in numeric order, else in strcmp's */
+};
+
+static uint64_t hash_text(const char *t)
 {
-	struct group g = { 0 };
-	char *key = NULL, *label = NULL;
+	uint64_t h = 14695981039346656037u; /* FNV-1a */
+
+	for (; *t; t++)
+		h = (h ^ (unsigned char)*t) * 1099511628211u;
+	return h;
+}
+
+/* The group of key (label: of its first row), added if new. NULL when out
+ * of memory. */
+static struct group_at *group_of(struct groups *gs, const char *key, bool null,
+				 const char *label)
+{
+	size_t i;
+
+	if (2 * (gs->n + 1) > gs->nslots) {
+		size_t nslots = gs->nslots ? gs->nslots * 2 : 64;
+		size_t *slot = calloc(nslots, sizeof(*slot));
+
+		if (!slot)
+			return NULL;
+		for (size_t k = 0; k < gs->n; k++) {
+			for (i = hash_text(gs->v[k].key) & (nslots - 1);
+			     slot[i]; i = (i + 1) & (nslots - 1))
+				;
+			slot[i] = k + 1;
+		}
+		free(gs->slot);
+		gs->slot = slot;
+		gs->nslots = nslots;
+	}
+	for (i = hash_text(key) & (gs->nslots - 1); gs->slot[i];
+	     i = (i + 1) & (gs->nslots - 1)) {
+		struct group_at *g = &gs->v[gs->slot[i] - 1];
+
+		if (g->null == null && strcmp(g->key, key) == 0)
+			return g;
+	}
+	if (gs->n == gs->cap) {
+		size_t more = gs->cap ? gs->cap * 2 : 16;
+		void *x = realloc(gs->v, more * sizeof(*gs->v));
+
+		if (!x)
+			return NULL;
+		gs->v = x;
+		gs->cap = more;
+	}
+	gs->v[gs->n] = (struct group_at){ .null = null,
+					  .num = strtoll(key, NULL, 10) };
+	if (!(gs->v[gs->n].key = strdup(key)) ||
+	    !(gs->v[gs->n].label = strdup(label))) {
+		free(gs->v[gs->n].key);
+		return NULL;
+	}
+	gs->slot[i] = ++gs->n;
+	return &gs->v[gs->n - 1];
+}
+
+/* The order of the groups' keys: as SQLite's ORDER BY would have them. */
+static int group_order(const void *a, const void *b, void *numeric)
+{
+	const struct group_at *x = *(struct group_at *const *)a,
+			      *y = *(struct group_at *const *)b;
+
+	if (x->null != y->null)
+		return x->null ? -1 : 1;
+	if (*(bool *)numeric)
+		return (x->num > y->num) - (x->num < y->num);
+	return strcmp(x->key, y->key);
+}
+
+/* The groups in the keys' order, malloc'd; NULL when out of memory
+ * (said). */
+static struct group_at **groups_ordered(struct groups *gs)
+{
+	struct group_at **order = calloc(gs->n + 1, sizeof(*order));
+
+	if (!order) {
+		say_nomem();
+		return NULL;
+	}
+	for (size_t i = 0; i < gs->n; i++)
+		order[i] = &gs->v[i];
+	qsort_r(order, gs->n, sizeof(*order), group_order, &gs->numeric);
+	return order;
+}
+
+static void groups_free(struct groups *gs)
+{
+	for (size_t i = 0; i < gs->n; i++) {
+		free(gs->v[i].key);
+		free(gs->v[i].label);
+		for (int c = 0; c < GROUP_COLS; c++)
+			vec_free(&gs->v[i].v[c]);
+	}
+	free(gs->v);
+	free(gs->slot);
+	memset(gs, 0, sizeof(*gs));
+}
+
+/* Each group's values sorted, fn called for each in the keys' order. */
+static int groups_call(struct scan *s, struct groups *gs, int ncols,
+		       group_fn fn)
+{
+	struct group_at **order = groups_ordered(gs);
+	int rc = 0;
+
+	if (!order)
+		return 2;
+	for (size_t i = 0; rc == 0 && i < gs->n; i++) {
+		struct group g = { order[i]->key, order[i]->label, { { 0 } } };
+
+		for (int c = 0; c < ncols; c++) {
+			stats_sort(order[i]->v[c].v, order[i]->v[c].n);
+			g.v[c] = order[i]->v[c];
+		}
+		rc = fn(s, &g);
+	}
+	free(order);
+	return rc;
+}
+
+/* The rows of sql (freed here; column 0 the key, a number when numeric;
+ * column 1 a label; then up to GROUP_COLS values, NULLs left out), one
+ * call of fn per key, in the keys' order (a NULL key, "?", first), each
+ * column's values sorted: 0, or 2 (said). One pass over the data in any
+ * order (no sort by SQLite), whatever the number of groups. */
+static int each_group(struct scan *s, char *sql, bool numeric, group_fn fn)
+{
+	struct groups gs = { .numeric = numeric };
+	struct group_at *g = NULL;
 	sqlite3_stmt *st;
 	int rc = 0, step, ncols;
 
@@ -265,35 +410,19 @@ static int each_group(struct scan *s, char *sql, group_fn fn)
 	ncols = sqlite3_column_count(st) - 2;
 	if (ncols > GROUP_COLS)
 		ncols = GROUP_COLS;
-	for (;;) {
-		const char *k = NULL;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		bool null = sqlite3_column_type(st, 0) == SQLITE_NULL;
+		const char *k = text(st, 0);
 
-		step = sqlite3_step(st);
-		if (step == SQLITE_ROW)
-			k = text(st, 0);
-		if (key && (!k || strcmp(k, key) != 0)) {
-			for (int i = 0; i < ncols; i++)
-				stats_sort(g.v[i].v, g.v[i].n);
-			g.key = key;
-			g.label = label;
-			if ((rc = fn(s, &g)) != 0)
-				break;
-			for (int i = 0; i < ncols; i++)
-				g.v[i].n = 0;
-			free(key);
-			free(label);
-			key = label = NULL;
-		}
-		if (!k)
-			break;
-		if (!key &&
-		    (!(key = strdup(k)) || !(label = strdup(text(st, 1))))) {
+		/* the rows of a group mostly come together */
+		if ((!g || g->null != null || strcmp(g->key, k) != 0) &&
+		    !(g = group_of(&gs, k, null, text(st, 1)))) {
 			rc = say_nomem();
 			break;
 		}
 		for (int i = 0; i < ncols; i++)
 			if (sqlite3_column_type(st, 2 + i) != SQLITE_NULL &&
-			    vec_push(&g.v[i],
+			    vec_push(&g->v[i],
 				     sqlite3_column_double(st, 2 + i)) != 0) {
 				rc = say_nomem();
 				break;
@@ -306,11 +435,110 @@ static int each_group(struct scan *s, char *sql, group_fn fn)
 		rc = 2;
 	}
 	sqlite3_finalize(st);
-	free(key);
-	free(label);
-	for (int i = 0; i < GROUP_COLS; i++)
-		vec_free(&g.v[i]);
+	if (rc == 0)
+		rc = groups_call(s, &gs, ncols, fn);
+	groups_free(&gs);
 	return rc;
+}
+
+/* What client_stall and server_wait take of every exchange (one pass: the
+ * report's keep-alive view's, or rows_read's). */
+struct findings_rows {
+	/* by program run (process.id): v[0] the gaps from ..MIN_MS to
+	 * ..MAX_MS, rows the exchanges, counted the gaps */
+	struct groups runs;
+	struct group_at *last; /* the previous row's */
+	/* by server: v[0] Tw, v[1] Trecv, v[2] Tw less the path's round
+	 * trip (at least 0), of the exchanges with a Tw */
+	struct groups servers;
+	struct group_at *last_server;
+};
+
+struct findings_rows *findings_rows_new(void)
+{
+	struct findings_rows *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		say_nomem();
+	else
+		st->runs.numeric = true;
+	return st;
+}
+
+void findings_rows_free(struct findings_rows *st)
+{
+	if (!st)
+		return;
+	groups_free(&st->runs);
+	groups_free(&st->servers);
+	free(st);
+}
+
+/* The group of key in gs, *last tried first. NULL when out of memory. */
+static struct group_at *group_cached(struct groups *gs, struct group_at **last,
+				     const char *key, bool null)
+{
+	if (!*last || (*last)->null != null || strcmp((*last)->key, key) != 0)
+		*last = group_of(gs, key, null, "");
+	return *last;
+}
+
+int findings_rows_add(void *rows, const struct analyses_row *r)
+{
+	struct findings_rows *st = rows;
+	struct group_at *g = st->last, *w;
+	double think;
+
+	if (!g || g->num != r->process) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "%lld", (long long)r->process);
+		if (!(g = st->last = group_of(&st->runs, key, false, "")))
+			goto nomem;
+	}
+	g->rows++;
+	if (r->has_gap) {
+		g->counted++;
+		/* the stalls: longer gaps are the user's or the program's
+		 * idle time, shorter ones no stall */
+		if (r->gap >= FINDINGS_STALL_MIN_MS &&
+		    r->gap <= FINDINGS_STALL_MAX_MS &&
+		    vec_push(&g->v[0], r->gap) != 0)
+			goto nomem;
+	}
+	if (!r->has_tw)
+		return 0;
+	/* the server's own time: Tw less the path's round trip, where
+	 * TCP_INFO gave it (as SQLite's max(tw - rtt / 1e3, 0)) */
+	think = r->tw - (r->has_rtt ? r->min_rtt_us / 1e3 : 0);
+	if (!(think > 0))
+		think = 0;
+	if (!(w = group_cached(&st->servers, &st->last_server,
+			       r->server ? r->server : "?", !r->server)) ||
+	    vec_push(&w->v[0], r->tw) != 0 ||
+	    (r->has_trecv && vec_push(&w->v[1], r->trecv) != 0) ||
+	    vec_push(&w->v[2], think) != 0)
+		goto nomem;
+	return 0;
+nomem:
+	say_nomem();
+	return -1;
+}
+
+/* The rows the caller gave, else read once here (for both findings).
+ * NULL on error (said). */
+static struct findings_rows *rows_of(struct scan *s)
+{
+	if (s->rows)
+		return s->rows;
+	if (!(s->own_rows = findings_rows_new()))
+		return NULL;
+	if (analyses_rows(s->db, s->where, findings_rows_add, s->own_rows)) {
+		findings_rows_free(s->own_rows);
+		s->own_rows = NULL;
+		return NULL;
+	}
+	return s->rows = s->own_rows;
 }
 
 static double sum(const struct vec *v)
@@ -358,10 +586,9 @@ static int handshake_share(struct scan *s)
 			"SELECT " SERVER " AS server, NULL, m.te_ms, m.tls_ms, "
 			"coalesce(m.te_ms, 0) + coalesce(m.tls_ms, 0), "
 			"m.tt_ms, m.exchanges FROM connection_metrics m WHERE "
-			"(%s) AND m.exchanges > 0 AND m.tt_ms IS NOT NULL "
-			"ORDER BY server",
+			"(%s) AND m.exchanges > 0 AND m.tt_ms IS NOT NULL",
 			s->conns),
-		handshake_group);
+		false, handshake_group);
 }
 
 /* ---- server_wait: per server, against the others ---------------------- */
@@ -455,23 +682,14 @@ static int wait_judge(struct scan *s, const struct wait_list *l, size_t i)
 
 static int server_wait(struct scan *s)
 {
+	struct findings_rows *rows = rows_of(s);
 	struct wait_list l = { 0 };
 	int rc;
 
+	if (!rows)
+		return 2;
 	s->waits = &l;
-	/* the server's own time: Tw less the path's round trip, where
-	 * TCP_INFO gave it */
-	rc = each_group(
-		s,
-		sqlite3_mprintf(
-			"SELECT e.peer_addr || ':' || e.peer_port AS server, "
-			"NULL, e.tw_ms, e.trecv_ms, max(e.tw_ms - "
-			"coalesce(c.min_rtt_us / 1e3, 0), 0) FROM "
-			"exchange_metrics e JOIN connection c ON c.id = "
-			"e.connection_id WHERE (%s) AND e.tw_ms IS NOT NULL "
-			"ORDER BY server",
-			s->where),
-		wait_group);
+	rc = groups_call(s, &rows->servers, 3, wait_group);
 	for (size_t i = 0; rc == 0 && i < l.n; i++)
 		rc = wait_judge(s, &l, i);
 	free(l.v);
@@ -480,53 +698,97 @@ static int server_wait(struct scan *s)
 
 /* ---- transfer_limited: the seed 002 fit per server --------------------- */
 
-static int transfer_fit(void *ctx, const struct analyses_size_fit *fit)
+int findings_sizes_add(struct findings_sizes *sizes,
+		       const struct analyses_size_fit *fit)
 {
-	struct scan *s = ctx;
-	double sum_t = 0, sum_size = 0, a = fit->ts_a, rate;
+	struct findings_size *z;
+	double a = fit->ts_a;
+
+	if (sizes->n == sizes->cap) {
+		size_t more = sizes->cap ? sizes->cap * 2 : 16;
+		void *x = realloc(sizes->v, more * sizeof(*sizes->v));
+
+		if (!x) {
+			say_nomem();
+			return -1;
+		}
+		sizes->v = x;
+		sizes->cap = more;
+	}
+	z = &sizes->v[sizes->n];
+	*z = (struct findings_size){ .n = fit->n, .a = a, .b = fit->ts_b };
+	if (!(z->server = strdup(fit->server))) {
+		say_nomem();
+		return -1;
+	}
+	sizes->n++;
+	if (!fit->n)
+		return 0;
+	z->dr_first = fit->dr[0];
+	z->dr_last = fit->dr[fit->n - 1];
+	/* dr is ascending: its p50 is the middle value */
+	z->dr_p50 = stats_percentile(fit->dr, fit->n, 50);
+	for (size_t i = 0; i < fit->n; i++) {
+		z->sum_t += fit->t_ms[i];
+		z->sum_size += a * fit->dr[i];
+	}
+	return 0;
+}
+
+static int sizes_add(void *sizes, const struct analyses_size_fit *fit)
+{
+	return findings_sizes_add(sizes, fit);
+}
+
+void findings_sizes_free(struct findings_sizes *sizes)
+{
+	for (size_t i = 0; i < sizes->n; i++)
+		free(sizes->v[i].server);
+	free(sizes->v);
+	memset(sizes, 0, sizeof(*sizes));
+}
+
+/* One server's transfer_limited finding, if it has one. 0, or -1 (said). */
+static int transfer_judge(struct scan *s, const struct findings_size *z)
+{
+	double a = z->a, rate;
 	struct vec path = { 0 }, rr = { 0 };
 	struct finding *f;
 	char *sql;
 
-	if (fit->n < FINDINGS_MIN_EXCHANGES || !(a > 0) ||
-	    fit->dr[fit->n - 1] < FINDINGS_TRANSFER_MIN_SPAN * fit->dr[0])
+	if (z->n < FINDINGS_MIN_EXCHANGES || !(a > 0) ||
+	    z->dr_last < FINDINGS_TRANSFER_MIN_SPAN * z->dr_first)
 		return 0;
-	for (size_t i = 0; i < fit->n; i++) {
-		sum_t += fit->t_ms[i];
-		sum_size += a * fit->dr[i];
-	}
-	/* dr is ascending: its p50 is the middle value */
-	if (sum_size < FINDINGS_TRANSFER_MIN_SHARE * sum_t ||
-	    a * stats_percentile(fit->dr, fit->n, 50) <
-		    FINDINGS_TRANSFER_MIN_MS)
+	if (z->sum_size < FINDINGS_TRANSFER_MIN_SHARE * z->sum_t ||
+	    a * z->dr_p50 < FINDINGS_TRANSFER_MIN_MS)
 		return 0;
 	sql = sqlite3_mprintf("SELECT m.delivery_rate FROM connection_metrics "
 			      "m WHERE (%s) AND " SERVER " = %Q AND "
 			      "m.delivery_rate > 0",
-			      s->conns, fit->server);
+			      s->conns, z->server);
 	if (values(s, sql, &path) != 0)
 		return -1;
 	/* Rr = Dr / Tr of the exchanges, as manager stats shows it */
 	sql = sqlite3_mprintf("SELECT rr FROM exchange_metrics WHERE (%s) AND "
 			      "peer_addr || ':' || peer_port = %Q AND rr > 0",
-			      s->where, fit->server);
+			      s->where, z->server);
 	if (values(s, sql, &rr) != 0) {
 		vec_free(&path);
 		return -1;
 	}
 	rate = 1e-3 / a; /* bytes per ms -> MB/s: a in ms per byte */
-	if (!(f = add(s, "transfer_limited", sum_size))) {
+	if (!(f = add(s, "transfer_limited", z->sum_size))) {
 		vec_free(&path);
 		vec_free(&rr);
 		say_nomem();
 		return -1;
 	}
-	put(f->subject, sizeof(f->subject), "server %s", fit->server);
+	put(f->subject, sizeof(f->subject), "server %s", z->server);
 	put(f->evidence, sizeof(f->evidence),
 	    "T6 - T4 = a Dr + b over %zu exchanges (Theil-Sen): a %.4f us/B "
 	    "(%.3f MB/s), b %.3f ms; the size term %.0f%% of the time; Rr "
 	    "p50 %.3f MB/s; path delivery rate p50 %s%.3f MB/s",
-	    fit->n, a * 1e3, rate, fit->ts_b, 100 * sum_size / sum_t,
+	    z->n, a * 1e3, rate, z->b, 100 * z->sum_size / z->sum_t,
 	    rr.n ? p(&rr, 50) / 1e6 : 0.0, path.n ? "" : "(unknown) ",
 	    path.n ? p(&path, 50) / 1e6 : 0.0);
 	put(f->advice, sizeof(f->advice), "%s",
@@ -545,7 +807,24 @@ static int transfer_fit(void *ctx, const struct analyses_size_fit *fit)
 
 static int transfer_limited(struct scan *s)
 {
-	return analyses_size_each(s->db, s->where, transfer_fit, s);
+	struct findings_sizes own = { 0 };
+	int rc = 0;
+
+	/* the fits made by the caller (the report's size plot), else here:
+	 * one pass either way */
+	if (!s->sizes) {
+		if ((rc = analyses_size_each(s->db, s->where, sizes_add, &own)))
+			goto out;
+		s->sizes = &own;
+	}
+	for (size_t i = 0; rc == 0 && i < s->sizes->n; i++)
+		if (transfer_judge(s, &s->sizes->v[i]) != 0)
+			rc = 2;
+out:
+	if (s->sizes == &own)
+		s->sizes = NULL;
+	findings_sizes_free(&own);
+	return rc;
 }
 
 /* ---- idle_close: reconnects after the server closed an idle one -------- */
@@ -838,35 +1117,34 @@ static int dns_slow(struct scan *s)
 
 /* ---- client_stall: per program run ------------------------------------- */
 
-static int stall_group(struct scan *s, struct group *g)
+/* A program run's finding, if it has one; label finds its name. */
+static int stall_judge(struct scan *s, struct group_at *g, sqlite3_stmt *label)
 {
-	const struct vec *gaps = &g->v[1];
-	double exch = g->v[0].n, stalled = 0, total = 0;
-	size_t lo, hi, n;
+	const struct vec *stalls = &g->v[0];
+	double exch = g->rows, total = 0;
+	size_t n = stalls->n;
 	struct finding *f;
 
-	if (exch < FINDINGS_MIN_EXCHANGES || !gaps->n)
+	if (exch < FINDINGS_MIN_EXCHANGES || !g->counted)
 		return 0;
-	/* the gaps are sorted: those from ..MIN_MS to ..MAX_MS */
-	for (lo = 0; lo < gaps->n && gaps->v[lo] < FINDINGS_STALL_MIN_MS; lo++)
-		;
-	for (hi = lo; hi < gaps->n && gaps->v[hi] <= FINDINGS_STALL_MAX_MS;
-	     hi++)
-		total += gaps->v[hi];
-	n = hi - lo;
-	stalled = n;
-	if (!n || stalled < FINDINGS_STALL_MIN_SHARE * gaps->n)
+	stats_sort(g->v[0].v, g->v[0].n);
+	for (size_t i = 0; i < n; i++)
+		total += stalls->v[i];
+	if (!n || (double)n < FINDINGS_STALL_MIN_SHARE * g->counted)
 		return 0;
 	if (!(f = add(s, "client_stall", total)))
 		return say_nomem();
-	put(f->subject, sizeof(f->subject), "program %s", g->label);
+	sqlite3_bind_int64(label, 1, g->num);
+	put(f->subject, sizeof(f->subject), "program %s",
+	    sqlite3_step(label) == SQLITE_ROW ? text(label, 0) : "?");
+	sqlite3_reset(label);
 	put(f->evidence, sizeof(f->evidence),
 	    "%zu of %zu gaps between a response and the next request on the "
 	    "connection last %.0f to %.0f ms: p50 %.1f ms, p90 %.1f ms, %.1f "
 	    "ms in all, over %.0f exchanges",
-	    n, gaps->n, FINDINGS_STALL_MIN_MS, FINDINGS_STALL_MAX_MS,
-	    stats_percentile(gaps->v + lo, n, 50),
-	    stats_percentile(gaps->v + lo, n, 90), total, exch);
+	    n, g->counted, FINDINGS_STALL_MIN_MS, FINDINGS_STALL_MAX_MS,
+	    stats_percentile(stalls->v, n, 50),
+	    stats_percentile(stalls->v, n, 90), total, exch);
 	put(f->advice, sizeof(f->advice),
 	    "the program, not the network, waits before its next request: "
 	    "send the requests it already knows sooner (in parallel, "
@@ -877,17 +1155,29 @@ static int stall_group(struct scan *s, struct group *g)
 
 static int client_stall(struct scan *s)
 {
-	/* the label: the program's name without its directory, its pid */
-	return each_group(
-		s,
-		sqlite3_mprintf(
-			"SELECT c.process_id, replace(e.program, "
-			"rtrim(e.program, replace(e.program, '/', '')), '') "
-			"|| ' (pid ' || e.pid || ')', 1, e.tgap_ms FROM "
-			"exchange_metrics e JOIN connection c ON c.id = "
-			"e.connection_id WHERE (%s) ORDER BY c.process_id",
-			s->where),
-		stall_group);
+	struct findings_rows *st = rows_of(s);
+	struct group_at **order = NULL;
+	sqlite3_stmt *label = NULL;
+	int rc = 2;
+
+	if (!st)
+		return 2;
+	/* the label, of the runs that have the finding only: the program's
+	 * name without its directory, its pid */
+	label = db_prepare(
+		s->db,
+		"SELECT replace(program, rtrim(program, replace(program, "
+		"'/', '')), '') || ' (pid ' || pid || ')' FROM process "
+		"WHERE id = ?1");
+	if (!label || !(order = groups_ordered(&st->runs)))
+		goto out;
+	rc = 0;
+	for (size_t i = 0; rc == 0 && i < st->runs.n; i++)
+		rc = stall_judge(s, order[i], label);
+out:
+	free(order);
+	sqlite3_finalize(label);
+	return rc;
 }
 
 /* ---- retransmits: per server ------------------------------------------- */
@@ -1015,21 +1305,25 @@ static int by_stake(const void *a, const void *b)
 /* The findings over the exchanges where keeps and the connections conns
  * keeps (over connection_metrics m), ranked. */
 static int collect(sqlite3 *db, const char *where, const char *conns,
-		   struct findings *out)
+		   const struct findings_given *given, struct findings *out)
 {
 	static int (*const each[])(struct scan *) = {
 		no_reuse,    handshake_share, server_wait, transfer_limited,
 		idle_close,  saturation,      dns_slow,	   client_stall,
 		retransmits, errors,
 	};
-	struct scan s = {
-		.db = db, .where = where, .conns = conns, .out = out
-	};
+	struct scan s = { .db = db,
+			  .where = where,
+			  .conns = conns,
+			  .out = out,
+			  .sizes = given ? given->sizes : NULL,
+			  .rows = given ? given->rows : NULL };
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; rc == 0 && i < sizeof(each) / sizeof(*each); i++)
 		rc = each[i](&s);
+	findings_rows_free(s.own_rows);
 	if (rc != 0) {
 		findings_free(out);
 		return 2;
@@ -1044,13 +1338,20 @@ static int collect(sqlite3 *db, const char *where, const char *conns,
 
 int findings_collect(sqlite3 *db, const char *where, struct findings *out)
 {
+	return findings_collect_given(db, where, NULL, out);
+}
+
+int findings_collect_given(sqlite3 *db, const char *where,
+			   const struct findings_given *given,
+			   struct findings *out)
+{
 	char *conns = filter_connections(where ? where : "1");
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!conns)
 		return say_nomem();
-	rc = collect(db, where ? where : "1", conns, out);
+	rc = collect(db, where ? where : "1", conns, given, out);
 	sqlite3_free(conns);
 	return rc;
 }
@@ -1067,7 +1368,8 @@ int findings_collect_processes(sqlite3 *db, const char *ids,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = where && conns ? collect(db, where, conns, out) : say_nomem();
+	rc = where && conns ? collect(db, where, conns, NULL, out)
+			    : say_nomem();
 	sqlite3_free(where);
 	sqlite3_free(conns);
 	return rc;

@@ -8,8 +8,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
+
+#include "analyses.h"
 
 /* Nothing fires on fewer exchanges than this (of the server, of the
  * program run, of the name: the finding's subject), nor, for the findings
@@ -86,6 +89,44 @@ struct findings {
  * largest first, into f (findings_free). 0, or 2 on error (said on
  * stderr). */
 int findings_collect(sqlite3 *db, const char *where, struct findings *f);
+/* What transfer_limited takes of a server's size fit (analyses_size_each),
+ * kept from a pass made for something else (the report's size plot), so
+ * that the findings make no pass of their own for it: the fit's server,
+ * its n, Theil-Sen's a and b, the smallest, largest and middle Dr, the
+ * sums of T6 - T4 and of a * Dr. */
+struct findings_size {
+	char *server;
+	size_t n;
+	double a, b, dr_first, dr_last, dr_p50, sum_t, sum_size;
+};
+struct findings_sizes {
+	struct findings_size *v;
+	size_t n, cap;
+};
+/* fit's figures added to sizes (in the order of the fits: the servers').
+ * 0, or -1 when out of memory (said). */
+int findings_sizes_add(struct findings_sizes *sizes,
+		       const struct analyses_size_fit *fit);
+void findings_sizes_free(struct findings_sizes *sizes);
+/* What client_stall and server_wait take of every exchange, kept from a
+ * pass made for something else (the keep-alive view's, which passes
+ * findings_rows_add as its analyses_row_fn). */
+struct findings_rows;
+struct findings_rows *findings_rows_new(void); /* NULL: out of memory */
+/* One exchange (rows: a struct findings_rows). 0, or -1 when out of
+ * memory (said). */
+int findings_rows_add(void *rows, const struct analyses_row *r);
+void findings_rows_free(struct findings_rows *rows);
+
+/* What the caller read already for the findings (each NULL: read here). */
+struct findings_given {
+	const struct findings_sizes *sizes; /* every server's size fit */
+	struct findings_rows *rows;	    /* every exchange's gap, Tw... */
+};
+int findings_collect_given(sqlite3 *db, const char *where,
+			   const struct findings_given *given,
+			   struct findings *out);
+
 /* The same over the processes whose ids (process.id) are listed in ids
  * ("1,2,3": numbers only), their connections without an exchange (a
  * refused connect) too: observe's run. */

@@ -120,9 +120,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	p.dir = o.dir;
 	p.tmp = tmp;
-	if (report_data_read(&d) != 0 ||
-	    findings_collect(d.db, d.where, &found) != 0 ||
-	    report_plots_begin(&p) != 0)
+	if (report_data_read(&d) != 0 || report_plots_begin(&p) != 0)
 		goto out;
 	if (!report_plots_can_draw()) {
 		fprintf(stderr,
@@ -130,7 +128,18 @@ int cmd_report(int argc, char **argv)
 			"needed: install gnuplot-nox\n");
 		goto out;
 	}
-	if (report_plots_write(&p) != 0 || report_plot_analyses(&p, &vt) != 0 ||
+	/* the clients' values in their data files, then freed: the
+	 * findings and analyses that follow have the memory */
+	if (report_plots_write(&p) != 0)
+		goto out;
+	report_data_shrink(&d);
+	/* the findings take the size plot's fits and the keep-alive plot's
+	 * gaps: no pass of their own for them */
+	if (report_plot_analyses(&p, &vt) != 0 ||
+	    findings_collect_given(
+		    d.db, d.where,
+		    &(struct findings_given){ &vt.sizes, vt.rows },
+		    &found) != 0 ||
 	    report_views_waterfalls(&rv, &p) != 0 ||
 	    (base && report_views_baseline(&rv, &p, base) != 0) ||
 	    report_plots_draw(&p) != 0)
@@ -144,7 +153,7 @@ int cmd_report(int argc, char **argv)
 	texts[1] = vt.keepalive;
 	texts[2] = vt.size;
 	texts[3] = vt.family;
-	vt = (struct report_view_texts){ NULL };
+	vt.keepalive = vt.size = vt.family = NULL;
 	for (int i = 0; i < NVIEWS; i++)
 		if (!texts[i])
 			goto out;

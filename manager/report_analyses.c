@@ -351,7 +351,8 @@ static int keepalive_data(void *ctx, const struct analyses_keepalive *k)
 	return 0;
 }
 
-static int plot_keepalive(struct report_plots *r, FILE *text)
+static int plot_keepalive(struct report_plots *r, FILE *text,
+			  struct findings_rows *rows)
 {
 	struct keepalive_plot kp = { .r = r,
 				     .max_ms = 100,
@@ -361,8 +362,10 @@ static int plot_keepalive(struct report_plots *r, FILE *text)
 	int rc = 0;
 
 	analyses_keepalive_header(false, text);
+	/* the gaps' pass also gives the findings (client_stall, server_wait)
+	 * their rows */
 	if (analyses_keepalive_each(r->data->db, r->data->where, keepalive_data,
-				    &kp) != 0) {
+				    &kp, findings_rows_add, rows) != 0) {
 		rc = -1;
 		goto out;
 	}
@@ -451,6 +454,7 @@ out:
 
 struct size_plot {
 	struct report_plots *r;
+	struct findings_sizes *sizes; /* for the findings */
 	size_t servers, more;
 	char *names[MAX_LINES];
 	double a[MAX_LINES], b[MAX_LINES], ts_a[MAX_LINES], ts_b[MAX_LINES];
@@ -465,6 +469,10 @@ static int size_data(void *ctx, const struct analyses_size_fit *fit)
 	FILE *f;
 
 	analyses_size_print(&sp->text, fit);
+	if (findings_sizes_add(sp->sizes, fit) != 0) {
+		sp->r->failed = true; /* said */
+		return -1;
+	}
 	if (fit->n == 0)
 		return 0;
 	if (i == MAX_LINES) {
@@ -487,9 +495,12 @@ static int size_data(void *ctx, const struct analyses_size_fit *fit)
 	return 0;
 }
 
-static int plot_size_fit(struct report_plots *r, FILE *text)
+static int plot_size_fit(struct report_plots *r, FILE *text,
+			 struct findings_sizes *sizes)
 {
-	struct size_plot sp = { .r = r, .text = { text, false } };
+	struct size_plot sp = { .r = r,
+				.sizes = sizes,
+				.text = { text, false } };
 	int rc = 0;
 
 	analyses_size_header(false, text);
@@ -566,11 +577,12 @@ int report_plot_analyses(struct report_plots *r, struct report_view_texts *t)
 		       open_memstream(&t->family, &len[2]) };
 	int rc = 0;
 
-	if (!f[0] || !f[1] || !f[2])
+	if (!f[0] || !f[1] || !f[2] || !(t->rows = findings_rows_new()))
 		rc = nomem(r);
 	if (rc == 0 &&
-	    (plot_endings(r) != 0 || plot_keepalive(r, f[0]) != 0 ||
-	     plot_size_fit(r, f[1]) != 0 || plot_family(r, f[2]) != 0))
+	    (plot_endings(r) != 0 || plot_keepalive(r, f[0], t->rows) != 0 ||
+	     plot_size_fit(r, f[1], &t->sizes) != 0 ||
+	     plot_family(r, f[2]) != 0))
 		rc = -1;
 	for (int i = 0; i < 3; i++)
 		if (f[i] && fclose(f[i]) != 0 && rc == 0)
@@ -587,6 +599,8 @@ void report_view_texts_free(struct report_view_texts *t)
 	free(t->keepalive);
 	free(t->size);
 	free(t->family);
+	findings_sizes_free(&t->sizes);
+	findings_rows_free(t->rows);
 	*t = (struct report_view_texts){ NULL };
 }
 

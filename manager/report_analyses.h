@@ -5,12 +5,17 @@
 #ifndef OBSERVE_MANAGER_REPORT_ANALYSES_H
 #define OBSERVE_MANAGER_REPORT_ANALYSES_H
 
+#include "findings.h"
 #include "report_plots.h"
 
 /* The tables of manager stats --view keepalive, size and family (text),
- * malloc'd: made with the plots, from the same pass over the rows. */
+ * malloc'd: made with the plots, from the same pass over the rows; and
+ * what the findings take of the size fits and of the gaps
+ * (findings_collect_given). */
 struct report_view_texts {
 	char *keepalive, *size, *family;
+	struct findings_sizes sizes;
+	struct findings_rows *rows;
 };
 
 /* The analyses' plots: each one with nothing to show is noted; the endings

@@ -6,6 +6,7 @@
 #ifndef OBSERVE_MANAGER_REPORT_DATA_H
 #define OBSERVE_MANAGER_REPORT_DATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sqlite3.h>
@@ -33,9 +34,19 @@ struct report_points {
 	size_t n, cap;
 };
 
+/* What the page shows of a client's metric (nearest-rank percentiles). */
+struct report_figures {
+	size_t n;
+	double p50, p90, p99, max;
+};
+
 struct report_client {
 	char *name;
-	struct vec m[M_COUNT]; /* sorted */
+	struct vec m[M_COUNT]; /* sorted; freed by report_data_shrink */
+	struct report_figures f[M_COUNT]; /* of m */
+	/* its exchanges: how many, how many before its own among all in
+	 * the clients' order, how many read so far (the sampling's ranks) */
+	size_t span_rows, offset, ranked;
 	size_t exchanges, connections;
 	/* every sample_every-th exchange of all: Dr (bytes) against T6 - T3
 	 * (ms), both positive; the request's start (s since t_first) against
@@ -55,6 +66,8 @@ struct report_data {
 	int64_t t_first, t_last; /* epoch ns: first request, last response */
 	size_t sample_every;	 /* of the scatter and series */
 	double bucket_s;	 /* of the throughput */
+	char *stats;		 /* the statistics table per client */
+	bool span_seen;		 /* t_first and t_last found */
 };
 
 /* Read everything the plots and the page need from d->db, d->where. 0, or
@@ -62,8 +75,12 @@ struct report_data {
  * report_data_free). */
 int report_data_read(struct report_data *d);
 void report_data_free(struct report_data *d);
+/* Once the plots' data files are written: the clients' values (m) freed,
+ * their figures (f) kept, so that what runs next has the memory. */
+void report_data_shrink(struct report_data *d);
 
-/* The statistics table per client (view NULL) or an analysis (endings,
+/* The statistics table per client (view NULL: the one report_data_read
+ * made) or an analysis (endings,
  * keepalive, size, family) as text: malloc'd, NULL on error (said). */
 char *report_data_text(const struct report_data *d, const char *view);
 

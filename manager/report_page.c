@@ -57,17 +57,15 @@ static void table_metric(FILE *h, const struct report_data *d, int m)
 	double k = rate ? 1e-6 : 1;
 
 	for (size_t i = 0; i < d->nc; i++) {
-		struct vec *v = &d->c[i].m[m];
+		const struct report_figures *f = &d->c[i].f[m];
 		fprintf(h, "<tr><td>");
 		html(h, d->c[i].name);
-		if (v->n)
+		if (f->n)
 			fprintf(h,
 				"</td><td>%zu</td><td>%.3f</td><td>%.3f</td>"
 				"<td>%.3f</td><td>%.3f</td><td>%s</td></tr>\n",
-				v->n, k * stats_percentile(v->v, v->n, 50),
-				k * stats_percentile(v->v, v->n, 90),
-				k * stats_percentile(v->v, v->n, 99),
-				k * v->v[v->n - 1],
+				f->n, k * f->p50, k * f->p90, k * f->p99,
+				k * f->max,
 				rate ? "MB/s" : report_metrics[m].unit);
 		else
 			fprintf(h,

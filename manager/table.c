@@ -93,6 +93,8 @@ char *table_metric_sql(const char *by, const char *column, bool per_connection,
 }
 
 #define N_METRICS (sizeof(metrics) / sizeof(metrics[0]))
+_Static_assert(N_METRICS == TABLE_METRICS,
+	       "metrics[] in enum table_metric's order");
 
 /* One pass over the rows of the metrics per connection, or of those per
  * exchange: each group's values of every one of them, the lines of each
@@ -168,39 +170,92 @@ out:
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int table_stats(sqlite3 *db, const char *by, const char *where, bool csv,
-		FILE *out)
+int table_build_begin(struct table_build *b, bool csv, bool tty)
 {
-	char *text[N_METRICS] = { 0 };
-	size_t len[N_METRICS] = { 0 };
-	FILE *lines[N_METRICS] = { 0 };
-	bool tty = isatty(fileno(out));
-	int rc = 0;
+	memset(b, 0, sizeof(*b));
+	b->csv = csv;
+	b->tty = tty;
+	for (size_t i = 0; i < TABLE_METRICS; i++)
+		if (!(b->lines[i] = open_memstream(&b->text[i], &b->len[i]))) {
+			fprintf(stderr, "manager: out of memory\n");
+			b->failed = true;
+			return 2;
+		}
+	return 0;
+}
 
-	if (csv)
+void table_build_group(struct table_build *b, enum table_metric m,
+		       const char *group, double *v, size_t n)
+{
+	double scale = metrics[m].scale;
+
+	if (b->failed || n == 0)
+		return;
+	if (scale != 1) {
+		if (n > b->cap) {
+			double *more = realloc(b->scaled, n * sizeof(*more));
+
+			if (!more) {
+				fprintf(stderr, "manager: out of memory\n");
+				b->failed = true;
+				return;
+			}
+			b->scaled = more;
+			b->cap = n;
+		}
+		for (size_t i = 0; i < n; i++)
+			b->scaled[i] = v[i] * scale;
+		v = b->scaled;
+	}
+	emit(b->lines[m], b->csv, b->tty, group, metrics[m].name, v, n);
+}
+
+int table_build_end(struct table_build *b, const char *by, FILE *out)
+{
+	int rc = b->failed ? 2 : 0;
+
+	if (b->csv)
 		fprintf(out, "group,metric,count,mean,p50,p90,p99,max\n");
 	else
 		fprintf(out, "%-24s %-8s %8s %12s %12s %12s %12s %12s\n", by,
 			"metric", "count", "mean", "p50", "p90", "p99", "max");
-	for (size_t i = 0; i < N_METRICS; i++)
-		if (!(lines[i] = open_memstream(&text[i], &len[i]))) {
+	for (size_t i = 0; i < TABLE_METRICS; i++) {
+		if (b->lines[i] && fclose(b->lines[i]) != 0 && rc == 0) {
 			fprintf(stderr, "manager: out of memory\n");
 			rc = 2;
 		}
+		b->lines[i] = NULL;
+		if (rc == 0 && b->text[i])
+			fwrite(b->text[i], 1, b->len[i], out);
+	}
+	return rc;
+}
+
+void table_build_free(struct table_build *b)
+{
+	for (size_t i = 0; i < TABLE_METRICS; i++) {
+		if (b->lines[i])
+			fclose(b->lines[i]);
+		free(b->text[i]);
+	}
+	free(b->scaled);
+	memset(b, 0, sizeof(*b));
+}
+
+int table_stats(sqlite3 *db, const char *by, const char *where, bool csv,
+		FILE *out)
+{
+	struct table_build b;
+	int rc = table_build_begin(&b, csv, isatty(fileno(out)));
+
 	/* two passes, each row read once: the metrics per connection, then
 	 * those per exchange (an error in one is an error in all: the same
 	 * filter; said once) */
-	if (rc == 0 && (stats_pass(db, true, by, where, csv, tty, lines) != 0 ||
-			stats_pass(db, false, by, where, csv, tty, lines) != 0))
-		rc = 2;
-	for (size_t i = 0; i < N_METRICS; i++) {
-		if (lines[i] && fclose(lines[i]) != 0 && rc == 0) {
-			fprintf(stderr, "manager: out of memory\n");
-			rc = 2;
-		}
-		if (rc == 0 && text[i])
-			fwrite(text[i], 1, len[i], out);
-		free(text[i]);
-	}
+	if (rc == 0 &&
+	    (stats_pass(db, true, by, where, csv, b.tty, b.lines) != 0 ||
+	     stats_pass(db, false, by, where, csv, b.tty, b.lines) != 0))
+		b.failed = true;
+	rc = table_build_end(&b, by, out);
+	table_build_free(&b);
 	return rc;
 }

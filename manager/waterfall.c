@@ -100,7 +100,7 @@ void waterfall_free(struct waterfall *w)
 	memset(w, 0, sizeof(*w));
 }
 
-/* The columns of the query below. */
+/* The columns of the connections' query (waterfall_read). */
 enum {
 	C_ID,
 	C_SEQ,
@@ -119,6 +119,10 @@ enum {
 	C_TLS,
 	C_PROCESS,
 	C_PROTO,
+};
+
+/* The columns of the query of one connection's exchanges. */
+enum {
 	X_SEQ,
 	X_T3,
 	X_T4,
@@ -136,11 +140,13 @@ static const char *text(sqlite3_stmt *st, int col, const char *none)
 	return t ? t : none;
 }
 
-/* A connection's header row and its set-up segments (on its first
- * exchange's row when that is exchange 1, else on the header). -1 when
- * out of memory; *life the index of its WF_CONN segment (or -2). */
+/* A connection's header row (st: its row of the connections' query) and
+ * its set-up segments (on its first exchange's row when that is exchange
+ * 1, first_here, else on the header). -1 when out of memory; *life the
+ * index of its WF_CONN segment (or -2). */
 static int add_connection(struct waterfall *w, sqlite3_stmt *st,
-			  size_t max_rows, long *life, int64_t *ready)
+			  bool first_here, size_t max_rows, long *life,
+			  int64_t *ready)
 {
 	const char *program = text(st, C_PROGRAM, "?"), *slash;
 	char *label = NULL;
@@ -148,7 +154,6 @@ static int add_connection(struct waterfall *w, sqlite3_stmt *st,
 	int64_t t1 = sqlite3_column_int64(st, C_T1);
 	int64_t t7 = sqlite3_column_int64(st, C_T7);
 	int64_t tls_end = sqlite3_column_int64(st, C_TLS_END);
-	bool first_here = sqlite3_column_int(st, X_SEQ) == 1;
 
 	if ((slash = strrchr(program, '/')))
 		program = slash + 1;
@@ -193,10 +198,11 @@ static int add_connection(struct waterfall *w, sqlite3_stmt *st,
 	return 0;
 }
 
-/* An exchange's row and segments; *ready is when the connection could
- * send next (this exchange's T6 after it). -1 when out of memory. */
-static int add_exchange(struct waterfall *w, sqlite3_stmt *st, long life,
-			int64_t *ready)
+/* An exchange's row and segments (st: its row of the exchanges' query, conn
+ * its connection's row); *ready is when the connection could send next
+ * (this exchange's T6 after it). -1 when out of memory. */
+static int add_exchange(struct waterfall *w, sqlite3_stmt *conn,
+			sqlite3_stmt *st, long life, int64_t *ready)
 {
 	const char *path = text(st, X_PATH, NULL);
 	char *label = NULL;
@@ -215,8 +221,8 @@ static int add_exchange(struct waterfall *w, sqlite3_stmt *st, long life,
 				     : " ",
 			     path, status ? " " : "", status);
 	else
-		n = asprintf(&label, "%s:%d #%d", text(st, C_HOST, "?"),
-			     sqlite3_column_int(st, C_PORT),
+		n = asprintf(&label, "%s:%d #%d", text(conn, C_HOST, "?"),
+			     sqlite3_column_int(conn, C_PORT),
 			     sqlite3_column_int(st, X_SEQ));
 	if (n < 0)
 		return -1;
@@ -233,7 +239,7 @@ static int add_exchange(struct waterfall *w, sqlite3_stmt *st, long life,
 	if (t6)
 		*ready = t6;
 	/* a connection still open: its life reaches its last response */
-	if (life >= 0 && !sqlite3_column_int64(st, C_T7) &&
+	if (life >= 0 && !sqlite3_column_int64(conn, C_T7) &&
 	    t6 > w->seg[life].to)
 		w->seg[life].to = t6;
 	return 0;
@@ -288,55 +294,92 @@ static int name_processes(struct waterfall *w)
 	return 0;
 }
 
+/* The exchanges of the connection bound as ?1 that the filter keeps: the
+ * rest of them counted (count, bound the same) when the rows are full.
+ * The last step's result: SQLITE_DONE, or the error. */
+static int read_exchanges(struct waterfall *w, sqlite3_stmt *conn,
+			  sqlite3_stmt *ex, sqlite3_stmt *count,
+			  size_t max_rows)
+{
+	int64_t id = sqlite3_column_int64(conn, C_ID), seen = 0, ready = 0;
+	long life = -2;
+	int rc;
+
+	sqlite3_bind_int64(ex, 1, id);
+	rc = sqlite3_step(ex);
+	if (w->nrows < max_rows &&
+	    add_connection(w, conn,
+			   rc == SQLITE_ROW &&
+				   sqlite3_column_int(ex, X_SEQ) == 1,
+			   max_rows, &life, &ready))
+		rc = SQLITE_NOMEM;
+	for (; rc == SQLITE_ROW && w->nrows < max_rows; rc = sqlite3_step(ex)) {
+		seen++;
+		w->total_rows++;
+		if (add_exchange(w, conn, ex, life, &ready)) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+	}
+	sqlite3_reset(ex);
+	if (rc != SQLITE_ROW)
+		return rc;
+	/* the rows are full: the others only counted */
+	sqlite3_bind_int64(count, 1, id);
+	if ((rc = sqlite3_step(count)) == SQLITE_ROW) {
+		w->total_rows +=
+			(size_t)(sqlite3_column_int64(count, 0) - seen);
+		rc = SQLITE_DONE;
+	}
+	sqlite3_reset(count);
+	return rc;
+}
+
 int waterfall_read(sqlite3 *db, const char *db_path, const char *where,
 		   int64_t process, size_t max_rows, struct waterfall *w)
 {
-	char *conns = filter_connections(where), *sql = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t last_conn = -1, ready = 0;
-	long life = -2;
+	char *conns = filter_connections(where), *sql = NULL, *xsql = NULL,
+	     *nsql = NULL, *in_process = NULL;
+	sqlite3_stmt *st = NULL, *ex = NULL, *count = NULL;
 	int rc = SQLITE_NOMEM;
 
 	memset(w, 0, sizeof(*w));
-	if (conns)
+	/* the connections in order, then each one's exchanges through the
+	 * index on (connection_id, seq): the rows drawn read, the others
+	 * counted, never a pass over every exchange */
+	in_process = process ? sqlite3_mprintf("c.process_id = %lld",
+					       (long long)process)
+			     : sqlite3_mprintf("1");
+	if (conns && in_process)
 		sql = sqlite3_mprintf(
 			"SELECT c.id, c.seq, c.t1_ns, c.t2_ns, c.t7_ns, "
 			"c.dns_start_ns, c.dns_end_ns, c.tls_start_ns, "
 			"c.tls_end_ns, coalesce(c.dns_name, c.peer_addr), "
 			"c.peer_port, m.program, m.pid, m.end_class, m.tls, "
-			"c.process_id, m.protocol, x.seq, x.t3_ns, x.t4_ns, x.tfb_ns, x.t6_ns, x.method, "
-			"x.path, x.status FROM connection_metrics m JOIN "
-			"connection c ON c.id = m.connection_id LEFT JOIN "
-			"(SELECT * FROM exchange_metrics WHERE (%s) AND "
-			"(%lld = 0 OR connection_id IN (SELECT id FROM "
-			"connection WHERE process_id = %lld))) x ON "
-			"x.connection_id = c.id WHERE %s AND (%lld = 0 OR "
-			"c.process_id = %lld) ORDER BY c.t1_ns, c.id, x.seq",
-			where, (long long)process, (long long)process, conns,
-			(long long)process, (long long)process);
+			"c.process_id, m.protocol FROM connection_metrics m "
+			"JOIN connection c ON c.id = m.connection_id WHERE %s "
+			"AND %s ORDER BY c.t1_ns, c.id",
+			conns, in_process);
+	xsql = sqlite3_mprintf("SELECT seq, t3_ns, t4_ns, tfb_ns, t6_ns, "
+			       "method, path, status FROM exchange_metrics "
+			       "WHERE connection_id = ?1 AND (%s) ORDER BY seq",
+			       where);
+	nsql = sqlite3_mprintf("SELECT count(*) FROM exchange_metrics WHERE "
+			       "connection_id = ?1 AND (%s)",
+			       where);
 	sqlite3_free(conns);
-	if ((rc = query_prepare(db, sql, &st)) != SQLITE_OK)
+	sqlite3_free(in_process);
+	if (!sql || !xsql || !nsql)
+		goto out;
+	if ((rc = query_prepare(db, sql, &st)) != SQLITE_OK ||
+	    (rc = query_prepare(db, xsql, &ex)) != SQLITE_OK ||
+	    (rc = query_prepare(db, nsql, &count)) != SQLITE_OK)
 		goto out;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, C_ID);
-		bool exchange = sqlite3_column_type(st, X_SEQ) != SQLITE_NULL;
-
-		if (id != last_conn) {
-			last_conn = id;
-			w->total_rows++;
-			if (w->nrows < max_rows &&
-			    add_connection(w, st, max_rows, &life, &ready)) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-		}
-		if (!exchange)
-			continue;
 		w->total_rows++;
-		if (w->nrows < max_rows && add_exchange(w, st, life, &ready)) {
-			rc = SQLITE_NOMEM;
+		rc = read_exchanges(w, st, ex, count, max_rows);
+		if (rc != SQLITE_DONE)
 			break;
-		}
 	}
 out:
 	for (size_t i = 0; i < w->nseg; i++)
@@ -344,6 +387,10 @@ out:
 			w->t0 = w->seg[i].from;
 	if (rc == SQLITE_DONE && w->processes > 1 && name_processes(w) != 0)
 		rc = SQLITE_NOMEM;
+	sqlite3_finalize(ex);
+	sqlite3_finalize(count);
+	sqlite3_free(xsql);
+	sqlite3_free(nsql);
 	return query_end(db, db_path, st, sql, rc);
 }
 

@@ -8,7 +8,10 @@
 # (/usr/bin/time) of each step, one line each. Defaults 10 x 100000
 # (1 M exchanges); the issue's scale is 100 x 100000 (10 M).
 # BENCH_DIR=DIR keeps the spool and the databases there (reused when the
-# spool holds PER exchanges already).
+# spool holds PER exchanges already). BEFORE=MANAGER also times that
+# (older) manager's report on the same central database, alternating
+# with this one's (RUNS=N times each, default 1), and says whether the
+# two report directories are the same (diff -r).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLIENTS=${1:-10}
@@ -61,4 +64,17 @@ done
 step "manager pull ($CLIENTS sources)" "$MANAGER" pull -q -o "$dir/central.db" "$dir/clients"
 step "manager pull again" "$MANAGER" pull -q -o "$dir/central.db" "$dir/clients"
 step "manager stats --by client" "$MANAGER" stats "$dir/central.db" --by client
-step "manager report" "$MANAGER" report "$dir/central.db" -o "$dir/report" -q
+if [[ -z ${BEFORE:-} ]]; then
+  step "manager report" "$MANAGER" report "$dir/central.db" -o "$dir/report" -q
+  exit 0
+fi
+for ((r = 1; r <= ${RUNS:-1}; r++)); do
+  rm -rf "$dir/report-before" "$dir/report"
+  step "manager report (BEFORE)" "$BEFORE" report "$dir/central.db" -o "$dir/report-before" -q
+  step "manager report" "$MANAGER" report "$dir/central.db" -o "$dir/report" -q
+done
+if diff -r "$dir/report-before" "$dir/report" >/dev/null; then
+  echo "report directories: the same"
+else
+  echo "report directories: DIFFERENT (diff -r $dir/report-before $dir/report)"
+fi

@@ -158,6 +158,13 @@ fi
 expect_eq "$(grep -c '^gamma ' "$WORK/gamma/summary.txt")" 8 "the filtered summary: gamma's 8 metrics"
 expect_eq "$(grep -c "^alpha\|^beta" "$WORK/gamma/summary.txt")" 0 "the filtered summary: no other client"
 grep -q "^filter: client = 'gamma'$" "$WORK/gamma/summary.txt" || fail "the filter is not named in summary.txt"
+# a filter on a column the findings' queries also join (peer_addr: of the
+# view and of connection) once failed with "ambiguous column name"
+"$MANAGER" report "$C" -o "$WORK/peer" -q --peer 127.0.0.1 2>"$WORK/peer.err" ||
+  fail "report --peer failed: $(cat "$WORK/peer.err")"
+[ ! -s "$WORK/peer.err" ] || fail "the report with --peer complained: $(cat "$WORK/peer.err")"
+grep -q "^gamma " "$WORK/peer/summary.txt" || fail "report --peer: no client in the summary"
+ok "filters: one client, one peer (a column the findings' joins share)"
 
 # nothing matches: a page that says so, exit 0
 "$MANAGER" report "$C" -o "$WORK/empty" -q --where "dr > 1e15" 2>"$WORK/empty.err"

@@ -61,6 +61,49 @@ static void test_percentile_ranks(void **state)
 	assert_near(stats_percentile(one, 1, 99), 42, 0);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* stats_sort against qsort: random values with many repeats, sorted and
+ * reversed runs, all equal, short and long (the insertion, quick and
+ * heap paths). */
+static void test_sort_against_qsort(void **state)
+{
+	static const size_t sizes[] = { 2, 3, 15, 16, 17, 100, 1000, 65537 };
+	unsigned seed = 7;
+
+	(void)state;
+	for (size_t s = 0; s < N(sizes); s++)
+		for (int shape = 0; shape < 5; shape++) {
+			size_t n = sizes[s];
+			double *a = malloc(n * sizeof(*a));
+			double *b = malloc(n * sizeof(*b));
+
+			assert_non_null(a);
+			assert_non_null(b);
+			for (size_t i = 0; i < n; i++) {
+				seed = seed * 1103515245 + 12345;
+				a[i] = shape == 0 ? (double)(seed >> 16 & 1023)
+				       : shape == 1 ? (double)i
+				       : shape == 2 ? (double)(n - i)
+				       : shape == 3
+					       ? 5.0
+					       : (double)(seed >> 8) / 7.0 -
+							 1e5;
+			}
+			memcpy(b, a, n * sizeof(*a));
+			stats_sort(a, n);
+			qsort(b, n, sizeof(*b), cmp_double);
+			assert_memory_equal(a, b, n * sizeof(*a));
+			free(a);
+			free(b);
+		}
+}
+
 static void test_sort_mean_sd(void **state)
 {
 	double v[] = { 4, -1, 3, 2, 2 };
@@ -374,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_percentile_five),
 		cmocka_unit_test(test_percentile_ranks),
 		cmocka_unit_test(test_sort_mean_sd),
+		cmocka_unit_test(test_sort_against_qsort),
 		cmocka_unit_test(test_least_squares),
 		cmocka_unit_test(test_theil_sen),
 		cmocka_unit_test(test_theil_sen_sampled),

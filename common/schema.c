@@ -174,6 +174,17 @@ const char obs_schema_reader_view_sql[] =
 _Static_assert(sizeof(EXCH_VALUES) == 1 + 3 * OBS_SQL_EXCH_PARAMS,
 	       "a ? per exchange parameter");
 
+/* obs_schema_conn_insert_sql's parts */
+#define CONN_INSERT                                                            \
+	"INSERT INTO connection(process_id, seq, " OBS_SQL_CONN_COLUMNS        \
+	", " OBS_SQL_INFO_COLUMNS ") VALUES"
+#define CONN_VALUES                                                              \
+	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define CONN_CONFLICT " ON CONFLICT(process_id, seq) DO NOTHING"
+_Static_assert(sizeof(CONN_VALUES) == 1 + 3 * OBS_SQL_CONN_PARAMS,
+	       "a ? per connection parameter");
+
 static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 	[OBS_SQL_CLIENT_INS] = "INSERT INTO client(name, host) VALUES(?1, ?2) "
 			       "ON CONFLICT(name) DO NOTHING",
@@ -186,11 +197,6 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 		"end_ns = coalesce(excluded.end_ns, end_ns), "
 		"ended = max(ended, excluded.ended), "
 		"dropped = max(dropped, excluded.dropped) RETURNING id",
-	[OBS_SQL_CONN_INS] =
-		"INSERT INTO connection(process_id, seq, " OBS_SQL_CONN_COLUMNS
-		") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-		"?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) "
-		"ON CONFLICT(process_id, seq) DO NOTHING",
 	[OBS_SQL_CONN_GET] =
 		"SELECT id FROM connection WHERE process_id = ?1 AND "
 		"seq = ?2",
@@ -210,13 +216,9 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 		"seq = ?2",
 	[OBS_SQL_HTTP_UPD] = "UPDATE exchange SET host = ?3, path = ?4 WHERE "
 			     "connection_id = ?1 AND seq = ?2 AND id < ?5",
-	[OBS_SQL_INFO_UPD] =
-		"UPDATE connection SET tls = ?2, tls_version = ?3, "
-		"tls_start_ns = ?4, tls_end_ns = ?5, rtt_us = ?6, "
-		"rttvar_us = ?7, min_rtt_us = ?8, retrans = ?9, "
-		"snd_cwnd = ?10, pmtu = ?11, delivery_rate = ?12, "
-		"dns_name = ?13, dns_start_ns = ?14, dns_end_ns = ?15 "
-		"WHERE id = ?1",
+	[OBS_SQL_INFO_UPD] = "UPDATE connection SET (" OBS_SQL_INFO_COLUMNS
+			     ") = (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+			     "?12, ?13, ?14, ?15) WHERE id = ?1",
 	[OBS_SQL_MARK_GET] = "SELECT next_offset, pending FROM ingest_mark "
 			     "WHERE process_id = ?1 AND segment = ?2",
 	[OBS_SQL_MARK_PUT] = "INSERT OR REPLACE INTO ingest_mark(process_id, "
@@ -241,15 +243,30 @@ const char *obs_schema_ingest_sql(enum obs_ingest_sql which)
 	return ingest_sql[which];
 }
 
-char *obs_schema_exch_insert_sql(int rows)
+/* head, then values `rows` times, then tail */
+static char *insert_sql(const char *head, const char *values, int rows,
+			const char *tail)
 {
 	sqlite3_str *sql = sqlite3_str_new(NULL);
 
-	sqlite3_str_appendall(sql, EXCH_INSERT);
-	for (int i = 0; i < rows; i++)
-		sqlite3_str_appendf(sql, "%s" EXCH_VALUES, i ? ", " : "");
-	sqlite3_str_appendall(sql, EXCH_CONFLICT);
+	sqlite3_str_appendall(sql, head);
+	for (int i = 0; i < rows; i++) {
+		if (i)
+			sqlite3_str_appendall(sql, ", ");
+		sqlite3_str_appendall(sql, values);
+	}
+	sqlite3_str_appendall(sql, tail);
 	return sqlite3_str_finish(sql);
+}
+
+char *obs_schema_exch_insert_sql(int rows)
+{
+	return insert_sql(EXCH_INSERT, EXCH_VALUES, rows, EXCH_CONFLICT);
+}
+
+char *obs_schema_conn_insert_sql(int rows)
+{
+	return insert_sql(CONN_INSERT, CONN_VALUES, rows, CONN_CONFLICT);
 }
 
 /* The columns added since version 1, by table: version 2 the connection's

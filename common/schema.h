@@ -45,12 +45,10 @@ enum obs_ingest_sql {
 	 * ?7 host, ?8 program, ?9 argv, ?10 spool, ?11 dropped -> id; a known
 	 * process gets end_ns, ended and dropped */
 	OBS_SQL_PROCESS_UPSERT,
-	/* ?1 process_id, ?2 seq, then OBS_SQL_CONN_COLUMNS as ?3..?20; a
-	 * known connection changes nothing */
-	OBS_SQL_CONN_INS,
 	/* ?1 process_id, ?2 seq -> id */
 	OBS_SQL_CONN_GET,
-	/* as OBS_SQL_CONN_INS, on a row still in flight (complete = 0) */
+	/* ?1 process_id, ?2 seq, then OBS_SQL_CONN_COLUMNS as ?3..?20, on a
+	 * row still in flight (complete = 0) */
 	OBS_SQL_CONN_UPD,
 	/* ?1 connection_id, ?2 seq, then OBS_SQL_EXCH_COLUMNS as ?3..?18,
 	 * ?19 host, ?20 path; a known exchange changes nothing */
@@ -63,10 +61,7 @@ enum obs_ingest_sql {
 	/* ?1 connection_id, ?2 seq, ?3 host, ?4 path, on a row whose id is
 	 * below ?5 */
 	OBS_SQL_HTTP_UPD,
-	/* ?1 id, ?2 tls, ?3 tls_version, ?4 tls_start_ns, ?5 tls_end_ns,
-	 * ?6 rtt_us, ?7 rttvar_us, ?8 min_rtt_us, ?9 retrans, ?10 snd_cwnd,
-	 * ?11 pmtu, ?12 delivery_rate, ?13 dns_name, ?14 dns_start_ns,
-	 * ?15 dns_end_ns */
+	/* ?1 id, then OBS_SQL_INFO_COLUMNS as ?2..?15 */
 	OBS_SQL_INFO_UPD,
 	/* ?1 process_id, ?2 segment -> next_offset, pending (ingest_mark) */
 	OBS_SQL_MARK_GET,
@@ -81,6 +76,11 @@ enum obs_ingest_sql {
 	"fd, family, peer_addr, peer_port, local_addr, local_port, t1_ns, "    \
 	"t2_ns, t2_how, connect_error, teof_ns, tshut_ns, t7_ns, "             \
 	"end_class, end_error, nonblocking, complete, protocol"
+/* those an info record sets (TLS, TCP_INFO, DNS) */
+#define OBS_SQL_INFO_COLUMNS                                                   \
+	"tls, tls_version, tls_start_ns, tls_end_ns, rtt_us, rttvar_us, "      \
+	"min_rtt_us, retrans, snd_cwnd, pmtu, delivery_rate, dns_name, "       \
+	"dns_start_ns, dns_end_ns"
 #define OBS_SQL_EXCH_COLUMNS                                                   \
 	"t3_ns, t4_ns, t5_ns, tfb_ns, t6_ns, ds, dr, send_calls, recv_calls, " \
 	"server_first, peeked, complete, method, status, stream, stream_error"
@@ -92,6 +92,13 @@ const char *obs_schema_ingest_sql(enum obs_ingest_sql which);
  * OBS_SQL_EXCH_INS's. sqlite3_free it; NULL when out of memory. */
 #define OBS_SQL_EXCH_PARAMS 20
 char *obs_schema_exch_insert_sql(int rows);
+
+/* The INSERT of `rows` connections in one statement: those of row i (from
+ * 0) are parameters OBS_SQL_CONN_PARAMS * i + 1 on: process_id, seq,
+ * OBS_SQL_CONN_COLUMNS, OBS_SQL_INFO_COLUMNS; a known connection (process_id,
+ * seq) changes nothing. sqlite3_free it; NULL when out of memory. */
+#define OBS_SQL_CONN_PARAMS 34
+char *obs_schema_conn_insert_sql(int rows);
 
 /* The ingest's own bookkeeping, outside the versioned schema (nothing but
  * the ingest reads it; created when missing): per spool file (process and

@@ -26,6 +26,12 @@
  * row pays its start and end, and a descent of each index from its root,
  * for every row (docs/performance.md). */
 #define EXCH_BATCH 64
+/* Connections likewise, up to CONN_BATCH (a power of two) at once: a
+ * flush is one INSERT per bit set in their count, of that many rows (a
+ * spool of a connection per exchange stores about as many connections as
+ * exchanges, in flushes of any size). */
+#define CONN_SIZES 7
+#define CONN_BATCH (1 << (CONN_SIZES - 1))
 
 struct obs_store {
 	sqlite3 *db;
@@ -33,6 +39,8 @@ struct obs_store {
 	sqlite3_stmt *st[OBS_SQL_INGEST_COUNT];
 	/* EXCH_BATCH exchanges at once, prepared once needed (batch_stmt) */
 	sqlite3_stmt *exch_batch;
+	/* the INSERT of 1 << k connections, prepared once needed */
+	sqlite3_stmt *conn_batch[CONN_SIZES];
 	char host[65];
 	/* delete the new rows the filter drops (enum obs_filter_sql) */
 	sqlite3_stmt *filter[OBS_SQL_FILTER_COUNT];
@@ -126,6 +134,8 @@ void obs_store_close(obs_store *store)
 	for (int i = 0; i < OBS_SQL_INGEST_COUNT; i++)
 		sqlite3_finalize(store->st[i]);
 	sqlite3_finalize(store->exch_batch);
+	for (int i = 0; i < CONN_SIZES; i++)
+		sqlite3_finalize(store->conn_batch[i]);
 	for (int i = 0; i < OBS_SQL_FILTER_COUNT; i++)
 		sqlite3_finalize(store->filter[i]);
 	sqlite3_close(store->db);
@@ -319,6 +329,15 @@ struct ingest {
 		bool has_http;
 	} batch[EXCH_BATCH];
 	size_t n_batch;
+	/* connections waiting to be stored at once (conn_flush), in the order
+	 * of their records, each with its info record when that came before
+	 * the flush; until then their numbers map to pending_id(i) */
+	struct batch_conn {
+		struct obs_record conn, info;
+		bool has_info;
+		char peer[INET6_ADDRSTRLEN], local[INET6_ADDRSTRLEN];
+	} conns[CONN_BATCH];
+	size_t n_conns;
 };
 
 static void say(FILE *msgs, const char *path, const char *fmt, ...)
@@ -564,8 +583,8 @@ static int remember_conn(struct ingest *in, uint64_t seq, int64_t id)
 
 /* The row id of connection seq of this process: from the ids this file
  * gave, else from the database (its record is in an earlier segment of the
- * spool, stored before). 0 or -1 when there is none, -2 on a database
- * error. */
+ * spool, stored before); pending_id(i) while its record waits in the batch
+ * (conn_flush). 0 or -1 when there is none, -2 on a database error. */
 static int64_t conn_row(struct ingest *in, uint64_t seq)
 {
 	sqlite3_stmt *st = in->store->st[OBS_SQL_CONN_GET];
@@ -585,82 +604,264 @@ static int64_t conn_row(struct ingest *in, uint64_t seq)
 	return remember_conn(in, seq, id) == 0 ? id : -2;
 }
 
-static void bind_conn(sqlite3_stmt *st, struct ingest *in,
-		      const struct obs_record *r, char *peer, char *local,
-		      size_t addrlen)
+/* A connection of the batch, not yet stored: its number maps to
+ * pending_id(i), i its place in the batch (conn_flush). */
+static int64_t pending_id(size_t i)
 {
-	const struct obs_conn_body *c = &r->u.conn;
-	uint8_t end = c->end_class;
+	return -3 - (int64_t)i;
+}
+
+static bool is_pending(int64_t id)
+{
+	return id <= -3;
+}
+
+static size_t pending_index(int64_t id)
+{
+	return (size_t)(-3 - id);
+}
+
+/* The connection's columns (process_id, seq, OBS_SQL_CONN_COLUMNS) as
+ * parameters from base + 1; its addresses as text in c. */
+static void bind_conn(sqlite3_stmt *st, int base, struct ingest *in,
+		      struct batch_conn *c)
+{
+	const struct obs_record *r = &c->conn;
+	const struct obs_conn_body *b = &r->u.conn;
+	uint8_t end = b->end_class;
 	bool complete = (r->state & OBS_RS_COMPLETE) || in->over;
 
 	if (end == OBS_END_NONE && in->over)
 		end = OBS_END_UNTERMINATED;
-	addr_text(peer, addrlen, c->family, c->peer_addr);
-	addr_text(local, addrlen, c->family, c->local_addr);
-	sqlite3_bind_int64(st, 1, in->process_id);
-	sqlite3_bind_int64(st, 2, (int64_t)r->conn_seq);
-	sqlite3_bind_int(st, 3, c->fd);
-	sqlite3_bind_int(st, 4, c->family == 10 ? 6 : 4);
-	sqlite3_bind_text(st, 5, peer, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 6, c->peer_port);
-	if (c->local_port)
-		sqlite3_bind_text(st, 7, local, -1, SQLITE_STATIC);
+	addr_text(c->peer, sizeof(c->peer), b->family, b->peer_addr);
+	addr_text(c->local, sizeof(c->local), b->family, b->local_addr);
+	sqlite3_bind_int64(st, base + 1, in->process_id);
+	sqlite3_bind_int64(st, base + 2, (int64_t)r->conn_seq);
+	sqlite3_bind_int(st, base + 3, b->fd);
+	sqlite3_bind_int(st, base + 4, b->family == 10 ? 6 : 4);
+	sqlite3_bind_text(st, base + 5, c->peer, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, base + 6, b->peer_port);
+	if (b->local_port)
+		sqlite3_bind_text(st, base + 7, c->local, -1, SQLITE_STATIC);
 	else
-		sqlite3_bind_null(st, 7);
-	sqlite3_bind_int(st, 8, c->local_port);
-	bind_time(st, 9, &in->sp, c->t1);
-	bind_time(st, 10, &in->sp, c->t2);
-	bind_text_or_null(st, 11, t2_how_names[c->t2_how]);
-	bind_text_or_null(st, 12,
-			  c->connect_errno ? strerrorname_np(c->connect_errno)
+		sqlite3_bind_null(st, base + 7);
+	sqlite3_bind_int(st, base + 8, b->local_port);
+	bind_time(st, base + 9, &in->sp, b->t1);
+	bind_time(st, base + 10, &in->sp, b->t2);
+	bind_text_or_null(st, base + 11, t2_how_names[b->t2_how]);
+	bind_text_or_null(st, base + 12,
+			  b->connect_errno ? strerrorname_np(b->connect_errno)
 					   : NULL);
-	bind_time(st, 13, &in->sp, c->teof);
-	bind_time(st, 14, &in->sp, c->tshut);
-	bind_time(st, 15, &in->sp, c->t7);
-	bind_text_or_null(st, 16, end_class_names[end]);
-	bind_text_or_null(st, 17,
-			  c->end_errno ? strerrorname_np(c->end_errno) : NULL);
-	sqlite3_bind_int(st, 18, !!(c->flags & OBS_CF_NONBLOCKING));
-	sqlite3_bind_int(st, 19, complete);
+	bind_time(st, base + 13, &in->sp, b->teof);
+	bind_time(st, base + 14, &in->sp, b->tshut);
+	bind_time(st, base + 15, &in->sp, b->t7);
+	bind_text_or_null(st, base + 16, end_class_names[end]);
+	bind_text_or_null(st, base + 17,
+			  b->end_errno ? strerrorname_np(b->end_errno) : NULL);
+	sqlite3_bind_int(st, base + 18, !!(b->flags & OBS_CF_NONBLOCKING));
+	sqlite3_bind_int(st, base + 19, complete);
 	bind_text_or_null(
-		st, 20,
+		st, base + 20,
 		in->sp.hdr->version >= 3 &&
-				c->app_proto < sizeof(app_proto_names) /
+				b->app_proto < sizeof(app_proto_names) /
 						       sizeof(*app_proto_names)
-			? app_proto_names[c->app_proto]
+			? app_proto_names[b->app_proto]
 			: NULL);
 }
 
-static int ingest_conn(struct ingest *in, const struct obs_record *r)
+/* A NUL-padded field that may fill its array; it lives until the
+ * statement is stepped. */
+static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
+{
+	size_t n = strnlen(f, size);
+
+	if (n)
+		sqlite3_bind_text(st, col, f, (int)n, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known, uint64_t v)
+{
+	if (known)
+		sqlite3_bind_int64(st, col, (int64_t)v);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+/* The info record's columns (OBS_SQL_INFO_COLUMNS) as parameters from
+ * base + 1; those of an all-zero record are the columns' defaults. */
+static void bind_info(sqlite3_stmt *st, int base, struct ingest *in,
+		      const struct obs_record *r)
+{
+	static const char *const versions[] = { "1.0", "1.1", "1.2", "1.3" };
+	const struct obs_info_body *f = &r->u.info;
+	bool tls = f->flags & OBS_IF_TLS, tcp = f->flags & OBS_IF_TCPINFO;
+	char version[16];
+
+	sqlite3_bind_int(st, base + 1, tls);
+	if (!tls || !f->tls_version) {
+		sqlite3_bind_null(st, base + 2);
+	} else if (f->tls_version >= 0x0301 && f->tls_version <= 0x0304) {
+		sqlite3_bind_text(st, base + 2,
+				  versions[f->tls_version - 0x0301], -1,
+				  SQLITE_STATIC);
+	} else {
+		snprintf(version, sizeof(version), "0x%04x", f->tls_version);
+		sqlite3_bind_text(st, base + 2, version, -1, SQLITE_TRANSIENT);
+	}
+	bind_time(st, base + 3, &in->sp, tls ? f->tls_start : 0);
+	bind_time(st, base + 4, &in->sp, tls ? f->tls_end : 0);
+	bind_u32_or_null(st, base + 5, tcp, f->rtt_us);
+	bind_u32_or_null(st, base + 6, tcp, f->rttvar_us);
+	bind_u32_or_null(st, base + 7, tcp, f->min_rtt_us);
+	bind_u32_or_null(st, base + 8, tcp, f->retrans);
+	bind_u32_or_null(st, base + 9, tcp, f->snd_cwnd);
+	bind_u32_or_null(st, base + 10, tcp, f->pmtu);
+	bind_u32_or_null(st, base + 11, tcp && f->delivery_rate <= INT64_MAX,
+			 f->delivery_rate);
+	bind_field(st, base + 12, f->dns_name, sizeof(f->dns_name));
+	bind_time(st, base + 13, &in->sp,
+		  f->flags & OBS_IF_DNS ? f->dns_start : 0);
+	bind_time(st, base + 14, &in->sp,
+		  f->flags & OBS_IF_DNS ? f->dns_end : 0);
+}
+
+/* The info record r on the stored connection row id. */
+static int update_info(struct ingest *in, int64_t id,
+		       const struct obs_record *r)
+{
+	sqlite3_stmt *st = in->store->st[OBS_SQL_INFO_UPD];
+
+	sqlite3_bind_int64(st, 1, id);
+	bind_info(st, 1, in, r);
+	return step_done(in->store, st);
+}
+
+/* The INSERT of 1 << k connections, prepared the first time; NULL on
+ * error. */
+static sqlite3_stmt *conn_stmt(obs_store *s, int k)
+{
+	char *sql;
+
+	if (!s->conn_batch[k] && (sql = obs_schema_conn_insert_sql(1 << k))) {
+		sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+				   &s->conn_batch[k], NULL);
+		sqlite3_free(sql);
+	}
+	return s->conn_batch[k];
+}
+
+/* A connection of the batch the INSERT left as it was (stored before, or
+ * twice in the batch): its id, and its row brought up to date when it was
+ * stored before (its id below `below`) in flight, its info set. */
+static int conn_stored(struct ingest *in, struct batch_conn *c, int64_t below,
+		       int64_t *id)
 {
 	obs_store *s = in->store;
-	sqlite3_stmt *st = s->st[OBS_SQL_CONN_INS];
-	char peer[INET6_ADDRSTRLEN], local[INET6_ADDRSTRLEN];
-	int64_t id = -1;
+	sqlite3_stmt *st = s->st[OBS_SQL_CONN_GET];
 
-	bind_conn(st, in, r, peer, local, sizeof(peer));
-	if (step_done(s, st) != 0)
-		return -1;
-	if (sqlite3_changes(s->db) == 1) {
-		in->stats->connections_new++;
-		return remember_conn(in, r->conn_seq,
-				     sqlite3_last_insert_rowid(s->db));
-	}
-	st = s->st[OBS_SQL_CONN_GET];
+	*id = -1;
 	sqlite3_bind_int64(st, 1, in->process_id);
-	sqlite3_bind_int64(st, 2, (int64_t)r->conn_seq);
+	sqlite3_bind_int64(st, 2, (int64_t)c->conn.conn_seq);
 	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
+		*id = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
-	if (id < 0)
+	if (*id < 0)
 		return -1;
+	if (*id >= below)
+		return 0; /* added by this INSERT, its info with it */
 	st = s->st[OBS_SQL_CONN_UPD];
-	bind_conn(st, in, r, peer, local, sizeof(peer));
+	bind_conn(st, 0, in, c);
 	if (step_done(s, st) != 0)
 		return -1;
 	if (sqlite3_changes(s->db) == 1)
 		in->stats->rows_updated++;
-	return remember_conn(in, r->conn_seq, id);
+	return c->has_info ? update_info(in, *id, &c->info) : 0;
+}
+
+/* Store connections [from, from + (1 << k)) of the batch in one INSERT,
+ * their row ids into ids. When it added them all, their ids are the
+ * newest ones, in order (an id is the largest + 1); when fewer, those it
+ * added are the last ids, and each is looked up. */
+static int conn_insert(struct ingest *in, size_t from, int k, int64_t *ids)
+{
+	obs_store *s = in->store;
+	sqlite3_stmt *st = conn_stmt(s, k);
+	size_t per = (size_t)1 << k;
+	int64_t added, last, below;
+
+	if (!st)
+		return -1;
+	for (size_t j = 0; j < per; j++) {
+		struct batch_conn *c = &in->conns[from + j];
+		int base = (int)j * OBS_SQL_CONN_PARAMS;
+		static const struct obs_record no_info;
+
+		bind_conn(st, base, in, c);
+		bind_info(st, base + 20, in, c->has_info ? &c->info : &no_info);
+	}
+	if (step_done(s, st) != 0)
+		return -1;
+	added = sqlite3_changes(s->db);
+	last = sqlite3_last_insert_rowid(s->db);
+	in->stats->connections_new += (uint64_t)added;
+	below = added ? last - added + 1 : INT64_MAX;
+	for (size_t j = 0; j < per; j++) {
+		if ((size_t)added == per)
+			ids[from + j] = below + (int64_t)j;
+		else if (conn_stored(in, &in->conns[from + j], below,
+				     &ids[from + j]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Store the connections of the batch, in the order of their records (the
+ * ids they get are those a statement per row would give), and give their
+ * ids to the exchanges waiting in theirs. */
+static int conn_flush(struct ingest *in)
+{
+	size_t n = in->n_conns, from = 0;
+	int64_t ids[CONN_BATCH];
+
+	if (!n)
+		return 0;
+	in->n_conns = 0;
+	for (int k = CONN_SIZES - 1; k >= 0; k--) {
+		if (!(n & ((size_t)1 << k)))
+			continue;
+		if (conn_insert(in, from, k, ids) != 0)
+			return -1;
+		from += (size_t)1 << k;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (remember_conn(in, in->conns[i].conn.conn_seq, ids[i]) != 0)
+			return -1;
+	for (size_t i = 0; i < in->n_batch; i++)
+		if (is_pending(in->batch[i].conn_id))
+			in->batch[i].conn_id =
+				ids[pending_index(in->batch[i].conn_id)];
+	return 0;
+}
+
+/* A connection record into the batch. Its number known already as one
+ * waiting there (a record twice), or one of an earlier segment's (the
+ * small cache might lose it): the batch is stored first, or at once. */
+static int ingest_conn(struct ingest *in, const struct obs_record *r)
+{
+	struct batch_conn *c;
+
+	if (is_pending(known_conn(in, r->conn_seq)) && conn_flush(in) != 0)
+		return -1;
+	c = &in->conns[in->n_conns];
+	c->conn = *r;
+	c->has_info = false;
+	if (remember_conn(in, r->conn_seq, pending_id(in->n_conns++)) != 0)
+		return -1;
+	return in->n_conns == CONN_BATCH || r->conn_seq < conn_base(in)
+		       ? conn_flush(in)
+		       : 0;
 }
 
 /* The exchange's columns (OBS_SQL_EXCH_INS's ?1..?18) as parameters from
@@ -703,18 +904,6 @@ static void bind_exch(sqlite3_stmt *st, int base, struct ingest *in,
 		sqlite3_bind_int64(st, base + 18, x->stream_error);
 	else
 		sqlite3_bind_null(st, base + 18);
-}
-
-/* A NUL-padded field that may fill its array; it lives until the
- * statement is stepped. */
-static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
-{
-	size_t n = strnlen(f, size);
-
-	if (n)
-		sqlite3_bind_text(st, col, f, (int)n, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, col);
 }
 
 /* Host and path of exchange h->u.http.seq of the connection, on its row if
@@ -791,6 +980,8 @@ static int batch_flush(struct ingest *in)
 	size_t n = in->n_batch, per = n == EXCH_BATCH ? n : 1;
 	sqlite3_stmt *st = per > 1 ? batch_stmt(s) : s->st[OBS_SQL_EXCH_INS];
 
+	if (conn_flush(in) != 0) /* the connections they refer to */
+		return -1;
 	in->n_batch = 0;
 	if (!st)
 		return -1;
@@ -836,7 +1027,7 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 
 	if (conn_id == -2)
 		return -1;
-	if (conn_id <= 0) {
+	if (conn_id == 0 || conn_id == -1) {
 		if (!unseen_yet(in))
 			report_record(
 				in, offset,
@@ -850,6 +1041,8 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 
 		if (batch_flush(in) != 0)
 			return -1;
+		if (is_pending(conn_id)) /* stored now */
+			conn_id = known_conn(in, r->conn_seq);
 		sqlite3_bind_int64(st, 1, conn_id);
 		sqlite3_bind_int64(st, 2, r->u.exch.seq);
 		return step_done(s, st);
@@ -876,71 +1069,34 @@ static int64_t conn_id_of(struct ingest *in, const struct obs_record *r,
 static int ingest_http(struct ingest *in, const struct obs_record *r,
 		       size_t offset)
 {
-	int64_t conn_id = conn_id_of(in, r, offset);
+	int64_t conn_id;
 
-	if (conn_id <= 0)
-		return conn_id == -2 ? -1 : 0;
-	/* its exchange may be in the batch */
+	/* its exchange, or its connection, may be in a batch */
 	if (batch_flush(in) != 0)
 		return -1;
+	conn_id = conn_id_of(in, r, offset);
+	if (conn_id <= 0)
+		return conn_id == -2 ? -1 : 0;
 	return update_http(in, conn_id, r, INT64_MAX);
 }
 
-static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known, uint64_t v)
-{
-	if (known)
-		sqlite3_bind_int64(st, col, (int64_t)v);
-	else
-		sqlite3_bind_null(st, col);
-}
-
+/* An info record: with its connection's row when that waits in the batch,
+ * else on the row. */
 static int ingest_info(struct ingest *in, const struct obs_record *r,
 		       size_t offset)
 {
-	sqlite3_stmt *st = in->store->st[OBS_SQL_INFO_UPD];
-	const struct obs_info_body *f = &r->u.info;
 	int64_t conn_id = conn_id_of(in, r, offset);
-	bool tls = f->flags & OBS_IF_TLS, tcp = f->flags & OBS_IF_TCPINFO;
-	char version[16];
 
+	if (is_pending(conn_id)) {
+		struct batch_conn *c = &in->conns[pending_index(conn_id)];
+
+		c->info = *r;
+		c->has_info = true;
+		return 0;
+	}
 	if (conn_id <= 0)
 		return conn_id == -2 ? -1 : 0;
-	sqlite3_bind_int64(st, 1, conn_id);
-	sqlite3_bind_int(st, 2, tls);
-	switch (f->tls_version) {
-	case 0x0301:
-		snprintf(version, sizeof(version), "1.0");
-		break;
-	case 0x0302:
-		snprintf(version, sizeof(version), "1.1");
-		break;
-	case 0x0303:
-		snprintf(version, sizeof(version), "1.2");
-		break;
-	case 0x0304:
-		snprintf(version, sizeof(version), "1.3");
-		break;
-	default:
-		snprintf(version, sizeof(version), "0x%04x", f->tls_version);
-	}
-	if (tls && f->tls_version)
-		sqlite3_bind_text(st, 3, version, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, 3);
-	bind_time(st, 4, &in->sp, tls ? f->tls_start : 0);
-	bind_time(st, 5, &in->sp, tls ? f->tls_end : 0);
-	bind_u32_or_null(st, 6, tcp, f->rtt_us);
-	bind_u32_or_null(st, 7, tcp, f->rttvar_us);
-	bind_u32_or_null(st, 8, tcp, f->min_rtt_us);
-	bind_u32_or_null(st, 9, tcp, f->retrans);
-	bind_u32_or_null(st, 10, tcp, f->snd_cwnd);
-	bind_u32_or_null(st, 11, tcp, f->pmtu);
-	bind_u32_or_null(st, 12, tcp && f->delivery_rate <= INT64_MAX,
-			 f->delivery_rate);
-	bind_field(st, 13, f->dns_name, sizeof(f->dns_name));
-	bind_time(st, 14, &in->sp, f->flags & OBS_IF_DNS ? f->dns_start : 0);
-	bind_time(st, 15, &in->sp, f->flags & OBS_IF_DNS ? f->dns_end : 0);
-	return step_done(in->store, st);
+	return update_info(in, conn_id, r);
 }
 
 static double now_s(void)

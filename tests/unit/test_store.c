@@ -447,6 +447,103 @@ static void test_batch_partly_stored(void **state)
 	obs_store_close(s);
 }
 
+/* An info record (TCP_INFO) of connection cseq. */
+static void info(struct spool_img *img, uint64_t cseq, uint32_t rtt_us)
+{
+	struct obs_record *r = &img->r[img->n++];
+
+	r->kind = OBS_REC_INFO;
+	r->state = OBS_RS_COMPLETE;
+	r->conn_seq = cseq;
+	r->u.info.flags = OBS_IF_TCPINFO;
+	r->u.info.rtt_us = rtt_us;
+}
+
+/* Connections are stored many to an INSERT too, an info record that comes
+ * before theirs in it: one that finds some of its rows there (a filtered
+ * slice kept every third connection, three of them in flight) adds the
+ * others, gives each exchange its own connection's id, and brings the old
+ * rows up to date (but not a new one in flight), info records included,
+ * whether they came before or after the connections were stored. */
+static void test_conn_batch_partly_stored(void **state)
+{
+	enum { N = 100 };
+	struct spool_img img;
+	struct obs_ingest_stats st;
+	struct obs_record *c[N + 1];
+	char err[256];
+	obs_store *s;
+
+	(void)state;
+	header_live(&img);
+	for (int i = 1; i <= N; i++) {
+		const int64_t x[5] = { 2000000 + i * 10000, 2001000 + i * 10000,
+				       2002000 + i * 10000, 2003000 + i * 10000,
+				       2004000 + i * 10000 };
+		bool done = i != 9 && i != 66 && i != 99;
+
+		c[i] = conn(&img, (uint64_t)i, 1000000 + i * 10000,
+			    1500000 + i * 10000, done ? 3000000 + i * 10000 : 0,
+			    done ? OBS_END_SERVER_CLOSE : OBS_END_NONE, done);
+		if (i > 1) /* after the next one's, as with concurrent ones */
+			info(&img, (uint64_t)i - 1, (uint32_t)(i - 1) * 10);
+		exch(&img, (uint64_t)i, 1, x, 100, 10, true);
+	}
+	info(&img, N, N * 10);
+	write_spool(&img, 0);
+	s = open_store();
+	assert_int_equal(obs_store_set_filter(s, "connection_id % 3 = 0", err,
+					      sizeof(err)),
+			 0);
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(st.connections_new, N / 3);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM connection WHERE "
+				      "rtt_us = seq * 10 AND seq % 3 = 0"),
+			 N / 3);
+	obs_store_close(s);
+
+	for (int i = 1; i <= N; i++) {
+		c[i]->state = OBS_RS_COMPLETE;
+		if (i == 9 || i == 66 || i == 99) {
+			c[i]->u.conn.t7 = MONOTONIC + 3000000 + i * 10000;
+			c[i]->u.conn.end_class = OBS_END_CLIENT_CLOSE;
+		}
+	}
+	c[50]->state = 0; /* a new one in flight */
+	for (int i = 0; i < img.n; i++)
+		if (img.r[i].kind == OBS_REC_INFO)
+			img.r[i].u.info.rtt_us++;
+	write_spool(&img, 0);
+	s = open_store();
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(st.connections_new, N - N / 3);
+	assert_int_equal(st.exchanges_new, N - N / 3);
+	assert_int_equal(st.rows_updated, 3); /* connections 9, 66, 99 */
+	assert_int_equal(query_int(s, "SELECT count(*) FROM connection"), N);
+	/* each exchange on its own connection */
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange e JOIN "
+				      "connection c ON c.id = e.connection_id "
+				      "WHERE e.t3_ns = c.t1_ns + 1000000"),
+			 N);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM connection WHERE "
+				      "rtt_us = seq * 10 + 1"),
+			 N);
+	assert_string_equal(query_text(s, "SELECT group_concat(seq) FROM "
+					  "connection WHERE end_class = "
+					  "'client_close'"),
+			    "9,66,99");
+	assert_int_equal(query_int(s, "SELECT group_concat(seq) FROM "
+				      "connection WHERE complete = 0"),
+			 50);
+	/* ids in the spool's order but for those stored first */
+	assert_int_equal(query_int(s, "SELECT count(*) FROM connection a JOIN "
+				      "connection b ON b.seq = a.seq + 1 AND "
+				      "b.seq % 3 != 0 AND a.seq % 3 != 0 "
+				      "WHERE b.id < a.id"),
+			 0);
+	obs_store_close(s);
+}
+
 /* A spool whose writer is gone: open connections become unterminated. */
 static void test_dead_writer_unterminated(void **state)
 {
@@ -680,6 +777,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_partly_stored, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_conn_batch_partly_stored,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dead_writer_unterminated,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated, setup,

@@ -174,14 +174,16 @@ const char obs_schema_reader_view_sql[] =
 _Static_assert(sizeof(EXCH_VALUES) == 1 + 3 * OBS_SQL_EXCH_PARAMS,
 	       "a ? per exchange parameter");
 
-/* obs_schema_conn_insert_sql's parts */
-#define CONN_INSERT                                                            \
-	"INSERT INTO connection(process_id, seq, " OBS_SQL_CONN_COLUMNS        \
+/* obs_schema_conn_insert_sql's parts: OR IGNORE, not ON CONFLICT DO
+ * NOTHING, whose NOT NULL checks may abort a statement (every column NOT
+ * NULL is bound a value), so a multi-row one keeps a statement journal */
+#define CONN_INSERT                                                               \
+	"INSERT OR IGNORE INTO connection(process_id, seq, " OBS_SQL_CONN_COLUMNS \
 	", " OBS_SQL_INFO_COLUMNS ") VALUES"
 #define CONN_VALUES                                                              \
 	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
 	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-#define CONN_CONFLICT " ON CONFLICT(process_id, seq) DO NOTHING"
+#define CONN_CONFLICT ""
 _Static_assert(sizeof(CONN_VALUES) == 1 + 3 * OBS_SQL_CONN_PARAMS,
 	       "a ? per connection parameter");
 

@@ -168,8 +168,8 @@ struct obs_conn {
 	uint8_t tx_head[OBS_TX_HEAD];	/* OBS_TXP_BYTES: tx_head_n bytes */
 };
 
-/* A connection as new: every field zero but the two above, which need
- * none (about half the struct, not written per connection). */
+/* A connection as new: every field zero but the three above, which need
+ * none (three quarters of the struct, not written per connection). */
 static inline void obs_conn_clear(struct obs_conn *c)
 {
 	memset(c, 0, offsetof(struct obs_conn, scratch));

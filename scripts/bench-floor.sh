@@ -36,14 +36,9 @@ cd "$(dirname "$0")/.."
 N1=${1:-1000}
 N2=${2:-3000}
 RUNS=${3:-5}
-build=${OBSERVE_BUILD:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j2 >/dev/null
-export OBSERVE_BUILD=$build
-# shellcheck source=tests/lib/common.sh
-source tests/lib/common.sh
-# shellcheck source=tests/lib/nginx.sh
-source tests/lib/nginx.sh
+BENCH_NO_DEPS=1
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 need_cmd valgrind
 need_cmd ab
 gcc -O2 -shared -fPIC -o "$WORK/probe.so" bench/probe.c -ldl

@@ -16,35 +16,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REQUESTS=${1:-4500000}
-build=${OBSERVE_BUILD:-build}
-[[ -n ${SKIP_DEPS:-} ]] || scripts/deps.sh
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j2 >/dev/null
-export OBSERVE_BUILD=$build
-# shellcheck source=tests/lib/common.sh
-source tests/lib/common.sh
-# shellcheck source=tests/lib/nginx.sh
-source tests/lib/nginx.sh
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 need_cmd ab
-dir=$WORK
-if [[ -n ${BENCH_DIR:-} ]]; then
-  mkdir -p "$BENCH_DIR"
-  dir=$(cd "$BENCH_DIR" && pwd)
-fi
+dir=$(bench_dir "${BENCH_DIR:-}")
+STEP_WIDTH=44
 rm -rf "$dir/spool" "$dir/roll.db"*
 mkdir -m 0700 "$dir/spool"
 make_site "$WORK/site"
 nginx_start "$WORK/site" rollover-nginx
-
-# step NAME CMD...: run CMD, print NAME, wall seconds and peak RSS in MiB
-step() {
-  local name=$1
-  shift
-  /usr/bin/time -f '%e %M' -o "$WORK/time" "$@" > "$WORK/step.out" 2> "$WORK/step.err" ||
-    { cat "$WORK/step.out" "$WORK/step.err"; fail "$name failed"; }
-  read -r secs kib < "$WORK/time"
-  printf '%-44s %9.1f s %7d MiB\n' "$name" "$secs" $((kib / 1024))
-}
 
 echo "rollover: ab -k -c 4 -n $REQUESTS, default segments ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs)"
 step "ab -k with the layer ($REQUESTS requests)" \

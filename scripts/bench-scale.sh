@@ -16,32 +16,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CLIENTS=${1:-10}
 PER=${2:-100000}
-build=${OBSERVE_BUILD:-build}
-[[ -n ${SKIP_DEPS:-} ]] || scripts/deps.sh
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j2 >/dev/null
-export OBSERVE_BUILD=$build
-# shellcheck source=tests/lib/common.sh
-source tests/lib/common.sh
-# shellcheck source=tests/lib/nginx.sh
-source tests/lib/nginx.sh
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 MANAGER=$BUILD/bin/manager
-if [[ -n ${BENCH_DIR:-} ]]; then
-  mkdir -p "$BENCH_DIR"
-  dir=$(cd "$BENCH_DIR" && pwd)
-else
-  dir=$WORK
-fi
-
-# step NAME CMD...: run CMD, print NAME, wall seconds and peak RSS in MiB
-step() {
-  local name=$1
-  shift
-  /usr/bin/time -f '%e %M' -o "$WORK/time" "$@" > "$WORK/step.out" 2>&1 ||
-    { cat "$WORK/step.out"; fail "$name failed"; }
-  read -r secs kib < "$WORK/time"
-  printf '%-32s %9.2f s %8d MiB\n' "$name" "$secs" $((kib / 1024))
-}
+dir=$(bench_dir "${BENCH_DIR:-}")
 
 if [[ ! -f $dir/one.db || $(q "$dir/one.db" "SELECT count(*) FROM exchange") != "$PER" ]]; then
   make_site "$WORK/site"

@@ -38,21 +38,9 @@ AB_PROCS=${AB_PROCS:-1}
 CHROME_RESOURCES=${CHROME_RESOURCES:-300}
 CHROME_LOADS=${CHROME_LOADS:-10}
 SPOOLS=${SPOOLS:-ab wrk chrome}
-build=${OBSERVE_BUILD:-build}
-[[ -n ${SKIP_DEPS:-} ]] || scripts/deps.sh
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j2 >/dev/null
-export OBSERVE_BUILD=$build
-# shellcheck source=tests/lib/common.sh
-source tests/lib/common.sh
-# shellcheck source=tests/lib/nginx.sh
-source tests/lib/nginx.sh
-if [[ -n ${BENCH_KEEP:-} ]]; then
-  mkdir -p "$BENCH_KEEP"
-  out=$(cd "$BENCH_KEEP" && pwd)
-else
-  out=$WORK
-fi
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
+out=$(bench_dir "${BENCH_KEEP:-}")
 make_site "$WORK/site"
 # the page Chromium loads: every resource a distinct URL of a small file
 {

@@ -407,6 +407,7 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	struct obs_http_line line;
 	struct obs_record *rec = NULL;
 	struct obs_exch_body *x;
+	bool recalled;
 
 	if (!d && c->tx_pred == OBS_TXP_BYTES) {
 		/* a receive begins it while its send is under way: that
@@ -416,7 +417,10 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	} else if (d) { /* all we look at in the first buffer: no copy */
 		p = data_head(d, head, sizeof(head), &n);
 	}
-	c->x_http = n > 0 && obs_http_line(p, n, &line);
+	/* the connection's last request again (remembered from its second
+	 * on: most connections that make one make only one) */
+	recalled = c->exch_seq > 1 && obs_http_recall(&c->http_seen, p, n);
+	c->x_http = recalled || (n > 0 && obs_http_line(p, n, &line));
 	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
 	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
 	if (!c->x_http) {
@@ -432,11 +436,18 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	}
 	rec->conn_seq = c->crec->conn_seq;
 	rec->u.http.seq = x->seq;
-	rec->u.http.flags = obs_http_fill(
-		p, n, &line, x->method, rec->u.http.host, rec->u.http.path,
-		/* remembered from the second request on: most
-		 * connections that make one make only one */
-		x->seq > 1 ? &c->http_seen : NULL);
+	if (recalled) {
+		const struct obs_http_seen *seen = &c->http_seen;
+
+		memcpy(x->method, seen->method, OBS_HTTP_METHOD_MAX);
+		memcpy(rec->u.http.host, seen->host, OBS_HTTP_HOST_MAX);
+		memcpy(rec->u.http.path, seen->path, OBS_HTTP_PATH_MAX);
+		rec->u.http.flags = seen->flags;
+	} else {
+		rec->u.http.flags = obs_http_fill(
+			p, n, &line, x->method, rec->u.http.host,
+			rec->u.http.path, x->seq > 1 ? &c->http_seen : NULL);
+	}
 	if (rec != &obs_discard_http) {
 		rec->state = OBS_RS_COMPLETE; /* written once, whole */
 		obs_record_publish(rec, OBS_REC_HTTP);

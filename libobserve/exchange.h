@@ -163,7 +163,7 @@ struct obs_conn {
 	 * they begin to be used. */
 	struct obs_record scratch;	/* the TLS handshake's exchanges: zeroed
 					 * by handshake_begin */
-	struct obs_http_seen http_seen; /* the last request's Host line:
+	struct obs_http_seen http_seen; /* the last request, to its Host line:
 					 * nothing while len is 0 */
 	uint8_t tx_head[OBS_TX_HEAD];	/* OBS_TXP_BYTES: tx_head_n bytes */
 };

@@ -221,33 +221,37 @@ static inline bool same16(const uint8_t *a, const uint8_t *b, size_t n)
 #endif
 }
 
-/* The Host header's value in p[te..n), te the end of the request line, into
- * host (zero, OBS_HTTP_HOST_MAX): from seen when the bytes up to the end of
- * its Host line are those of the last request, else by a scan (and
- * remembered). Returns OBS_HF_HOST_CUT or 0. */
-static uint32_t fill_host(const uint8_t *p, size_t n, size_t te, char *host,
-			  struct obs_http_seen *seen)
+bool obs_http_recall(const struct obs_http_seen *seen, const uint8_t *p,
+		     size_t n)
 {
-	size_t host_len = 0, end = 0, len = seen ? seen->len : 0;
+	return seen->len && n >= seen->len && same16(p, seen->bytes, seen->len);
+}
+
+/* The Host header's value in p[te..n), te the end of the request line, into
+ * host (zero, OBS_HTTP_HOST_MAX): from seen when the bytes from te to the
+ * end of its Host line are those of the last request, else by a scan.
+ * Returns OBS_HF_HOST_CUT or 0, and in *end one past the Host line's '\n'
+ * when it was scanned and found (else 0); *recalled: it came from seen. */
+static uint32_t fill_host(const uint8_t *p, size_t n, size_t te, char *host,
+			  const struct obs_http_seen *seen, size_t *end,
+			  bool *recalled)
+{
+	size_t host_len = 0, len = seen && seen->len ? seen->len - seen->te : 0;
 	const uint8_t *h;
 	uint32_t flags = 0;
 
-	if (len >= 16 && te + len <= n && same16(p + te, seen->bytes, len)) {
+	*end = 0;
+	*recalled = len >= 16 && te + len <= n &&
+		    same16(p + te, seen->bytes + seen->te, len);
+	if (*recalled) {
 		memcpy(host, seen->host, OBS_HTTP_HOST_MAX);
-		return seen->flags;
+		return seen->host_flags;
 	}
-	h = find_host(p, n, te, &host_len, &end);
+	h = find_host(p, n, te, &host_len, end);
+	if (!h)
+		*end = 0;
 	if (h && host_len && copy_field(host, OBS_HTTP_HOST_MAX, h, host_len))
 		flags |= OBS_HF_HOST_CUT;
-	if (seen) {
-		seen->len = 0;
-		if (h && end - te >= 16 && end - te <= OBS_HTTP_SEEN_MAX) {
-			memcpy(seen->bytes, p + te, end - te);
-			memcpy(seen->host, host, OBS_HTTP_HOST_MAX);
-			seen->flags = (uint8_t)flags;
-			seen->len = (uint8_t)(end - te);
-		}
-	}
 	return flags;
 }
 
@@ -256,7 +260,9 @@ uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		       char *host, char *path, struct obs_http_seen *seen)
 {
 	size_t t = line->path, pe = line->path_end, te = line->target_end;
-	uint32_t flags = 0;
+	size_t end;
+	uint32_t flags = 0, host_flags;
+	bool recalled;
 
 	copy_method(method, p, line->method_len);
 	if (te - t > 3 && p[t] != '/') {
@@ -271,7 +277,40 @@ uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		path[0] = '/';
 	else if (copy_field(path, OBS_HTTP_PATH_MAX, p + t, pe - t))
 		flags |= OBS_HF_PATH_CUT;
-	return flags | fill_host(p, n, te, host, seen);
+	host_flags = fill_host(p, n, te, host, seen, &end, &recalled);
+	flags |= host_flags;
+	if (seen && !recalled) {
+		/* scanned: remembered when it is short enough, else the
+		 * memory is forgotten (it says nothing of this request) */
+		seen->len = 0;
+		if (end && end - te >= 16 && end <= OBS_HTTP_SEEN_MAX) {
+			memcpy(seen->bytes, p, end);
+			memcpy(seen->method, method, OBS_HTTP_METHOD_MAX);
+			memcpy(seen->host, host, OBS_HTTP_HOST_MAX);
+			memcpy(seen->path, path, OBS_HTTP_PATH_MAX);
+			seen->flags = flags;
+			seen->host_flags = (uint8_t)host_flags;
+			seen->te = (uint8_t)te;
+			seen->len = (uint8_t)end;
+		}
+	} else if (seen) {
+		/* the host from memory, another request line: what is
+		 * remembered of the request line is this one's now */
+		size_t hl = seen->len - seen->te;
+
+		if (te + hl <= OBS_HTTP_SEEN_MAX) {
+			memmove(seen->bytes + te, seen->bytes + seen->te, hl);
+			memcpy(seen->bytes, p, te);
+			memcpy(seen->method, method, OBS_HTTP_METHOD_MAX);
+			memcpy(seen->path, path, OBS_HTTP_PATH_MAX);
+			seen->flags = flags;
+			seen->te = (uint8_t)te;
+			seen->len = (uint8_t)(te + hl);
+		} else {
+			seen->len = 0;
+		}
+	}
+	return flags;
 }
 
 bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out)

@@ -45,16 +45,25 @@ struct obs_http_line {
 };
 bool obs_http_line(const uint8_t *p, size_t n, struct obs_http_line *out);
 
-/* What a connection's last request said of its host: the bytes from the end
- * of its request line to the end of its (first) Host line, and what was
- * taken from them. A request whose bytes there are the same says the same
- * (most clients send the same headers first on every request of a
- * connection): compared, not scanned. */
-#define OBS_HTTP_SEEN_MAX 128
+/* What a connection's last request said: its bytes from the first to the
+ * end of its (first) Host line, and what was taken from them. Clients send
+ * the same request line and headers in the same order again and again on a
+ * connection (a load generator, a poller: every request the same): a
+ * request whose bytes there are the same says the same, compared sixteen
+ * bytes a step, not parsed (obs_http_recall). One with another request line
+ * but the same bytes from its end to the end of the Host line (a browser,
+ * another path each time) takes its host from here, not from a scan.
+ * Kept in the process's memory only, for the connection's life. */
+#define OBS_HTTP_SEEN_MAX 192
 struct obs_http_seen {
 	uint8_t len;   /* of bytes; 0: nothing remembered */
-	uint8_t flags; /* OBS_HF_HOST_CUT or 0 */
+	uint8_t te;    /* where its request line's target ends (the space
+			* before "HTTP/1.") */
+	uint8_t host_flags; /* OBS_HF_HOST_CUT or 0 */
+	uint32_t flags;	    /* OBS_HF_* of the whole request */
+	char method[OBS_HTTP_METHOD_MAX];
 	char host[OBS_HTTP_HOST_MAX];
+	char path[OBS_HTTP_PATH_MAX];
 	uint8_t bytes[OBS_HTTP_SEEN_MAX];
 };
 
@@ -63,6 +72,11 @@ struct obs_http_seen {
 uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		       const struct obs_http_line *line, char *method,
 		       char *host, char *path, struct obs_http_seen *seen);
+/* Whether p[0..n) begins with the bytes seen remembers (the last request,
+ * to the end of its Host line): then it is the same request line with the
+ * same Host, and seen's fields are its own (copied by the caller). */
+bool obs_http_recall(const struct obs_http_seen *seen, const uint8_t *p,
+		     size_t n);
 
 /* The status code of an HTTP/1.x status line at the start of p[0..n), or
  * 0. (Inline: it runs on the first receive of every answer.) */

@@ -691,6 +691,87 @@ static void test_http_host_remembered(void **state)
 	assert_string_equal(http_of(2)->u.http.path, "/second/path");
 }
 
+/* The whole request remembered (obs_http_recall): the same bytes from the
+ * first to the end of the Host line are the same request (method, path,
+ * host, flags from memory); a difference anywhere there (the path, the
+ * query alone, the method, the version, the host) is parsed again, and
+ * what follows the Host line never matters. A request shorter than what is
+ * remembered is parsed. Each in a buffer of exactly its length. */
+static void test_http_request_recalled(void **state)
+{
+	static const struct {
+		const char *req;
+		const char *method, *path, *host;
+		uint32_t flags;
+	} cases[] = {
+		{ "GET /a?x=1 HTTP/1.1\r\nHost: h.example\r\nA: 1\r\n\r\n",
+		  "GET", "/a", "h.example", 0 },
+		{ "GET /a?x=1 HTTP/1.1\r\nHost: h.example\r\nA: 1\r\n\r\n",
+		  "GET", "/a", "h.example", 0 },
+		/* from memory (third), then another header after Host */
+		{ "GET /a?x=1 HTTP/1.1\r\nHost: h.example\r\nA: 1\r\n\r\n",
+		  "GET", "/a", "h.example", 0 },
+		{ "GET /a?x=1 HTTP/1.1\r\nHost: h.example\r\nB: 22\r\n\r\n",
+		  "GET", "/a", "h.example", 0 },
+		/* the query alone differs: parsed, the same path */
+		{ "GET /a?x=2 HTTP/1.1\r\nHost: h.example\r\n\r\n", "GET",
+		  "/a", "h.example", 0 },
+		{ "GET /b HTTP/1.1\r\nHost: h.example\r\n\r\n", "GET", "/b",
+		  "h.example", 0 },
+		{ "GET /b HTTP/1.1\r\nHost: h.example\r\n\r\n", "GET", "/b",
+		  "h.example", 0 },
+		{ "PUT /b HTTP/1.1\r\nHost: h.example\r\n\r\n", "PUT", "/b",
+		  "h.example", 0 },
+		{ "PUT /b HTTP/1.1\r\nHost: i.example\r\n\r\n", "PUT", "/b",
+		  "i.example", 0 },
+		{ "PUT /b HTTP/1.0\r\nHost: i.example\r\n\r\n", "PUT", "/b",
+		  "i.example", 0 },
+		/* a path longer than its field: cut, from memory too */
+		{ "GET /0123456789012345678901234567890123456789012345678901"
+		  "234567890123456789 HTTP/1.1\r\nHost: i.example\r\n\r\n",
+		  "GET", "/012345678901234567890123456789012345678901234567890"
+		  "123456789012", "i.example", OBS_HF_PATH_CUT },
+		{ "GET /0123456789012345678901234567890123456789012345678901"
+		  "234567890123456789 HTTP/1.1\r\nHost: i.example\r\n\r\n",
+		  "GET", "/012345678901234567890123456789012345678901234567890"
+		  "123456789012", "i.example", OBS_HF_PATH_CUT },
+		/* shorter than the memory: the request line alone */
+		{ "GET /0123 HTTP/1.1\r\n", "GET", "/0123", "", 0 },
+		{ "GET /b HTTP/1.1\r\nHost: h.example\r\n\r\n", "GET", "/b",
+		  "h.example", 0 },
+		{ "GET /b HTTP/1.1\r\nHost: h.example\r\n\r\n", "GET", "/b",
+		  "h.example", 0 },
+		{ "GET /b HTTP/1.1\r\nHost: h.exampl\r\n\r\n", "GET", "/b",
+		  "h.exampl", 0 },
+	};
+	int64_t t = 2000;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++, t += 1000) {
+		size_t n = strlen(cases[i].req);
+		char *buf = malloc(n);
+		struct obs_record *h;
+		char path[OBS_HTTP_PATH_MAX + 1] = { 0 };
+
+		assert_non_null(buf);
+		memcpy(buf, cases[i].req, n);
+		send_bytes(t, t + 10, buf, n);
+		free(buf);
+		recv_bytes(t + 20, t + 100, response, sizeof(response) - 1);
+		h = http_of((uint32_t)i + 1);
+		assert_non_null(h);
+		memcpy(path, h->u.http.path, OBS_HTTP_PATH_MAX);
+		assert_string_equal(exchange((uint32_t)i + 1)->method,
+				    cases[i].method);
+		assert_string_equal(path, cases[i].path);
+		assert_string_equal(h->u.http.host, cases[i].host);
+		assert_int_equal(h->u.http.flags, cases[i].flags);
+	}
+	for (int i = 0; i < n_records; i++)
+		assert_null(memmem(&records[i], sizeof(records[i]), "x=", 2));
+}
+
 /* The request parse on its own, each case in a buffer of exactly its
  * length (a sanitized build catches a read beyond it): the target scanned
  * sixteen bytes a step and byte by byte, the Host line first or later,
@@ -1367,6 +1448,7 @@ int main(void)
 		cmocka_unit_test_setup(test_http_fields, reset),
 		cmocka_unit_test(test_http_parse),
 		cmocka_unit_test_setup(test_http_host_remembered, reset),
+		cmocka_unit_test_setup(test_http_request_recalled, reset),
 		cmocka_unit_test_setup(test_http_status_and_not_http, reset),
 		cmocka_unit_test_setup(test_http_status_across_receives, reset),
 		cmocka_unit_test_setup(test_tls13_curl, reset),

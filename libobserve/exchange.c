@@ -219,8 +219,8 @@ static void record_complete(struct obs_record *rec)
 /* Close the current exchange (if any) and open exchange k+1. With http
  * (not NULL) the slot of its HTTP record is reserved with it, in *http
  * (NULL when none could be had). */
-static struct obs_exch_body *exchange_begin_with(struct obs_conn *c,
-						 struct obs_record **http)
+static inline __attribute__((always_inline)) struct obs_exch_body *
+exchange_begin_with(struct obs_conn *c, struct obs_record **http)
 {
 	struct obs_record *rec;
 
@@ -244,7 +244,8 @@ static struct obs_exch_body *exchange_begin_with(struct obs_conn *c,
 	return &rec->u.exch;
 }
 
-static struct obs_exch_body *exchange_begin(struct obs_conn *c)
+static __attribute__((noinline)) struct obs_exch_body *
+exchange_begin(struct obs_conn *c)
 {
 	return exchange_begin_with(c, NULL);
 }
@@ -385,6 +386,18 @@ static struct obs_exch_body *request_after_handshake(struct obs_conn *c,
 	return x;
 }
 
+/* The last request this thread labelled, when it held nothing a record
+ * does not (obs_http_fill's bare). Only its own thread reads or writes it,
+ * inside the layer's bookkeeping (a signal handler that interrupts that
+ * bookkeeping does none: obs_inside). */
+static __thread struct obs_http_seen thread_seen
+	__attribute__((tls_model("initial-exec")));
+
+const struct obs_http_seen *obs_xm_thread_seen(void)
+{
+	return &thread_seen;
+}
+
 /* obs_http_fill writes the spool's fields in place: their sizes agree. */
 _Static_assert(sizeof(((struct obs_exch_body *)0)->method) ==
 		       OBS_HTTP_METHOD_MAX,
@@ -398,8 +411,8 @@ _Static_assert(sizeof(((struct obs_http_body *)0)->path) == OBS_HTTP_PATH_MAX,
  * opens the exchange: with method, host and path when it is an HTTP/1.x
  * request, whose record is reserved with the exchange's and filled in
  * place (its fields are zero: no copy through a buffer). */
-static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
-						 const struct obs_data *d)
+static inline __attribute__((always_inline)) struct obs_exch_body *
+http_exchange_begin(struct obs_conn *c, const struct obs_data *d)
 {
 	uint8_t head[OBS_HTTP_LOOK];
 	const uint8_t *p = NULL;
@@ -407,7 +420,7 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	struct obs_http_line line;
 	struct obs_record *rec = NULL;
 	struct obs_exch_body *x;
-	bool recalled;
+	const struct obs_http_seen *recalled = NULL;
 
 	if (!d && c->tx_pred == OBS_TXP_BYTES) {
 		/* a receive begins it while its send is under way: that
@@ -418,8 +431,12 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 		p = data_head(d, head, sizeof(head), &n);
 	}
 	/* the connection's last request again (remembered from its second
-	 * on: most connections that make one make only one) */
-	recalled = c->exch_seq > 1 && obs_http_recall(&c->http_seen, p, n);
+	 * on: most connections that make one make only one), or this
+	 * thread's (a connection per request) */
+	if (c->exch_seq > 1 && obs_http_recall(&c->http_seen, p, n))
+		recalled = &c->http_seen;
+	else if (obs_http_recall(&thread_seen, p, n))
+		recalled = &thread_seen;
 	c->x_http = recalled || (n > 0 && obs_http_line(p, n, &line));
 	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
 	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
@@ -437,7 +454,7 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	rec->conn_seq = c->crec->conn_seq;
 	rec->u.http.seq = x->seq;
 	if (recalled) {
-		const struct obs_http_seen *seen = &c->http_seen;
+		const struct obs_http_seen *seen = recalled;
 
 		memcpy(x->method, seen->method, OBS_HTTP_METHOD_MAX);
 		memcpy(rec->u.http.host, seen->host, OBS_HTTP_HOST_MAX);
@@ -446,7 +463,8 @@ static struct obs_exch_body *http_exchange_begin(struct obs_conn *c,
 	} else {
 		rec->u.http.flags = obs_http_fill(
 			p, n, &line, x->method, rec->u.http.host,
-			rec->u.http.path, x->seq > 1 ? &c->http_seen : NULL);
+			rec->u.http.path, x->seq > 1 ? &c->http_seen : NULL,
+			&thread_seen);
 	}
 	if (rec != &obs_discard_http) {
 		rec->state = OBS_RS_COMPLETE; /* written once, whole */

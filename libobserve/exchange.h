@@ -350,6 +350,10 @@ bool obs_xm_tls_session(struct obs_conn *c, uint8_t alpn, struct obs_xh2 *h2);
 void obs_xm_tls_plain(struct obs_conn *c, bool tx, bool peek, int64_t t_in,
 		      int64_t t_out, const uint8_t *p, size_t n);
 
+/* This thread's memory of the last request it labelled (see
+ * obs_http_fill's bare), for the tests. */
+const struct obs_http_seen *obs_xm_thread_seen(void);
+
 /* The exchange x on c is the HTTP request req: its method, and a record
  * with its host and path (exchange.c, exchange_h2.c). Under the lock. */
 void obs_xm_label(struct obs_conn *c, struct obs_exch_body *x,

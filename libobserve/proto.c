@@ -257,7 +257,8 @@ static uint32_t fill_host(const uint8_t *p, size_t n, size_t te, char *host,
 
 uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		       const struct obs_http_line *line, char *method,
-		       char *host, char *path, struct obs_http_seen *seen)
+		       char *host, char *path, struct obs_http_seen *seen,
+		       struct obs_http_seen *bare)
 {
 	size_t t = line->path, pe = line->path_end, te = line->target_end;
 	size_t end;
@@ -279,6 +280,20 @@ uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		flags |= OBS_HF_PATH_CUT;
 	host_flags = fill_host(p, n, te, host, seen, &end, &recalled);
 	flags |= host_flags;
+	if (bare && end && end <= OBS_HTTP_SEEN_MAX &&
+	    line->path_end == line->target_end && p[te + 9] == '\r' &&
+	    p[te + 10] == '\n' && is_host(p, te + 11, n)) {
+		/* the request line, no query, then the first Host line
+		 * (host_line looks there first: end is that line's) */
+		memcpy(bare->bytes, p, end);
+		memcpy(bare->method, method, OBS_HTTP_METHOD_MAX);
+		memcpy(bare->host, host, OBS_HTTP_HOST_MAX);
+		memcpy(bare->path, path, OBS_HTTP_PATH_MAX);
+		bare->flags = flags;
+		bare->host_flags = (uint8_t)host_flags;
+		bare->te = (uint8_t)te;
+		bare->len = (uint8_t)end;
+	}
 	if (seen && !recalled) {
 		/* scanned: remembered when it is short enough, else the
 		 * memory is forgotten (it says nothing of this request) */
@@ -321,7 +336,7 @@ bool obs_http_request(const uint8_t *p, size_t n, struct obs_http_req *out)
 		return false;
 	memset(out, 0, sizeof(*out));
 	out->flags = obs_http_fill(p, n, &line, out->method, out->host,
-				   out->path, NULL);
+				   out->path, NULL, NULL);
 	return true;
 }
 

@@ -68,10 +68,19 @@ struct obs_http_seen {
 };
 
 /* seen: the connection's memory of its last request (NULL: none kept),
- * consulted and brought up to date. */
+ * consulted and brought up to date. bare (NULL: none): a thread's memory,
+ * given the request when its bytes to the end of the Host line hold
+ * nothing a record does not keep (obs_http_bare). */
 uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		       const struct obs_http_line *line, char *method,
-		       char *host, char *path, struct obs_http_seen *seen);
+		       char *host, char *path, struct obs_http_seen *seen,
+		       struct obs_http_seen *bare);
+/* A thread's memory of the last request it labelled, kept only when that
+ * request's first bytes were its request line with no query string and no
+ * fragment, and a Host line right after it: what the records hold of it
+ * anyway, never a header or a query. A program that opens a connection per
+ * request (ab without keep-alive, a script run in a loop) sends that same
+ * request on each: recalled like a connection's (obs_http_recall). */
 /* Whether p[0..n) begins with the bytes seen remembers (the last request,
  * to the end of its Host line): then it is the same request line with the
  * same Host, and seen's fields are its own (copied by the caller). */

@@ -772,6 +772,69 @@ static void test_http_request_recalled(void **state)
 		assert_null(memmem(&records[i], sizeof(records[i]), "x=", 2));
 }
 
+/* A connection per request (ab without keep-alive): the thread remembers
+ * the last request whose first bytes were only its request line, with no
+ * query string, and a Host line (what a record keeps anyway); the same
+ * bytes on the next connection are that request. Anything else is parsed:
+ * a query, a header before Host, another host, a shorter request. */
+static void test_http_thread_recalled(void **state)
+{
+	static const struct {
+		const char *req;
+		const char *path, *host;
+	} cases[] = {
+		{ "GET /t/a HTTP/1.0\r\nHost: t.example\r\nUser-Agent: x\r\n\r\n",
+		  "/t/a", "t.example" },
+		{ "GET /t/a HTTP/1.0\r\nHost: t.example\r\nUser-Agent: y\r\n\r\n",
+		  "/t/a", "t.example" },
+		{ "GET /t/a HTTP/1.0\r\nHost: t.example\r\n\r\n", "/t/a",
+		  "t.example" },
+		{ "GET /t/a?k=SECRET HTTP/1.0\r\nHost: t.example\r\n\r\n",
+		  "/t/a", "t.example" },
+		{ "GET /t/a?k=SECRET HTTP/1.0\r\nHost: t.example\r\n\r\n",
+		  "/t/a", "t.example" },
+		{ "GET /t/a HTTP/1.0\r\nCookie: SECRET\r\nHost: u.example\r\n\r\n",
+		  "/t/a", "u.example" },
+		{ "GET /t/a HTTP/1.0\r\nHost: t.example\r\n\r\n", "/t/a",
+		  "t.example" },
+		{ "GET /t/a HTTP/1.0\r\nHost: t.exampl\r\n\r\n", "/t/a",
+		  "t.exampl" },
+		{ "GET /t/a HTTP/1.0\r\nHost: t.example\r\n\r\n", "/t/a",
+		  "t.example" },
+		{ "GET /t/a HTTP/1.0\r\n\r\n", "/t/a", "" },
+		{ "GET /t/b HTTP/1.0\r\nHost: t.example\r\n\r\n", "/t/b",
+		  "t.example" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].req);
+		char *buf = malloc(n);
+		struct obs_record *h;
+
+		assert_non_null(buf);
+		memcpy(buf, cases[i].req, n);
+		reset(NULL);
+		open_blocking(1000, 1100);
+		send_bytes(2000, 2010, buf, n);
+		free(buf);
+		recv_bytes(2020, 2100, response, sizeof(response) - 1);
+		obs_xm_close(&conn, 3000);
+		h = http_of(1);
+		assert_non_null(h);
+		assert_string_equal(exchange(1)->method, "GET");
+		assert_string_equal(h->u.http.path, cases[i].path);
+		assert_string_equal(h->u.http.host, cases[i].host);
+		assert_int_equal(h->u.http.flags, 0);
+		for (int j = 0; j < n_records; j++)
+			assert_null(memmem(&records[j], sizeof(records[j]),
+					   "SECRET", 6));
+		/* nor what the thread remembers */
+		assert_null(memmem(obs_xm_thread_seen(),
+				   sizeof(struct obs_http_seen), "SECRET", 6));
+	}
+}
+
 /* The request parse on its own, each case in a buffer of exactly its
  * length (a sanitized build catches a read beyond it): the target scanned
  * sixteen bytes a step and byte by byte, the Host line first or later,
@@ -1449,6 +1512,7 @@ int main(void)
 		cmocka_unit_test(test_http_parse),
 		cmocka_unit_test_setup(test_http_host_remembered, reset),
 		cmocka_unit_test_setup(test_http_request_recalled, reset),
+		cmocka_unit_test_setup(test_http_thread_recalled, reset),
 		cmocka_unit_test_setup(test_http_status_and_not_http, reset),
 		cmocka_unit_test_setup(test_http_status_across_receives, reset),
 		cmocka_unit_test_setup(test_tls13_curl, reset),

@@ -196,37 +196,6 @@ bool obs_http_line(const uint8_t *p, size_t n, struct obs_http_line *out)
 	return true;
 }
 
-/* Whether a[0..n) and b[0..n) hold the same bytes, n >= 16: sixteen a
- * step, the last step overlapping the one before (SSE2 on x86-64). */
-static inline bool same16(const uint8_t *a, const uint8_t *b, size_t n)
-{
-#if defined(__SSE2__)
-	size_t i = 0;
-
-	for (;; i += 16) {
-		if (i + 16 > n)
-			i = n - 16;
-		__m128i x =
-			_mm_loadu_si128((const __m128i *)(const void *)(a + i));
-		__m128i y =
-			_mm_loadu_si128((const __m128i *)(const void *)(b + i));
-
-		if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) != 0xffff)
-			return false;
-		if (i + 16 >= n)
-			return true;
-	}
-#else
-	return memcmp(a, b, n) == 0;
-#endif
-}
-
-bool obs_http_recall(const struct obs_http_seen *seen, const uint8_t *p,
-		     size_t n)
-{
-	return seen->len && n >= seen->len && same16(p, seen->bytes, seen->len);
-}
-
 /* The Host header's value in p[te..n), te the end of the request line, into
  * host (zero, OBS_HTTP_HOST_MAX): from seen when the bytes from te to the
  * end of its Host line are those of the last request, else by a scan.
@@ -242,7 +211,7 @@ static uint32_t fill_host(const uint8_t *p, size_t n, size_t te, char *host,
 
 	*end = 0;
 	*recalled = len >= 16 && te + len <= n &&
-		    same16(p + te, seen->bytes + seen->te, len);
+		    obs_same16(p + te, seen->bytes + seen->te, len);
 	if (*recalled) {
 		memcpy(host, seen->host, OBS_HTTP_HOST_MAX);
 		return seen->host_flags;

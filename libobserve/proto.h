@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* How many bytes of an exchange's first send are looked at for HTTP. */
 #define OBS_HTTP_LOOK 1024
@@ -45,6 +48,31 @@ struct obs_http_line {
 };
 bool obs_http_line(const uint8_t *p, size_t n, struct obs_http_line *out);
 
+/* Whether a[0..n) and b[0..n) hold the same bytes, n >= 16: sixteen a
+ * step, the last step overlapping the one before (SSE2 on x86-64). */
+static inline bool obs_same16(const uint8_t *a, const uint8_t *b, size_t n)
+{
+#if defined(__SSE2__)
+	size_t i = 0;
+
+	for (;; i += 16) {
+		if (i + 16 > n)
+			i = n - 16;
+		__m128i x =
+			_mm_loadu_si128((const __m128i *)(const void *)(a + i));
+		__m128i y =
+			_mm_loadu_si128((const __m128i *)(const void *)(b + i));
+
+		if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) != 0xffff)
+			return false;
+		if (i + 16 >= n)
+			return true;
+	}
+#else
+	return memcmp(a, b, n) == 0;
+#endif
+}
+
 /* What a connection's last request said: its bytes from the first to the
  * end of its (first) Host line, and what was taken from them. Clients send
  * the same request line and headers in the same order again and again on a
@@ -56,9 +84,9 @@ bool obs_http_line(const uint8_t *p, size_t n, struct obs_http_line *out);
  * Kept in the process's memory only, for the connection's life. */
 #define OBS_HTTP_SEEN_MAX 192
 struct obs_http_seen {
-	uint8_t len;   /* of bytes; 0: nothing remembered */
-	uint8_t te;    /* where its request line's target ends (the space
-			* before "HTTP/1.") */
+	uint8_t len;	    /* of bytes; 0: nothing remembered */
+	uint8_t te;	    /* where its request line's target ends (the space
+			     * before "HTTP/1.") */
 	uint8_t host_flags; /* OBS_HF_HOST_CUT or 0 */
 	uint32_t flags;	    /* OBS_HF_* of the whole request */
 	char method[OBS_HTTP_METHOD_MAX];
@@ -68,24 +96,27 @@ struct obs_http_seen {
 };
 
 /* seen: the connection's memory of its last request (NULL: none kept),
- * consulted and brought up to date. bare (NULL: none): a thread's memory,
- * given the request when its bytes to the end of the Host line hold
- * nothing a record does not keep (obs_http_bare). */
+ * consulted and brought up to date. bare (NULL: none): a thread's memory
+ * of the last request it labelled, given this one only when its first bytes
+ * are its request line with no query string and no fragment, then a Host
+ * line: what the records hold of it anyway, never a header or a query. A
+ * program that opens a connection per request (ab without keep-alive, a
+ * script run in a loop) sends that same request on each, and a new
+ * connection has no memory of its own yet. */
 uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		       const struct obs_http_line *line, char *method,
 		       char *host, char *path, struct obs_http_seen *seen,
 		       struct obs_http_seen *bare);
-/* A thread's memory of the last request it labelled, kept only when that
- * request's first bytes were its request line with no query string and no
- * fragment, and a Host line right after it: what the records hold of it
- * anyway, never a header or a query. A program that opens a connection per
- * request (ab without keep-alive, a script run in a loop) sends that same
- * request on each: recalled like a connection's (obs_http_recall). */
 /* Whether p[0..n) begins with the bytes seen remembers (the last request,
  * to the end of its Host line): then it is the same request line with the
- * same Host, and seen's fields are its own (copied by the caller). */
-bool obs_http_recall(const struct obs_http_seen *seen, const uint8_t *p,
-		     size_t n);
+ * same Host, and seen's fields are its own (copied by the caller). Inline:
+ * it runs at the beginning of every exchange. */
+static inline bool obs_http_recall(const struct obs_http_seen *seen,
+				   const uint8_t *p, size_t n)
+{
+	return seen->len && n >= seen->len &&
+	       obs_same16(p, seen->bytes, seen->len);
+}
 
 /* The status code of an HTTP/1.x status line at the start of p[0..n), or
  * 0. (Inline: it runs on the first receive of every answer.) */

@@ -714,8 +714,8 @@ static void test_http_request_recalled(void **state)
 		{ "GET /a?x=1 HTTP/1.1\r\nHost: h.example\r\nB: 22\r\n\r\n",
 		  "GET", "/a", "h.example", 0 },
 		/* the query alone differs: parsed, the same path */
-		{ "GET /a?x=2 HTTP/1.1\r\nHost: h.example\r\n\r\n", "GET",
-		  "/a", "h.example", 0 },
+		{ "GET /a?x=2 HTTP/1.1\r\nHost: h.example\r\n\r\n", "GET", "/a",
+		  "h.example", 0 },
 		{ "GET /b HTTP/1.1\r\nHost: h.example\r\n\r\n", "GET", "/b",
 		  "h.example", 0 },
 		{ "GET /b HTTP/1.1\r\nHost: h.example\r\n\r\n", "GET", "/b",
@@ -729,12 +729,16 @@ static void test_http_request_recalled(void **state)
 		/* a path longer than its field: cut, from memory too */
 		{ "GET /0123456789012345678901234567890123456789012345678901"
 		  "234567890123456789 HTTP/1.1\r\nHost: i.example\r\n\r\n",
-		  "GET", "/012345678901234567890123456789012345678901234567890"
-		  "123456789012", "i.example", OBS_HF_PATH_CUT },
+		  "GET",
+		  "/012345678901234567890123456789012345678901234567890"
+		  "123456789012",
+		  "i.example", OBS_HF_PATH_CUT },
 		{ "GET /0123456789012345678901234567890123456789012345678901"
 		  "234567890123456789 HTTP/1.1\r\nHost: i.example\r\n\r\n",
-		  "GET", "/012345678901234567890123456789012345678901234567890"
-		  "123456789012", "i.example", OBS_HF_PATH_CUT },
+		  "GET",
+		  "/012345678901234567890123456789012345678901234567890"
+		  "123456789012",
+		  "i.example", OBS_HF_PATH_CUT },
 		/* shorter than the memory: the request line alone */
 		{ "GET /0123 HTTP/1.1\r\n", "GET", "/0123", "", 0 },
 		{ "GET /b HTTP/1.1\r\nHost: h.example\r\n\r\n", "GET", "/b",
@@ -748,7 +752,8 @@ static void test_http_request_recalled(void **state)
 
 	(void)state;
 	open_blocking(1000, 1100);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++, t += 1000) {
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]);
+	     i++, t += 1000) {
 		size_t n = strlen(cases[i].req);
 		char *buf = malloc(n);
 		struct obs_record *h;

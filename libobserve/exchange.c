@@ -549,7 +549,9 @@ void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
 			  int family, const void *peer_addr, uint16_t peer_port,
 			  int64_t t_in, int64_t t_out, int ret, int err)
 {
-	struct obs_record *rec = obs_record_alloc();
+	/* the info record with it, in one reservation: every TCP
+	 * connection has one by its close (TCP_INFO) */
+	struct obs_record *info, *rec = obs_record_alloc2(&info);
 	struct obs_conn_body *cb;
 
 	if (!rec) {
@@ -578,6 +580,11 @@ void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
 	}
 	if (rec != &obs_discard_conn)
 		obs_record_publish(rec, OBS_REC_CONNECTION);
+	if (info) {
+		info->conn_seq = conn_seq;
+		obs_record_publish(info, OBS_REC_INFO);
+		c->irec = info;
+	}
 }
 
 void obs_xm_fastopen(struct obs_conn *c, int64_t t_in, int64_t t_out,

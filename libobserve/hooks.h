@@ -70,6 +70,10 @@ static inline uint8_t tls_in_of(struct obs_conn *c)
  * outside c's lock, inside the layer. */
 OBS_HIDDEN void obs_h2_attach_new(struct obs_conn *c);
 
+/* hooks_fd.c: fcntl's F_DUPFD and F_DUPFD_CLOEXEC (hooks_fcntl.c): the
+ * real call fn made, then the new fd refers to what fd did. */
+OBS_HIDDEN int obs_fcntl_dup(int (*fn)(int, int, ...), int fd, int cmd,
+			     void *arg);
 /* hooks_fd.c: an AF_INET/AF_INET6 address's bytes (zero-padded to 16) and
  * port. */
 OBS_HIDDEN void peer_of(const struct sockaddr *sa, uint8_t addr[16],

@@ -458,39 +458,13 @@ EXPORT int dup3(int oldfd, int newfd, int flags)
 	return dup_onto(oldfd, newfd, REAL(dup3)(oldfd, newfd, flags));
 }
 
-static inline int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd,
-			       void *arg)
+int obs_fcntl_dup(int (*fn)(int, int, ...), int fd, int cmd, void *arg)
 {
-	int ret;
+	int ret = fn(fd, cmd, arg);
 
-	if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)
-		return fn(fd, cmd, arg); /* the usual case: a tail call */
-	ret = fn(fd, cmd, arg);
 	if (ret >= 0 && obs_fd_table_size)
 		dup_done(fd, ret, false);
 	return ret;
-}
-
-EXPORT int fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	return fcntl_common(REAL(fcntl), fd, cmd, arg);
-}
-
-EXPORT int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	return fcntl_common(REAL(fcntl64), fd, cmd, arg);
 }
 
 /* close_range, closefrom and their system calls: the tracked fds in
@@ -648,3 +622,7 @@ EXPORT long syscall(long n, ...)
 		return real_syscall(n, a1, a2, a3, a4, a5, a6);
 	return syscall_fds(n, a1, a2, a3, a4, a5, a6);
 }
+
+/* hooks_fcntl.c tells the commands without <fcntl.h>. */
+_Static_assert(F_DUPFD == 0 && F_DUPFD_CLOEXEC == 1030,
+	       "hooks_fcntl.c's F_DUPFD and F_DUPFD_CLOEXEC");

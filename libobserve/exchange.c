@@ -131,11 +131,6 @@ data_head(const struct obs_data *d, uint8_t *buf, size_t max, size_t *n)
 	return buf;
 }
 
-void obs_xm_tx_gather(struct obs_conn *c, const struct obs_data *d)
-{
-	c->tx_head_n = (uint16_t)data_copy(d, c->tx_head, sizeof(c->tx_head));
-}
-
 /* The status line of the answer of exchange x (the current one), from its
  * first bytes gathered across receives into c->plain_head: axel reads its
  * headers a byte at a time, PHP's streams peek at one byte first. The n
@@ -229,6 +224,7 @@ exchange_begin_with(struct obs_conn *c, struct obs_record **http)
 	if (c->rx_first == OBS_RX_PROVISIONAL)
 		c->rx_first = OBS_RX_DONE; /* only the first answer */
 	c->x_after_handshake = false;
+	c->x_label_late = false;
 	c->exch_seq++;
 	c->crec->u.conn.exchanges = c->exch_seq;
 	rec = http ? obs_record_alloc2(http) : obs_record_alloc();
@@ -407,10 +403,60 @@ _Static_assert(sizeof(((struct obs_http_body *)0)->host) == OBS_HTTP_HOST_MAX,
 _Static_assert(sizeof(((struct obs_http_body *)0)->path) == OBS_HTTP_PATH_MAX,
 	       "path field");
 
+/* The request at p[0..n) as the connection's or this thread's last one
+ * (NULL: neither): its fields from memory. */
+static inline const struct obs_http_seen *
+http_recall(struct obs_conn *c, const uint8_t *p, size_t n)
+{
+	/* the connection's (kept from its second request on: most
+	 * connections that make one make only one), or this thread's (a
+	 * connection per request) */
+	if (obs_http_recall(&c->http_seen, p, n))
+		return &c->http_seen;
+	if (obs_http_recall(&thread_seen, p, n))
+		return &thread_seen;
+	return NULL;
+}
+
+/* Exchange x on c is the HTTP/1.x request at p[0..n): recalled, or its
+ * line (obs_http_line). Its method goes into x, its host and path into
+ * rec, a zeroed slot (NULL: none could be had), published whole. */
+static inline __attribute__((always_inline)) void
+http_label(struct obs_conn *c, struct obs_exch_body *x, struct obs_record *rec,
+	   const uint8_t *p, size_t n, const struct obs_http_line *line,
+	   const struct obs_http_seen *recalled)
+{
+	if (!c->crec->u.conn.app_proto)
+		c->crec->u.conn.app_proto = OBS_AP_HTTP1;
+	if (!rec) {
+		rec = &obs_discard_http;
+		memset(rec, 0, sizeof(*rec));
+	}
+	rec->conn_seq = c->crec->conn_seq;
+	rec->u.http.seq = x->seq;
+	if (recalled) {
+		memcpy(x->method, recalled->method, OBS_HTTP_METHOD_MAX);
+		memcpy(rec->u.http.host, recalled->host, OBS_HTTP_HOST_MAX);
+		memcpy(rec->u.http.path, recalled->path, OBS_HTTP_PATH_MAX);
+		rec->u.http.flags = recalled->flags;
+	} else {
+		rec->u.http.flags = obs_http_fill(
+			p, n, line, x->method, rec->u.http.host,
+			rec->u.http.path, x->seq > 1 ? &c->http_seen : NULL,
+			&thread_seen);
+	}
+	if (rec != &obs_discard_http) {
+		rec->state = OBS_RS_COMPLETE; /* written once, whole */
+		obs_record_publish(rec, OBS_REC_HTTP);
+	}
+}
+
 /* The first send of an exchange on an HTTP (or not yet known) connection
  * opens the exchange: with method, host and path when it is an HTTP/1.x
  * request, whose record is reserved with the exchange's and filled in
- * place (its fields are zero: no copy through a buffer). */
+ * place (its fields are zero: no copy through a buffer). d: the send's
+ * bytes; NULL when a receive begins it while the send is under way (the
+ * send labels it when it returns: label_late). */
 static inline __attribute__((always_inline)) struct obs_exch_body *
 http_exchange_begin(struct obs_conn *c, const struct obs_data *d)
 {
@@ -423,20 +469,16 @@ http_exchange_begin(struct obs_conn *c, const struct obs_data *d)
 	const struct obs_http_seen *recalled = NULL;
 
 	if (!d && c->tx_pred == OBS_TXP_BYTES) {
-		/* a receive begins it while its send is under way: that
-		 * send's first bytes, copied at its entry */
-		p = c->tx_head;
-		n = c->tx_head_n;
-	} else if (d) { /* all we look at in the first buffer: no copy */
-		p = data_head(d, head, sizeof(head), &n);
+		/* until then it counts as HTTP: the answer's status is read */
+		x = exchange_begin_with(c, NULL);
+		__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
+		c->x_http = true;
+		c->x_label_late = true;
+		return x;
 	}
-	/* the connection's last request again (remembered from its second
-	 * on: most connections that make one make only one), or this
-	 * thread's (a connection per request) */
-	if (c->exch_seq > 1 && obs_http_recall(&c->http_seen, p, n))
-		recalled = &c->http_seen;
-	else if (obs_http_recall(&thread_seen, p, n))
-		recalled = &thread_seen;
+	if (d) /* all we look at in the first buffer: no copy */
+		p = data_head(d, head, sizeof(head), &n);
+	recalled = http_recall(c, p, n);
 	c->x_http = recalled || (n > 0 && obs_http_line(p, n, &line));
 	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
 	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
@@ -445,32 +487,35 @@ http_exchange_begin(struct obs_conn *c, const struct obs_data *d)
 			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */
 		return x;
 	}
-	if (!c->crec->u.conn.app_proto)
-		c->crec->u.conn.app_proto = OBS_AP_HTTP1;
-	if (!rec) {
-		rec = &obs_discard_http;
-		memset(rec, 0, sizeof(*rec));
-	}
-	rec->conn_seq = c->crec->conn_seq;
-	rec->u.http.seq = x->seq;
-	if (recalled) {
-		const struct obs_http_seen *seen = recalled;
-
-		memcpy(x->method, seen->method, OBS_HTTP_METHOD_MAX);
-		memcpy(rec->u.http.host, seen->host, OBS_HTTP_HOST_MAX);
-		memcpy(rec->u.http.path, seen->path, OBS_HTTP_PATH_MAX);
-		rec->u.http.flags = seen->flags;
-	} else {
-		rec->u.http.flags = obs_http_fill(
-			p, n, &line, x->method, rec->u.http.host,
-			rec->u.http.path, x->seq > 1 ? &c->http_seen : NULL,
-			&thread_seen);
-	}
-	if (rec != &obs_discard_http) {
-		rec->state = OBS_RS_COMPLETE; /* written once, whole */
-		obs_record_publish(rec, OBS_REC_HTTP);
-	}
+	http_label(c, x, rec, p, n, &line, recalled);
 	return x;
+}
+
+/* The send whose exchange x a receive began while it was under way
+ * (x_label_late) returned with its bytes d, still the caller's: x is
+ * labelled from them now, its HTTP record reserved on its own. Bytes
+ * that are no HTTP/1.x request take back the status read meanwhile. */
+static __attribute__((noinline)) void label_late(struct obs_conn *c,
+						 struct obs_exch_body *x,
+						 const struct obs_data *d)
+{
+	uint8_t head[OBS_HTTP_LOOK];
+	const uint8_t *p;
+	size_t n = 0;
+	struct obs_http_line line;
+	const struct obs_http_seen *recalled;
+
+	c->x_label_late = false;
+	p = data_head(d, head, sizeof(head), &n);
+	recalled = http_recall(c, p, n);
+	if (!recalled && !(n > 0 && obs_http_line(p, n, &line))) {
+		c->x_http = false;
+		x->status = 0;
+		if (n > 0 && c->exch_seq == 1)
+			c->proto = OBS_PROTO_OTHER;
+		return;
+	}
+	http_label(c, x, obs_record_alloc(), p, n, &line, recalled);
 }
 
 /* Exchange k+1 begins with a send entered at t3 whose TLS records are of
@@ -683,6 +728,8 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		} else if (ret < 0) {
 			note_fatal_errno(c, err);
 		}
+		if (c->x_label_late && d && c->tx_id == d->iov)
+			c->x_label_late = false; /* it sent nothing */
 		if (c->sends_inflight == 0)
 			c->begun_for_send = false;
 		obs_conn_unlock(c);
@@ -708,6 +755,8 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		/* Its answer came first (another thread): the exchange exists
 		 * and stays in its receiving phase. */
 		x = &c->xrec->u.exch;
+		if (c->x_label_late && d && c->tx_id == d->iov)
+			label_late(c, x, d);
 		if (c->sends_inflight == 0)
 			c->begun_for_send = false;
 		answered_send(x, t_out);
@@ -959,10 +1008,6 @@ void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class)
 	/* the program's headers: not kept beyond the connection */
 	if (c->http_seen.len)
 		memset(&c->http_seen, 0, sizeof(c->http_seen));
-	if (c->tx_head_n) {
-		memset(c->tx_head, 0, c->tx_head_n);
-		c->tx_head_n = 0;
-	}
 	if (c->irec)
 		record_complete(c->irec);
 	record_complete(c->crec);

@@ -64,21 +64,15 @@ enum obs_phase {
 	OBS_PH_CLOSED = 4,
 };
 
-/* How many of a send's first bytes are copied at its entry for a receive
- * that may begin its exchange before the send returns (another thread):
- * the request line and the headers the parse looks at, in practice. The
- * copy, not a pointer: a send left by a longjmp or a cancellation leaves
- * nothing that points into its stack. */
-#define OBS_TX_HEAD 384
-
 /* What a send that begins an exchange carries, read at its entry. */
 enum obs_tx_pred {
 	OBS_TXP_NONE = 0,  /* not read (no buffer, or no such send) */
 	OBS_TXP_EMPTY = 1, /* no bytes to look at */
 	OBS_TXP_OTHER = 2, /* bytes, not an HTTP/1.x request (TLS records) */
-	OBS_TXP_BYTES = 3, /* bytes that may be an HTTP/1.x request: their
-			    * first OBS_TX_HEAD in tx_head, looked at if a
-			    * receive begins the exchange */
+	OBS_TXP_BYTES = 3, /* bytes that may be an HTTP/1.x request: not
+			    * looked at before the send returns (a receive
+			    * that begins its exchange first leaves the
+			    * label to the send: x_label_late) */
 };
 
 enum obs_xphase {
@@ -120,7 +114,10 @@ struct obs_conn {
 	int64_t tx_t3;		 /* its entry */
 	const void *tx_id;	 /* that send's iovec array: which send it was
 				  * (compared, never read through) */
-	uint16_t tx_head_n;	 /* bytes in tx_head (OBS_TXP_BYTES) */
+	bool x_label_late;	 /* the current exchange was begun by a
+				  * receive while its send (tx_id, an
+				  * OBS_TXP_BYTES one) was under way: that
+				  * send labels it when it returns */
 	struct obs_record *crec; /* connection record (never NULL once open) */
 	struct obs_record *xrec; /* current exchange record, or NULL */
 	struct obs_record *irec; /* info record (TLS, TCP_INFO), or NULL */
@@ -165,7 +162,6 @@ struct obs_conn {
 					 * by handshake_begin */
 	struct obs_http_seen http_seen; /* the last request, to its Host line:
 					 * nothing while len is 0 */
-	uint8_t tx_head[OBS_TX_HEAD];	/* OBS_TXP_BYTES: tx_head_n bytes */
 };
 
 /* A connection as new: every field zero but the three above, which need
@@ -420,20 +416,15 @@ static inline void obs_conn_unlock(struct obs_conn *c)
 	obs_spin_unlock(&c->lock);
 }
 
-/* obs_xm_send_begin's reading of an HTTP/1.x connection's send d: its
- * first bytes copied (OBS_TX_HEAD at most; the first buffer inline, more
- * than one out of line). Under the lock. */
-void obs_xm_tx_gather(struct obs_conn *c, const struct obs_data *d);
+/* obs_xm_send_begin's note of an HTTP/1.x connection's send d: which
+ * send it is, and that it carries bytes. They are not read here: the
+ * exchange is labelled from them when the send returns, in its own
+ * bookkeeping, while they are still the caller's (a receive in another
+ * thread that begins the exchange first leaves the label to it). Nothing
+ * that points into the caller's memory is read after the send left it.
+ * Under the lock. */
 static inline void obs_xm_tx_head(struct obs_conn *c, const struct obs_data *d)
 {
-	size_t n = d->len < OBS_TX_HEAD ? d->len : OBS_TX_HEAD;
-
-	if (d->iovcnt > 0 && d->iov[0].iov_len >= n) {
-		memcpy(c->tx_head, d->iov[0].iov_base, n);
-		c->tx_head_n = (uint16_t)n;
-	} else {
-		obs_xm_tx_gather(c, d);
-	}
 	c->tx_id = d->iov;
 	c->tx_pred = OBS_TXP_BYTES;
 }

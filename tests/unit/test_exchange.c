@@ -1042,9 +1042,11 @@ static bool send_starts(int64_t t_in, const void *p, size_t n, struct iovec *v,
 
 /* A send whose answer another thread receives before it returns, and
  * whose buffers are gone by then (its thread left the call by a longjmp, or
- * was cancelled inside it, and the memory was reused): the exchange is
- * labelled from the bytes copied at the send's entry, never from the
- * caller's buffers (a sanitized build catches a read of the freed one). */
+ * was cancelled inside it, and the memory was reused): the receive begins
+ * the exchange and reads the answer's status; the label was the send's to
+ * give when it returned, and it never does. Nothing reads the caller's
+ * buffers after the send left them (a sanitized build catches a read of
+ * the freed one), and nothing of the request is kept. */
 static void test_shared_connection_sender_gone(void **state)
 {
 	static const char req[] = "GET /gone/path?q=SECRET HTTP/1.1\r\n"
@@ -1053,7 +1055,6 @@ static void test_shared_connection_sender_gone(void **state)
 	char *buf = malloc(n);
 	struct iovec *v = malloc(sizeof(*v));
 	struct obs_data d;
-	struct obs_record *h;
 
 	(void)state;
 	assert_non_null(buf);
@@ -1065,19 +1066,54 @@ static void test_shared_connection_sender_gone(void **state)
 	free(buf);
 	free(v);
 	recv_bytes(2300, 2400, response, sizeof(response) - 1);
-	assert_string_equal(exchange(1)->method, "GET");
+	assert_int_equal(exchange(1)->t3, 2000);
 	assert_int_equal(exchange(1)->status, 404);
-	h = record_of(OBS_REC_HTTP);
-	assert_non_null(h);
-	assert_string_equal(h->u.http.path, "/gone/path");
-	assert_string_equal(h->u.http.host, "h.example");
+	assert_string_equal(exchange(1)->method, "");
+	assert_null(record_of(OBS_REC_HTTP));
 	for (int i = 0; i < n_records; i++)
 		assert_null(
 			memmem(&records[i], sizeof(records[i]), "SECRET", 6));
 	/* the connection's end wipes what it kept of the request */
-	obs_xm_close(&conn, 3000);
+	obs_xm_close(&conn, 4000);
 	assert_null(memmem(&conn, sizeof(conn), "SECRET", 6));
 	assert_null(memmem(&conn, sizeof(conn), "h.example", 9));
+}
+
+/* A receive that begins the exchange of a send under way takes the
+ * answer's status; the send, when it returns, labels the exchange from
+ * its bytes, or, when they are no HTTP/1.x request, takes the status
+ * back. */
+static void test_shared_connection_label_late(void **state)
+{
+	static const char req[] = "GET /late HTTP/1.1\r\nHost: h\r\n\r\n";
+	static const char junk[] = "\x01\x02 no request line here\r\n";
+	size_t len = sizeof(response) - 1;
+	struct iovec v;
+	struct obs_data d;
+	bool counted;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	send_bytes(1500, 1510, req, sizeof(req) - 1);
+	recv_bytes(1520, 1600, response, len);
+	counted = send_starts(2000, req, sizeof(req) - 1, &v, &d);
+	recv_bytes(2300, 2400, response, len);
+	assert_string_equal(exchange(2)->method, ""); /* not yet */
+	assert_int_equal(exchange(2)->status, 404);
+	obs_xm_send_done(&conn, counted, 2000, 2500, sizeof(req) - 1, 0, &d);
+	assert_string_equal(exchange(2)->method, "GET");
+	assert_int_equal(exchange(2)->status, 404);
+	assert_non_null(http_of(2));
+	assert_string_equal(http_of(2)->u.http.path, "/late");
+	assert_false(conn.x_label_late);
+	counted = send_starts(3000, junk, sizeof(junk) - 1, &v, &d);
+	recv_bytes(3300, 3400, response, len);
+	obs_xm_send_done(&conn, counted, 3000, 3500, sizeof(junk) - 1, 0, &d);
+	assert_string_equal(exchange(3)->method, "");
+	assert_int_equal(exchange(3)->status, 0);
+	assert_null(http_of(3));
+	assert_int_equal(exchange(3)->ds, sizeof(junk) - 1);
+	assert_int_equal(conn.sends_inflight, 0);
 }
 
 /* Java's HttpClient: the caller's thread writes, the selector thread
@@ -1555,6 +1591,8 @@ int main(void)
 		cmocka_unit_test_setup(
 			test_shared_connection_answer_before_send_returns,
 			reset),
+		cmocka_unit_test_setup(test_shared_connection_label_late,
+				       reset),
 		cmocka_unit_test_setup(test_shared_connection_sender_gone,
 				       reset),
 		cmocka_unit_test_setup(test_shared_connection_fields_and_order,

@@ -9,8 +9,9 @@
  * register whether the caller saw a variadic prototype or not (x86-64,
  * AArch64: integers and pointers, all that fcntl takes), the hooks are
  * defined with three named arguments instead, under the exported names,
- * in this file of their own, away from the variadic declarations of
- * <fcntl.h> and hooks.h; the argument is passed on as it came. Elsewhere
+ * in this file of their own, where no header declares them variadic
+ * (neither <fcntl.h> nor hooks.h is included); the argument is passed on
+ * as it came. Elsewhere
  * they are variadic as usual.
  */
 #define _GNU_SOURCE
@@ -27,60 +28,36 @@ OBS_HIDDEN int obs_fcntl_dup(int (*fn)(int, int, ...), int fd, int cmd,
 enum { OBS_F_DUPFD = 0, OBS_F_DUPFD_CLOEXEC = 1030 };
 
 #if defined(__x86_64__) || defined(__aarch64__)
+#define OBS_FCNTL_ARGS int fd, int cmd, void *arg
+#define OBS_FCNTL_TAKE() ((void)0)
+#else
+#include <stdarg.h>
+#define OBS_FCNTL_ARGS int fd, int cmd, ...
+#define OBS_FCNTL_TAKE()                                                       \
+	void *arg;                                                             \
+	do {                                                                   \
+		va_list ap;                                                    \
+		va_start(ap, cmd);                                             \
+		arg = va_arg(ap, void *);                                      \
+		va_end(ap);                                                    \
+	} while (0)
+#endif
 
-EXPORT int obs_hook_fcntl(int fd, int cmd, void *arg) __asm__("fcntl");
-EXPORT int obs_hook_fcntl64(int fd, int cmd, void *arg) __asm__("fcntl64");
+int fcntl(OBS_FCNTL_ARGS);
+int fcntl64(OBS_FCNTL_ARGS);
 
-EXPORT int obs_hook_fcntl(int fd, int cmd, void *arg)
+EXPORT int fcntl(OBS_FCNTL_ARGS)
 {
+	OBS_FCNTL_TAKE();
 	if (LIKELY(cmd != OBS_F_DUPFD && cmd != OBS_F_DUPFD_CLOEXEC))
 		return REAL(fcntl)(fd, cmd, arg); /* a tail call */
 	return obs_fcntl_dup(REAL(fcntl), fd, cmd, arg);
 }
 
-EXPORT int obs_hook_fcntl64(int fd, int cmd, void *arg)
+EXPORT int fcntl64(OBS_FCNTL_ARGS)
 {
+	OBS_FCNTL_TAKE();
 	if (LIKELY(cmd != OBS_F_DUPFD && cmd != OBS_F_DUPFD_CLOEXEC))
 		return REAL(fcntl64)(fd, cmd, arg);
 	return obs_fcntl_dup(REAL(fcntl64), fd, cmd, arg);
 }
-
-#else
-
-#include <stdarg.h>
-
-EXPORT int obs_hook_fcntl(int fd, int cmd, ...) __asm__("fcntl");
-EXPORT int obs_hook_fcntl64(int fd, int cmd, ...) __asm__("fcntl64");
-
-static void *third(va_list ap)
-{
-	return va_arg(ap, void *);
-}
-
-EXPORT int obs_hook_fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = third(ap);
-	va_end(ap);
-	if (LIKELY(cmd != OBS_F_DUPFD && cmd != OBS_F_DUPFD_CLOEXEC))
-		return REAL(fcntl)(fd, cmd, arg);
-	return obs_fcntl_dup(REAL(fcntl), fd, cmd, arg);
-}
-
-EXPORT int obs_hook_fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = third(ap);
-	va_end(ap);
-	if (LIKELY(cmd != OBS_F_DUPFD && cmd != OBS_F_DUPFD_CLOEXEC))
-		return REAL(fcntl64)(fd, cmd, arg);
-	return obs_fcntl_dup(REAL(fcntl64), fd, cmd, arg);
-}
-
-#endif

@@ -842,6 +842,23 @@ static enum obs_rx_records tls_rx_records(struct obs_conn *c,
 	return OBS_RX_MAYBE;
 }
 
+/* A receive of the HTTP exchange x brought n > 0 bytes (d), and its status
+ * is not read yet. The usual case first: the status line's first twelve
+ * bytes (all obs_http_status reads) in the first buffer of the answer's
+ * first receive; found or not, that is its status. */
+static inline __attribute__((always_inline)) void
+recv_status(struct obs_conn *c, struct obs_exch_body *x,
+	    const struct obs_data *d, size_t n, bool peek)
+{
+	if (c->plain_head_seq != c->exch_seq && n >= 12 && d && d->iov &&
+	    d->iovcnt > 0 && d->iov[0].iov_len >= 12) {
+		x->status = obs_http_status(d->iov[0].iov_base, 12);
+		c->plain_rx_seq = c->exch_seq;
+	} else {
+		obs_xm_status(c, x, d, n, peek);
+	}
+}
+
 void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		 int err, bool peek, const struct obs_data *d)
 {
@@ -941,18 +958,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 					      ? OBS_RX_PROVISIONAL
 					      : OBS_RX_DONE;
 	}
-	if (c->x_http && c->plain_rx_seq != c->exch_seq) {
-		/* the usual case first: the status line's first twelve bytes
-		 * (all obs_http_status reads) in the first buffer of the
-		 * answer's first receive; found or not, that is its status */
-		if (c->plain_head_seq != c->exch_seq && ret >= 12 && d &&
-		    d->iov && d->iovcnt > 0 && d->iov[0].iov_len >= 12) {
-			x->status = obs_http_status(d->iov[0].iov_base, 12);
-			c->plain_rx_seq = c->exch_seq;
-		} else {
-			obs_xm_status(c, x, d, (size_t)ret, peek);
-		}
-	}
+	if (c->x_http && c->plain_rx_seq != c->exch_seq)
+		recv_status(c, x, d, (size_t)ret, peek);
 	if (c->x_handshake && c->irec)
 		c->irec->u.info.tls_end = t_out;
 	x->t6 = t_out;
@@ -964,6 +971,86 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	if (c->sends_inflight == 0)
 		c->pending_send = 0;
 	obs_conn_unlock(c);
+}
+
+/* ---- the plain connection ---- */
+
+/* A plain HTTP/1.x connection: up, no TLS, no HTTP/2, no Fast Open data
+ * on its way, no exchange begun by a receive for a send under way, the
+ * last exchange no handshake's. Under the lock. */
+static inline bool plain(const struct obs_conn *c)
+{
+	return c->proto == OBS_PROTO_HTTP && c->phase == OBS_PH_UP && !c->h2 &&
+	       c->h2mode == OBS_H2M_NONE && !c->syn_data &&
+	       !c->begun_for_send && !c->x_handshake;
+}
+
+bool obs_xm_send_plain(struct obs_conn *c, bool counted, int64_t t_in,
+		       int64_t t_out, size_t ret, const struct obs_data *d)
+{
+	struct obs_exch_body *x;
+
+	obs_conn_lock(c);
+	if (UNLIKELY(!plain(c))) {
+		obs_conn_unlock(c);
+		return false;
+	}
+	if (c->xphase == OBS_X_SENDING && !counted && c->sends_inflight == 0) {
+		/* a send in the middle of the request */
+		x = &c->xrec->u.exch;
+	} else if (c->xphase != OBS_X_SENDING && counted &&
+		   c->sends_inflight == 1) {
+		/* the send that begins the next exchange, alone */
+		c->sends_inflight = 0;
+		if (!t_in)
+			t_in = t_out; /* the lock-free hint was stale */
+		x = begin_for_send(c, c->pending_send ? c->pending_send : t_in,
+				   0, c->tls.lost, d);
+		__atomic_store_n(&c->xphase, OBS_X_SENDING, __ATOMIC_RELAXED);
+	} else {
+		obs_conn_unlock(c);
+		return false;
+	}
+	if (c->tx_pred == OBS_TXP_BYTES && c->tx_id == d->iov)
+		c->tx_pred = OBS_TXP_NONE;
+	x->t4 = t_out;
+	x->t5 = 0; /* T5 is the first receive after the *last* send */
+	x->ds += (uint64_t)ret;
+	x->send_calls++;
+	obs_conn_unlock(c);
+	return true;
+}
+
+bool obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out,
+		       size_t ret, const struct obs_data *d)
+{
+	struct obs_exch_body *x;
+
+	obs_conn_lock(c);
+	if (UNLIKELY(!plain(c) || c->sends_inflight ||
+		     c->xphase == OBS_X_NONE ||
+		     c->rx_first == OBS_RX_PROVISIONAL ||
+		     (c->xphase == OBS_X_SENDING &&
+		      obs_data_begins(d, "HTTP/1.1 101", 12)))) {
+		obs_conn_unlock(c); /* (a 101: HTTP/2 may follow) */
+		return false;
+	}
+	x = &c->xrec->u.exch;
+	if (c->xphase == OBS_X_SENDING) {
+		if (!x->t5)
+			x->t5 = after_t4(x, t_in ? t_in : t_out);
+		__atomic_store_n(&c->xphase, OBS_X_RECEIVING, __ATOMIC_RELAXED);
+	}
+	if (!x->tfb)
+		x->tfb = t_out;
+	if (c->x_http && c->plain_rx_seq != c->exch_seq)
+		recv_status(c, x, d, ret, false);
+	x->t6 = t_out;
+	x->dr += (uint64_t)ret;
+	x->recv_calls++;
+	c->pending_send = 0;
+	obs_conn_unlock(c);
+	return true;
 }
 
 void obs_xm_shutdown(struct obs_conn *c, int64_t t_out, int how)

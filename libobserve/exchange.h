@@ -247,6 +247,16 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
  * true for MSG_PEEK (counts for time, not for Dr). */
 void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		 int err, bool peek, const struct obs_data *d);
+/* The same two for a plain HTTP/1.x connection (up, no TLS, no HTTP/2,
+ * one send at a time), with fewer questions asked: the records come out
+ * as from obs_xm_send_done and obs_xm_recv. For a call that moved ret > 0
+ * bytes (d, no TLS library's call; a receive that is no peek). False when
+ * c is not such a connection now, or the call is not the usual one:
+ * nothing was done, the caller goes the general way. */
+bool obs_xm_send_plain(struct obs_conn *c, bool counted, int64_t t_in,
+		       int64_t t_out, size_t ret, const struct obs_data *d);
+bool obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out,
+		       size_t ret, const struct obs_data *d);
 /* TCP_INFO read just before the last close (struct tcp_info fields). */
 struct obs_tcp_info {
 	uint32_t rtt_us, rttvar_us, min_rtt_us, retrans, snd_cwnd, pmtu;

@@ -100,6 +100,52 @@ send_end(int fd, struct obs_conn *c, struct send_ctx sx, ssize_t ret,
 	return ret;
 }
 
+/* The plain connection's way (obs_xm_send_plain, obs_xm_recv_plain): a
+ * call on a connection the state machine saw as plain HTTP/1.x, by a
+ * thread in no TLS library's call and not inside the layer (a hint, read
+ * without the lock; the plain functions check under it, and decline). */
+static inline bool plain_hint(void)
+{
+	return LIKELY(obs_inside == 0) && LIKELY(obs_tls_cur == NULL);
+}
+
+/* A send of one buffer, the plain way: the entry as ever
+ * (obs_xm_send_begin when it may begin an exchange), the bookkeeping of a
+ * call that moved bytes by obs_xm_send_plain; anything else (an error,
+ * nothing moved, a connection that is not plain) by send_end. real: the
+ * real call, made between. */
+#define SEND_PLAIN(fd, c, buf, n, real)                                        \
+	do {                                                                   \
+		struct iovec v_ = { (void *)(buf), (n) };                      \
+		struct obs_data d_ = { &v_, 1, (n), OBS_TLSIN_NONE };          \
+		struct send_ctx sx_ = { 0, false, true };                      \
+		ssize_t ret_;                                                  \
+                                                                               \
+		if (obs_xm_send_needs_entry(c)) {                              \
+			sx_.t_in = obs_now();                                  \
+			obs_enter_again();                                     \
+			sx_.counted = obs_xm_send_begin((c), sx_.t_in, &d_);   \
+			obs_leave();                                           \
+		}                                                              \
+		ret_ = (real);                                                 \
+		if (LIKELY(ret_ > 0)) {                                        \
+			int err_ = errno;                                      \
+			bool done_;                                            \
+                                                                               \
+			d_.len = (size_t)ret_;                                 \
+			obs_enter_again();                                     \
+			done_ = obs_xm_send_plain((c), sx_.counted, sx_.t_in,  \
+						  obs_now(), (size_t)ret_,     \
+						  &d_);                        \
+			obs_leave();                                           \
+			if (LIKELY(done_)) {                                   \
+				errno = err_;                                  \
+				return ret_;                                   \
+			}                                                      \
+		}                                                              \
+		return send_end((fd), (c), sx_, ret_, &v_, 1);                 \
+	} while (0)
+
 static __attribute__((noinline)) ssize_t
 write_slow(int fd, const void *buf, size_t n, struct obs_conn *c)
 {
@@ -110,6 +156,8 @@ write_slow(int fd, const void *buf, size_t n, struct obs_conn *c)
 			return obs_sys_write(fd, buf, n);
 		return obs_real.write(fd, buf, n);
 	}
+	if (LIKELY(plain_hint()))
+		SEND_PLAIN(fd, c, buf, n, obs_real.write(fd, buf, n));
 	struct iovec v = { (void *)buf, n };
 
 	sx = send_begin(c, &v, 1, n);
@@ -157,6 +205,8 @@ send_slow(int fd, const void *buf, size_t n, int flags, struct obs_conn *c)
 
 	if (LIKELY(!c))
 		return REAL(send)(fd, buf, n, flags);
+	if (LIKELY(plain_hint()))
+		SEND_PLAIN(fd, c, buf, n, obs_real.send(fd, buf, n, flags));
 	struct iovec v = { (void *)buf, n };
 
 	sx = send_begin(c, &v, 1, n);
@@ -320,6 +370,32 @@ recv_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, size_t wanted,
 	return ret;
 }
 
+/* A receive into one buffer (no peek, no MSG_TRUNC), the plain way: its
+ * entry time when it matters (T5), the bookkeeping of a call that brought
+ * bytes by obs_xm_recv_plain; anything else by recv_end. No errno to
+ * keep: a call that brought bytes leaves it as it was, and the plain
+ * bookkeeping makes no call that sets it (no record is reserved). */
+#define RECV_PLAIN(fd, c, buf, n, real)                                        \
+	do {                                                                   \
+		int64_t t_in_ = obs_xm_recv_needs_entry(c) ? obs_now() : 0;    \
+		ssize_t ret_ = (real);                                         \
+		struct iovec v_ = { (buf), (n) };                              \
+                                                                               \
+		if (LIKELY(ret_ > 0)) {                                        \
+			struct obs_data d_ = { &v_, 1, (size_t)ret_,           \
+					       OBS_TLSIN_NONE };               \
+			bool done_;                                            \
+                                                                               \
+			obs_enter_again();                                     \
+			done_ = obs_xm_recv_plain((c), t_in_, obs_now(),       \
+						  (size_t)ret_, &d_);          \
+			obs_leave();                                           \
+			if (LIKELY(done_))                                     \
+				return ret_;                                   \
+		}                                                              \
+		return recv_end((fd), (c), t_in_, ret_, (n), false, &v_, 1);   \
+	} while (0)
+
 static size_t iov_bytes(const struct iovec *iov, int count)
 {
 	size_t total = 0;
@@ -339,6 +415,8 @@ static __attribute__((noinline)) ssize_t read_slow(int fd, void *buf, size_t n,
 			return syscall(SYS_read, fd, buf, n);
 		return obs_real.read(fd, buf, n);
 	}
+	if (LIKELY(plain_hint()))
+		RECV_PLAIN(fd, c, buf, n, obs_real.read(fd, buf, n));
 	struct iovec v = { buf, n };
 
 	t_in = recv_begin(c);
@@ -389,6 +467,8 @@ recv_slow(int fd, void *buf, size_t n, int flags, struct obs_conn *c)
 
 	if (LIKELY(!c))
 		return REAL(recv)(fd, buf, n, flags);
+	if (LIKELY(plain_hint()) && !(flags & (MSG_PEEK | MSG_TRUNC)))
+		RECV_PLAIN(fd, c, buf, n, obs_real.recv(fd, buf, n, flags));
 	struct iovec v = { buf, n };
 
 	t_in = recv_begin(c);

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -69,6 +70,81 @@ static int reset(void **state)
 static const uint8_t loopback[4] = { 127, 0, 0, 1 };
 
 static struct obs_conn conn;
+
+/* Every test runs twice: the second time each send and receive goes the
+ * way the hooks send it, the plain connection's path first
+ * (obs_xm_send_plain, obs_xm_recv_plain) and the general one when that
+ * declines; the records must be the same. */
+static bool via_plain;
+static unsigned int plain_taken; /* calls the plain path took */
+
+static void test_send_done(struct obs_conn *c, bool counted, int64_t t_in,
+			   int64_t t_out, ssize_t ret, int err,
+			   const struct obs_data *d)
+{
+	if (via_plain && ret > 0 && d && d->iov &&
+	    d->tls_in == OBS_TLSIN_NONE &&
+	    obs_xm_send_plain(c, counted, t_in, t_out, (size_t)ret, d)) {
+		plain_taken++;
+		return;
+	}
+	obs_xm_send_done(c, counted, t_in, t_out, ret, err, d);
+}
+
+static void test_send(struct obs_conn *c, int64_t t_in, int64_t t_out,
+		      ssize_t ret, int err, const struct obs_data *d)
+{
+	bool counted = obs_xm_send_begin(c, t_in ? t_in : t_out, d);
+
+	test_send_done(c, counted, t_in, t_out, ret, err, d);
+}
+
+static void test_recv(struct obs_conn *c, int64_t t_in, int64_t t_out,
+		      ssize_t ret, int err, bool peek, const struct obs_data *d)
+{
+	if (via_plain && ret > 0 && !peek && d && d->iov &&
+	    d->tls_in == OBS_TLSIN_NONE &&
+	    obs_xm_recv_plain(c, t_in, t_out, (size_t)ret, d)) {
+		plain_taken++;
+		return;
+	}
+	obs_xm_recv(c, t_in, t_out, ret, err, peek, d);
+}
+
+/* What each test left in the records, the first time (general), to be
+ * found again the second (plain): byte for byte. */
+#define MAX_TESTS 64
+static struct obs_record *snapshots[MAX_TESTS];
+static int snapshot_n[MAX_TESTS];
+static int test_index;
+
+static int snap(void **state)
+{
+	int i = test_index++;
+
+	(void)state;
+	if (i >= MAX_TESTS)
+		return -1;
+	if (!via_plain) {
+		snapshots[i] = malloc(sizeof(records));
+		if (!snapshots[i])
+			return -1;
+		memcpy(snapshots[i], records, sizeof(records));
+		snapshot_n[i] = n_records;
+		return 0;
+	}
+	if (!snapshots[i] || snapshot_n[i] != n_records ||
+	    memcmp(snapshots[i], records, sizeof(records)) != 0) {
+		fprintf(stderr, "test %d: the plain path's records differ\n",
+			i + 1);
+		return -1;
+	}
+	return 0;
+}
+
+#define obs_xm_send_done test_send_done
+#define obs_xm_send test_send
+#define obs_xm_recv test_recv
 
 /* The record of exchange seq, or NULL. */
 static struct obs_record *exchange_record(uint32_t seq)
@@ -850,6 +926,45 @@ static void test_http_thread_recalled(void **state)
 	}
 }
 
+/* The waits between the calls of plain HTTP exchanges (run both ways,
+ * the records compared): a receive that finds nothing yet starts T5 and
+ * the answer's first bytes keep it; a send after such a receive (the
+ * request's rest) starts the wait again; a send that could not go while
+ * the answer was coming is no T3 once more of the answer came. */
+static void test_plain_waits(void **state)
+{
+	static const char req[] = "GET /w HTTP/1.1\r\nHost: w\r\n\r\n";
+	size_t len = sizeof(response) - 1, half = (sizeof(req) - 1) / 2;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	send_bytes(2000, 2010, req, sizeof(req) - 1);
+	obs_xm_recv(&conn, 2020, 2030, -1, EAGAIN, false, NULL);
+	recv_bytes(2100, 2200, response, len);
+	assert_int_equal(exchange(1)->t5, 2020);
+	assert_int_equal(exchange(1)->tfb, 2200);
+	send_bytes(3000, 3010, req, half);
+	obs_xm_recv(&conn, 3020, 3025, -1, EAGAIN, false, NULL);
+	send_bytes(3030, 3040, req + half, sizeof(req) - 1 - half);
+	assert_int_equal(exchange(2)->t5, 0);
+	recv_bytes(3050, 3100, response, len / 2);
+	assert_int_equal(exchange(2)->t5, 3050);
+	obs_xm_send(&conn, 3200, 3210, -1, EAGAIN, NULL);
+	recv_bytes(3300, 3400, response + len / 2, len - len / 2);
+	send_bytes(4000, 4010, req, sizeof(req) - 1);
+	recv_bytes(4020, 4100, response, len);
+	assert_int_equal(exchange(3)->t3, 4000);
+	/* a send that could not go is the next exchange's T3 */
+	obs_xm_send(&conn, 5000, 5005, -1, EAGAIN, NULL);
+	send_bytes(5010, 5020, req, sizeof(req) - 1);
+	recv_bytes(5030, 5100, response, len);
+	assert_int_equal(exchange(4)->t3, 5000);
+	assert_int_equal(exchange(2)->dr, len);
+	assert_int_equal(exchange(2)->recv_calls, 2);
+	assert_int_equal(exchange(2)->send_calls, 2);
+	assert_int_equal(exchange(2)->status, 404);
+}
+
 /* The request parse on its own, each case in a buffer of exactly its
  * length (a sanitized build catches a read beyond it): the target scanned
  * sixteen bytes a step and byte by byte, the Host line first or later,
@@ -1558,55 +1673,85 @@ static void test_tcp_info(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_blocking, reset),
-		cmocka_unit_test_setup(test_http_fields, reset),
-		cmocka_unit_test(test_http_parse),
-		cmocka_unit_test_setup(test_http_host_remembered, reset),
-		cmocka_unit_test_setup(test_http_request_recalled, reset),
-		cmocka_unit_test_setup(test_http_thread_recalled, reset),
-		cmocka_unit_test_setup(test_http_status_and_not_http, reset),
-		cmocka_unit_test_setup(test_http_status_across_receives, reset),
-		cmocka_unit_test_setup(test_tls13_curl, reset),
-		cmocka_unit_test_setup(test_tls13_gnutls, reset),
-		cmocka_unit_test_setup(test_tls12, reset),
-		cmocka_unit_test_setup(test_tls13_tickets_not_first_byte,
-				       reset),
-		cmocka_unit_test_setup(test_tls12_false_start_first_byte,
-				       reset),
-		cmocka_unit_test_setup(test_tls13_finished_is_handshake, reset),
-		cmocka_unit_test_setup(test_tcp_info, reset),
-		cmocka_unit_test_setup(test_einprogress_then_so_error, reset),
-		cmocka_unit_test_setup(test_einprogress_then_eisconn, reset),
-		cmocka_unit_test_setup(test_first_io_completes_connect, reset),
-		cmocka_unit_test_setup(test_eagain_before_data, reset),
+		cmocka_unit_test_setup_teardown(test_blocking, reset, snap),
+		cmocka_unit_test_setup_teardown(test_http_fields, reset, snap),
+		cmocka_unit_test_setup_teardown(test_http_parse, reset, snap),
+		cmocka_unit_test_setup_teardown(test_http_host_remembered,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_http_request_recalled,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_http_thread_recalled,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_plain_waits, reset, snap),
+		cmocka_unit_test_setup_teardown(test_http_status_and_not_http,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(
+			test_http_status_across_receives, reset, snap),
+		cmocka_unit_test_setup_teardown(test_tls13_curl, reset, snap),
+		cmocka_unit_test_setup_teardown(test_tls13_gnutls, reset, snap),
+		cmocka_unit_test_setup_teardown(test_tls12, reset, snap),
+		cmocka_unit_test_setup_teardown(
+			test_tls13_tickets_not_first_byte, reset, snap),
+		cmocka_unit_test_setup_teardown(
+			test_tls12_false_start_first_byte, reset, snap),
+		cmocka_unit_test_setup_teardown(
+			test_tls13_finished_is_handshake, reset, snap),
+		cmocka_unit_test_setup_teardown(test_tcp_info, reset, snap),
+		cmocka_unit_test_setup_teardown(test_einprogress_then_so_error,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_einprogress_then_eisconn,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_first_io_completes_connect,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_eagain_before_data, reset,
+						snap),
 		cmocka_unit_test_setup(
 			test_partial_writes_and_t5_after_last_send, reset),
-		cmocka_unit_test_setup(test_three_keepalive_requests, reset),
-		cmocka_unit_test_setup(test_pending_send_attempt_is_t3, reset),
-		cmocka_unit_test_setup(test_server_speaks_first, reset),
-		cmocka_unit_test_setup(test_eof, reset),
-		cmocka_unit_test_setup(test_econnreset, reset),
+		cmocka_unit_test_setup_teardown(test_three_keepalive_requests,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_pending_send_attempt_is_t3,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_server_speaks_first, reset,
+						snap),
+		cmocka_unit_test_setup_teardown(test_eof, reset, snap),
+		cmocka_unit_test_setup_teardown(test_econnreset, reset, snap),
 		cmocka_unit_test_setup(
 			test_epipe_after_own_shutdown_is_no_reset, reset),
 		cmocka_unit_test_setup(
 			test_shared_connection_answer_before_send_returns,
 			reset),
-		cmocka_unit_test_setup(test_shared_connection_label_late,
-				       reset),
-		cmocka_unit_test_setup(test_shared_connection_sender_gone,
-				       reset),
-		cmocka_unit_test_setup(test_shared_connection_fields_and_order,
-				       reset),
-		cmocka_unit_test_setup(test_shared_connection_tls, reset),
-		cmocka_unit_test_setup(test_connect_refused, reset),
-		cmocka_unit_test_setup(test_refused_learned_by_io, reset),
-		cmocka_unit_test_setup(test_peek_counts_time_not_bytes, reset),
-		cmocka_unit_test_setup(test_lost, reset),
-		cmocka_unit_test_setup(test_exit_and_undo, reset),
-		cmocka_unit_test_setup(test_exit_after_refused, reset),
-		cmocka_unit_test_setup(test_spool_full_loses_records_only,
-				       reset),
+		cmocka_unit_test_setup_teardown(
+			test_shared_connection_label_late, reset, snap),
+		cmocka_unit_test_setup_teardown(
+			test_shared_connection_sender_gone, reset, snap),
+		cmocka_unit_test_setup_teardown(
+			test_shared_connection_fields_and_order, reset, snap),
+		cmocka_unit_test_setup_teardown(test_shared_connection_tls,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_connect_refused, reset,
+						snap),
+		cmocka_unit_test_setup_teardown(test_refused_learned_by_io,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_peek_counts_time_not_bytes,
+						reset, snap),
+		cmocka_unit_test_setup_teardown(test_lost, reset, snap),
+		cmocka_unit_test_setup_teardown(test_exit_and_undo, reset,
+						snap),
+		cmocka_unit_test_setup_teardown(test_exit_after_refused, reset,
+						snap),
+		cmocka_unit_test_setup_teardown(
+			test_spool_full_loses_records_only, reset, snap),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed = cmocka_run_group_tests_name("general", tests, NULL, NULL);
+
+	via_plain = true;
+	test_index = 0;
+	failed += cmocka_run_group_tests_name("plain", tests, NULL, NULL);
+	if (plain_taken < 50) {
+		fprintf(stderr, "the plain path was taken %u times\n",
+			plain_taken);
+		failed++;
+	}
+	return failed;
 }

@@ -978,11 +978,15 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 /* A plain HTTP/1.x connection: up, no TLS, no HTTP/2, no Fast Open data
  * on its way, no exchange begun by a receive for a send under way, the
  * last exchange no handshake's. Under the lock. */
+static inline bool plain_but_proto(const struct obs_conn *c)
+{
+	return c->phase == OBS_PH_UP && !c->h2 && c->h2mode == OBS_H2M_NONE &&
+	       !c->syn_data && !c->begun_for_send && !c->x_handshake;
+}
+
 static inline bool plain(const struct obs_conn *c)
 {
-	return c->proto == OBS_PROTO_HTTP && c->phase == OBS_PH_UP && !c->h2 &&
-	       c->h2mode == OBS_H2M_NONE && !c->syn_data &&
-	       !c->begun_for_send && !c->x_handshake;
+	return c->proto == OBS_PROTO_HTTP && plain_but_proto(c);
 }
 
 bool obs_xm_send_plain(struct obs_conn *c, bool counted, int64_t t_in,
@@ -991,9 +995,22 @@ bool obs_xm_send_plain(struct obs_conn *c, bool counted, int64_t t_in,
 	struct obs_exch_body *x;
 
 	obs_conn_lock(c);
-	if (UNLIKELY(!plain(c))) {
+	if (UNLIKELY(!plain_but_proto(c))) {
 		obs_conn_unlock(c);
 		return false;
+	}
+	if (UNLIKELY(c->proto != OBS_PROTO_HTTP)) {
+		/* a connection's first request: its entry found bytes that
+		 * are no TLS hello (obs_xm_predict), and they are no HTTP/2
+		 * preface either (obs_xh2_wanted's, in the hook) */
+		if (c->proto != OBS_PROTO_UNKNOWN || !counted ||
+		    c->xphase == OBS_X_SENDING || c->sends_inflight != 1 ||
+		    c->tx_pred != OBS_TXP_BYTES || c->tx_id != d->iov ||
+		    obs_data_begins(d, "PRI * HTTP/2.0", 14)) {
+			obs_conn_unlock(c);
+			return false;
+		}
+		c->proto = OBS_PROTO_HTTP;
 	}
 	if (c->xphase == OBS_X_SENDING && !counted && c->sends_inflight == 0) {
 		/* a send in the middle of the request */

@@ -965,6 +965,44 @@ static void test_plain_waits(void **state)
 	assert_int_equal(exchange(2)->status, 404);
 }
 
+/* What the plain way declines, leaving everything as it was for the
+ * general one (the hooks then attach HTTP/2 memory, walk TLS records...):
+ * a first send that is the HTTP/2 preface, a connection not up yet, a
+ * 101 answer. Called directly, as the hooks do. */
+static void test_plain_declines(void **state)
+{
+	static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+	static const char req[] = "GET /u HTTP/1.1\r\nHost: u\r\n"
+				  "Upgrade: h2c\r\n\r\n";
+	static const char up[] = "HTTP/1.1 101 Switching Protocols\r\n\r\n";
+	struct iovec v = { (void *)preface, sizeof(preface) - 1 };
+	struct obs_data d = { &v, 1, sizeof(preface) - 1, 0 };
+	bool counted;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	counted = obs_xm_send_begin(&conn, 2000, &d);
+	assert_true(counted);
+	assert_false(
+		obs_xm_send_plain(&conn, counted, 2000, 2010, v.iov_len, &d));
+	assert_int_equal(conn.proto, OBS_PROTO_UNKNOWN);
+	assert_int_equal(conn.sends_inflight, 1);
+	obs_xm_send_done(&conn, counted, 2000, 2010, (ssize_t)v.iov_len, 0, &d);
+
+	open_nonblocking(3000);
+	v.iov_base = (void *)req;
+	v.iov_len = d.len = sizeof(req) - 1;
+	counted = obs_xm_send_begin(&conn, 3100, &d);
+	assert_false(
+		obs_xm_send_plain(&conn, counted, 3100, 3110, v.iov_len, &d));
+	obs_xm_send_done(&conn, counted, 3100, 3110, (ssize_t)v.iov_len, 0, &d);
+	assert_int_equal(conn.phase, OBS_PH_UP); /* the general way's */
+	v.iov_base = (void *)up;
+	v.iov_len = d.len = sizeof(up) - 1;
+	assert_false(obs_xm_recv_plain(&conn, 3200, 3210, v.iov_len, &d));
+	assert_int_equal(conn.xphase, OBS_X_SENDING);
+}
+
 /* The request parse on its own, each case in a buffer of exactly its
  * length (a sanitized build catches a read beyond it): the target scanned
  * sixteen bytes a step and byte by byte, the Host line first or later,
@@ -1683,6 +1721,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_http_thread_recalled,
 						reset, snap),
 		cmocka_unit_test_setup_teardown(test_plain_waits, reset, snap),
+		cmocka_unit_test_setup_teardown(test_plain_declines, reset,
+						snap),
 		cmocka_unit_test_setup_teardown(test_http_status_and_not_http,
 						reset, snap),
 		cmocka_unit_test_setup_teardown(

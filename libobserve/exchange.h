@@ -93,9 +93,27 @@ enum obs_rx_first {
 };
 
 struct obs_conn {
-	int lock;	      /* spin lock, see obs_conn_lock() */
-	int refs;	      /* fds that refer to this connection */
-	uint8_t phase;	      /* enum obs_phase */
+	int lock; /* spin lock, see obs_conn_lock() */
+	int refs; /* fds that refer to this connection */
+	/* What says whether the connection is a plain HTTP/1.x one
+	 * (exchange.c, plain()), read as one word under the lock. */
+	union {
+		struct {
+			uint8_t phase;	     /* enum obs_phase */
+			uint8_t proto;	     /* enum obs_proto */
+			uint8_t h2mode;	     /* enum obs_h2mode */
+			bool syn_data;	     /* TCP Fast Open: the next
+					      * send that moves bytes sends
+					      * them with the SYN */
+			bool begun_for_send; /* a receive began the
+					      * exchange of a send under way
+					      */
+			bool x_handshake;    /* TLS: the current exchange
+					      * is no request (yet): it
+					      * lives in scratch */
+		};
+		uint64_t kind_word;
+	};
 	uint8_t xphase;	      /* enum obs_xphase */
 	bool eof;	      /* a receive returned 0 */
 	uint32_t exch_seq;    /* number of the current exchange, 0 if none */
@@ -104,7 +122,6 @@ struct obs_conn {
 	int64_t pending_recv; /* entry of a receive attempt not yet in T5 */
 	uint32_t sends_inflight; /* sends between obs_xm_send_begin and _done
 				  * that will start an exchange */
-	bool begun_for_send;	 /* a receive began that exchange already */
 	/* What the first of those sends carries, read from its buffers at
 	 * its entry (obs_xm_send_begin), for the receive that may begin its
 	 * exchange before the send's own bookkeeping (and for that). */
@@ -121,13 +138,8 @@ struct obs_conn {
 	struct obs_record *crec; /* connection record (never NULL once open) */
 	struct obs_record *xrec; /* current exchange record, or NULL */
 	struct obs_record *irec; /* info record (TLS, TCP_INFO), or NULL */
-	uint8_t proto;		 /* enum obs_proto */
-	bool x_handshake;	 /* TLS: the current exchange is no request
-				  * (yet): it lives in scratch */
 	bool x_http;		 /* the current exchange is an HTTP request */
 	bool tls_versioned;	 /* the TLS version was told */
-	bool syn_data;		 /* TCP Fast Open: the next send that moves
-				  * bytes sends them with the SYN */
 	bool tls_hello;		 /* TLS: the ClientHello's records are not
 				  * walked yet (its send is under way) */
 	uint8_t tls_seen;	 /* OBS_TLS_* sent after the hello, before
@@ -141,7 +153,6 @@ struct obs_conn {
 	struct obs_conn *next_free;
 	/* HTTP/2 and the plaintext of TLS (exchange_h2.c) */
 	struct obs_xh2 *h2;	 /* the streams' state, NULL unless HTTP/2 */
-	uint8_t h2mode;		 /* enum obs_h2mode */
 	bool tls_plain;		 /* a hooked TLS library shows the plaintext */
 	bool tls_alpn_asked;	 /* ... and was asked its protocol after a
 				  * call that moved plaintext (a hint) */

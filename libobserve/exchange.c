@@ -978,41 +978,15 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 /* A plain HTTP/1.x connection: up, no TLS, no HTTP/2, no Fast Open data
  * on its way, no exchange begun by a receive for a send under way, the
  * last exchange no handshake's. Under the lock. */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* v in the byte of kind_word that is field */
-#define KIND_BYTE(field, v)                                                    \
-	((uint64_t)(v) << (8 * (offsetof(struct obs_conn, field) -             \
-				offsetof(struct obs_conn, kind_word))))
-#define KIND_MASK                                                              \
-	(KIND_BYTE(phase, 0xff) | KIND_BYTE(h2mode, 0xff) |                    \
-	 KIND_BYTE(syn_data, 0xff) | KIND_BYTE(begun_for_send, 0xff) |         \
-	 KIND_BYTE(x_handshake, 0xff))
-
 static inline bool plain_but_proto(const struct obs_conn *c)
 {
-	return (c->kind_word & KIND_MASK) == KIND_BYTE(phase, OBS_PH_UP) &&
-	       !c->h2;
+	return obs_xm_kind_is(c, OBS_PROTO_UNKNOWN, false);
 }
 
 static inline bool plain(const struct obs_conn *c)
 {
-	return (c->kind_word & (KIND_MASK | KIND_BYTE(proto, 0xff))) ==
-		       (KIND_BYTE(phase, OBS_PH_UP) |
-			KIND_BYTE(proto, OBS_PROTO_HTTP)) &&
-	       !c->h2;
+	return obs_xm_kind_is(c, OBS_PROTO_HTTP, true);
 }
-#else
-static inline bool plain_but_proto(const struct obs_conn *c)
-{
-	return c->phase == OBS_PH_UP && !c->h2 && c->h2mode == OBS_H2M_NONE &&
-	       !c->syn_data && !c->begun_for_send && !c->x_handshake;
-}
-
-static inline bool plain(const struct obs_conn *c)
-{
-	return c->proto == OBS_PROTO_HTTP && plain_but_proto(c);
-}
-#endif
 
 /* The plain functions are inlined into the hooks that call them (the
  * layer is built with LTO), saving the call, its frame and the passing of

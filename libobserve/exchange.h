@@ -268,6 +268,57 @@ bool obs_xm_send_plain(struct obs_conn *c, bool counted, int64_t t_in,
 		       int64_t t_out, size_t ret, const struct obs_data *d);
 bool obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out,
 		       size_t ret, const struct obs_data *d);
+/* Whether c is up, with no HTTP/2, no Fast Open data on its way, no
+ * exchange begun by a receive for a send under way and no handshake's
+ * exchange, and (with_proto) its protocol is proto: what the plain
+ * functions ask, under the lock; as a hint without it (obs_xm_plain_hint).
+ * One masked load of kind_word. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* v in the byte of kind_word that is field */
+#define OBS_KIND_BYTE(field, v)                                                \
+	((uint64_t)(v) << (8 * (offsetof(struct obs_conn, field) -             \
+				offsetof(struct obs_conn, kind_word))))
+#define OBS_KIND_MASK                                                          \
+	(OBS_KIND_BYTE(phase, 0xff) | OBS_KIND_BYTE(h2mode, 0xff) |            \
+	 OBS_KIND_BYTE(syn_data, 0xff) | OBS_KIND_BYTE(begun_for_send, 0xff) | \
+	 OBS_KIND_BYTE(x_handshake, 0xff))
+
+static inline bool obs_xm_kind_is(const struct obs_conn *c, uint8_t proto,
+				  bool with_proto)
+{
+	uint64_t mask =
+		OBS_KIND_MASK | (with_proto ? OBS_KIND_BYTE(proto, 0xff) : 0);
+	uint64_t want = OBS_KIND_BYTE(phase, OBS_PH_UP) |
+			(with_proto ? OBS_KIND_BYTE(proto, proto) : 0);
+
+	return (__atomic_load_n(&c->kind_word, __ATOMIC_RELAXED) & mask) ==
+		       want &&
+	       !__atomic_load_n(&c->h2, __ATOMIC_RELAXED);
+}
+#else
+static inline bool obs_xm_kind_is(const struct obs_conn *c, uint8_t proto,
+				  bool with_proto)
+{
+	return c->phase == OBS_PH_UP && !c->h2 && c->h2mode == OBS_H2M_NONE &&
+	       !c->syn_data && !c->begun_for_send && !c->x_handshake &&
+	       (!with_proto || c->proto == proto);
+}
+#endif
+
+/* Whether a call on c may go the plain way: its protocol is HTTP/1.x or
+ * not known yet (its first request), one test (OBS_PROTO_UNKNOWN is 0,
+ * OBS_PROTO_HTTP 2). Read without the lock: a hint that keeps the
+ * connections of other protocols (TLS, anything else) from asking twice;
+ * the plain functions ask the rest under the lock. */
+static inline bool obs_xm_plain_hint(const struct obs_conn *c)
+{
+	return (__atomic_load_n(&c->proto, __ATOMIC_RELAXED) &
+		~OBS_PROTO_HTTP) == 0;
+}
+_Static_assert(OBS_PROTO_UNKNOWN == 0 && OBS_PROTO_HTTP == 2 &&
+		       OBS_PROTO_TLS == 1 && OBS_PROTO_OTHER == 3,
+	       "obs_xm_plain_hint's test");
+
 /* TCP_INFO read just before the last close (struct tcp_info fields). */
 struct obs_tcp_info {
 	uint32_t rtt_us, rttvar_us, min_rtt_us, retrans, snd_cwnd, pmtu;

@@ -104,9 +104,11 @@ send_end(int fd, struct obs_conn *c, struct send_ctx sx, ssize_t ret,
  * call on a connection the state machine saw as plain HTTP/1.x, by a
  * thread in no TLS library's call and not inside the layer (a hint, read
  * without the lock; the plain functions check under it, and decline). */
-static inline bool plain_hint(void)
+static inline bool plain_hint(const struct obs_conn *c)
 {
-	return LIKELY(obs_inside == 0) && LIKELY(obs_tls_cur == NULL);
+	/* the protocol first: the connections of others fail it at once */
+	return obs_xm_plain_hint(c) && LIKELY(obs_inside == 0) &&
+	       LIKELY(obs_tls_cur == NULL);
 }
 
 /* A send of one buffer, the plain way: the entry as ever
@@ -156,7 +158,7 @@ write_slow(int fd, const void *buf, size_t n, struct obs_conn *c)
 			return obs_sys_write(fd, buf, n);
 		return obs_real.write(fd, buf, n);
 	}
-	if (LIKELY(plain_hint()))
+	if (LIKELY(plain_hint(c)))
 		SEND_PLAIN(fd, c, buf, n, obs_real.write(fd, buf, n));
 	struct iovec v = { (void *)buf, n };
 
@@ -205,7 +207,7 @@ send_slow(int fd, const void *buf, size_t n, int flags, struct obs_conn *c)
 
 	if (LIKELY(!c))
 		return REAL(send)(fd, buf, n, flags);
-	if (LIKELY(plain_hint()))
+	if (LIKELY(plain_hint(c)))
 		SEND_PLAIN(fd, c, buf, n, obs_real.send(fd, buf, n, flags));
 	struct iovec v = { (void *)buf, n };
 
@@ -415,7 +417,7 @@ static __attribute__((noinline)) ssize_t read_slow(int fd, void *buf, size_t n,
 			return syscall(SYS_read, fd, buf, n);
 		return obs_real.read(fd, buf, n);
 	}
-	if (LIKELY(plain_hint()))
+	if (LIKELY(plain_hint(c)))
 		RECV_PLAIN(fd, c, buf, n, obs_real.read(fd, buf, n));
 	struct iovec v = { buf, n };
 
@@ -467,7 +469,7 @@ recv_slow(int fd, void *buf, size_t n, int flags, struct obs_conn *c)
 
 	if (LIKELY(!c))
 		return REAL(recv)(fd, buf, n, flags);
-	if (LIKELY(plain_hint()) && !(flags & (MSG_PEEK | MSG_TRUNC)))
+	if (LIKELY(plain_hint(c)) && !(flags & (MSG_PEEK | MSG_TRUNC)))
 		RECV_PLAIN(fd, c, buf, n, obs_real.recv(fd, buf, n, flags));
 	struct iovec v = { buf, n };
 

@@ -1059,6 +1059,16 @@ obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out, size_t ret,
 		return false;
 	}
 	x = &c->xrec->u.exch;
+	if (UNLIKELY(ret == 0)) { /* end of stream: the peer closed */
+		if (c->xphase == OBS_X_SENDING && !x->t5)
+			x->t5 = after_t4(x, t_in ? t_in : t_out);
+		if (!c->eof) {
+			c->eof = true;
+			c->crec->u.conn.teof = t_out;
+		}
+		obs_conn_unlock(c);
+		return true;
+	}
 	if (c->xphase == OBS_X_SENDING) {
 		if (!x->t5)
 			x->t5 = after_t4(x, t_in ? t_in : t_out);

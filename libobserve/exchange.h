@@ -263,7 +263,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
  * as from obs_xm_send_done and obs_xm_recv. For a call that moved ret > 0
  * bytes (d, no TLS library's call; a receive that is no peek). False when
  * c is not such a connection now, or the call is not the usual one:
- * nothing was done, the caller goes the general way. */
+ * nothing was done, the caller goes the general way. A receive may also
+ * be an end of stream (ret 0, bytes asked for). */
 bool obs_xm_send_plain(struct obs_conn *c, bool counted, int64_t t_in,
 		       int64_t t_out, size_t ret, const struct obs_data *d);
 bool obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out,

@@ -383,7 +383,7 @@ recv_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, size_t wanted,
 		ssize_t ret_ = (real);                                         \
 		struct iovec v_ = { (buf), (n) };                              \
                                                                                \
-		if (LIKELY(ret_ > 0)) {                                        \
+		if (LIKELY(ret_ > 0) || (ret_ == 0 && (n) > 0)) {              \
 			struct obs_data d_ = { &v_, 1, (size_t)ret_,           \
 					       OBS_TLSIN_NONE };               \
 			bool done_;                                            \

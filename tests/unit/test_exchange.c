@@ -102,7 +102,12 @@ static void test_send(struct obs_conn *c, int64_t t_in, int64_t t_out,
 static void test_recv(struct obs_conn *c, int64_t t_in, int64_t t_out,
 		      ssize_t ret, int err, bool peek, const struct obs_data *d)
 {
-	if (via_plain && ret > 0 && !peek && d && d->iov &&
+	static const struct iovec none = { NULL, 1 };
+	const struct obs_data eof = { &none, 1, 0, OBS_TLSIN_NONE };
+
+	if (via_plain && ret == 0 && !peek && (!d || d->tls_in == 0))
+		d = d ? d : &eof; /* an end of stream, as the hooks see it */
+	if (via_plain && ret >= 0 && !peek && d && d->iov &&
 	    d->tls_in == OBS_TLSIN_NONE &&
 	    obs_xm_recv_plain(c, t_in, t_out, (size_t)ret, d)) {
 		plain_taken++;
@@ -959,6 +964,13 @@ static void test_plain_waits(void **state)
 	send_bytes(5010, 5020, req, sizeof(req) - 1);
 	recv_bytes(5030, 5100, response, len);
 	assert_int_equal(exchange(4)->t3, 5000);
+	/* the peer closes after an answer, then before the next one */
+	obs_xm_recv(&conn, 5200, 5210, 0, 0, false, NULL);
+	assert_int_equal(connection()->teof, 5210);
+	send_bytes(6000, 6010, req, sizeof(req) - 1);
+	obs_xm_recv(&conn, 6020, 6030, 0, 0, false, NULL);
+	assert_int_equal(exchange(5)->t5, 6020);
+	assert_int_equal(connection()->teof, 5210);
 	assert_int_equal(exchange(2)->dr, len);
 	assert_int_equal(exchange(2)->recv_calls, 2);
 	assert_int_equal(exchange(2)->send_calls, 2);

@@ -224,6 +224,22 @@ static uint32_t fill_host(const uint8_t *p, size_t n, size_t te, char *host,
 	return flags;
 }
 
+/* m remembers the request p[0..end) (end <= OBS_HTTP_SEEN_MAX), whose
+ * target ends at te, and what was taken from it. */
+static void remember(struct obs_http_seen *m, const uint8_t *p, size_t end,
+		     size_t te, const char *method, const char *host,
+		     const char *path, uint32_t flags, uint32_t host_flags)
+{
+	memcpy(m->bytes, p, end);
+	memcpy(m->method, method, OBS_HTTP_METHOD_MAX);
+	memcpy(m->host, host, OBS_HTTP_HOST_MAX);
+	memcpy(m->path, path, OBS_HTTP_PATH_MAX);
+	m->flags = flags;
+	m->host_flags = (uint8_t)host_flags;
+	m->te = (uint8_t)te;
+	m->len = (uint8_t)end;
+}
+
 uint32_t obs_http_fill(const uint8_t *p, size_t n,
 		       const struct obs_http_line *line, char *method,
 		       char *host, char *path, struct obs_http_seen *seen,
@@ -254,29 +270,16 @@ uint32_t obs_http_fill(const uint8_t *p, size_t n,
 	    p[te + 10] == '\n' && is_host(p, te + 11, n)) {
 		/* the request line, no query, then the first Host line
 		 * (host_line looks there first: end is that line's) */
-		memcpy(bare->bytes, p, end);
-		memcpy(bare->method, method, OBS_HTTP_METHOD_MAX);
-		memcpy(bare->host, host, OBS_HTTP_HOST_MAX);
-		memcpy(bare->path, path, OBS_HTTP_PATH_MAX);
-		bare->flags = flags;
-		bare->host_flags = (uint8_t)host_flags;
-		bare->te = (uint8_t)te;
-		bare->len = (uint8_t)end;
+		remember(bare, p, end, te, method, host, path, flags,
+			 host_flags);
 	}
 	if (seen && !recalled) {
 		/* scanned: remembered when it is short enough, else the
 		 * memory is forgotten (it says nothing of this request) */
 		seen->len = 0;
-		if (end && end - te >= 16 && end <= OBS_HTTP_SEEN_MAX) {
-			memcpy(seen->bytes, p, end);
-			memcpy(seen->method, method, OBS_HTTP_METHOD_MAX);
-			memcpy(seen->host, host, OBS_HTTP_HOST_MAX);
-			memcpy(seen->path, path, OBS_HTTP_PATH_MAX);
-			seen->flags = flags;
-			seen->host_flags = (uint8_t)host_flags;
-			seen->te = (uint8_t)te;
-			seen->len = (uint8_t)end;
-		}
+		if (end && end - te >= 16 && end <= OBS_HTTP_SEEN_MAX)
+			remember(seen, p, end, te, method, host, path, flags,
+				 host_flags);
 	} else if (seen) {
 		/* the host from memory, another request line: what is
 		 * remembered of the request line is this one's now */

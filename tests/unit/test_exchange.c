@@ -151,14 +151,22 @@ static int snap(void **state)
 #define obs_xm_send test_send
 #define obs_xm_recv test_recv
 
+/* The record of kind (an exchange's, or its HTTP record) of exchange seq,
+ * or NULL. */
+static struct obs_record *numbered(uint32_t kind, uint32_t seq)
+{
+	for (int i = 0; i < n_records; i++)
+		if (records[i].kind == kind &&
+		    (kind == OBS_REC_HTTP ? records[i].u.http.seq
+					  : records[i].u.exch.seq) == seq)
+			return &records[i];
+	return NULL;
+}
+
 /* The record of exchange seq, or NULL. */
 static struct obs_record *exchange_record(uint32_t seq)
 {
-	for (int i = 0; i < n_records; i++)
-		if (records[i].kind == OBS_REC_EXCHANGE &&
-		    records[i].u.exch.seq == seq)
-			return &records[i];
-	return NULL;
+	return numbered(OBS_REC_EXCHANGE, seq);
 }
 
 /* The n-th published exchange record (1-based), or NULL. */
@@ -727,11 +735,7 @@ static void test_http_fields(void **state)
 /* The HTTP record of exchange seq (NULL: none). */
 static struct obs_record *http_of(uint32_t seq)
 {
-	for (int i = 0; i < n_records; i++)
-		if (records[i].kind == OBS_REC_HTTP &&
-		    records[i].u.http.seq == seq)
-			return &records[i];
-	return NULL;
+	return numbered(OBS_REC_HTTP, seq);
 }
 
 /* The Host header remembered per connection (obs_http_seen): a request

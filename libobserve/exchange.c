@@ -1125,8 +1125,9 @@ void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class)
 					 : OBS_END_CLIENT_CLOSE;
 	cb->t7 = t_out;
 	c->phase = OBS_PH_CLOSED;
-	/* the program's headers: not kept beyond the connection */
-	if (c->http_seen.len)
+	/* the program's headers: not kept beyond the connection (te: a
+	 * request was remembered, maybe since forgotten, its len 0) */
+	if (c->http_seen.len || c->http_seen.te)
 		memset(&c->http_seen, 0, sizeof(c->http_seen));
 	if (c->irec)
 		record_complete(c->irec);

@@ -872,6 +872,28 @@ static void test_http_request_recalled(void **state)
 		assert_null(memmem(&records[i], sizeof(records[i]), "x=", 2));
 }
 
+/* What a connection remembers of its requests is wiped when it ends, also
+ * when the last request could not be remembered (no Host line) and the
+ * memory was only marked empty. */
+static void test_http_memory_wiped(void **state)
+{
+	static const char a[] =
+		"GET /q?k=SECRET HTTP/1.1\r\nHost: h.example\r\n\r\n";
+	static const char b[] = "GET /n HTTP/1.1\r\n\r\n";
+
+	(void)state;
+	open_blocking(1000, 1100);
+	send_bytes(2000, 2010, a, sizeof(a) - 1);
+	recv_bytes(2020, 2100, response, sizeof(response) - 1);
+	send_bytes(3000, 3010, a, sizeof(a) - 1);
+	recv_bytes(3020, 3100, response, sizeof(response) - 1);
+	send_bytes(4000, 4010, b, sizeof(b) - 1);
+	recv_bytes(4020, 4100, response, sizeof(response) - 1);
+	assert_string_equal(http_of(3)->u.http.path, "/n");
+	obs_xm_close(&conn, 5000);
+	assert_null(memmem(&conn, sizeof(conn), "SECRET", 6));
+}
+
 /* A connection per request (ab without keep-alive): the thread remembers
  * the last request whose first bytes were only its request line, with no
  * query string, and a Host line (what a record keeps anyway); the same
@@ -1737,6 +1759,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_http_thread_recalled,
 						reset, snap),
 		cmocka_unit_test_setup_teardown(test_plain_waits, reset, snap),
+		cmocka_unit_test_setup_teardown(test_http_memory_wiped, reset,
+						snap),
 		cmocka_unit_test_setup_teardown(test_plain_declines, reset,
 						snap),
 		cmocka_unit_test_setup_teardown(test_http_status_and_not_http,

@@ -374,9 +374,10 @@ recv_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, size_t wanted,
 
 /* A receive into one buffer (no peek, no MSG_TRUNC), the plain way: its
  * entry time when it matters (T5), the bookkeeping of a call that brought
- * bytes by obs_xm_recv_plain; anything else by recv_end. No errno to
- * keep: a call that brought bytes leaves it as it was, and the plain
- * bookkeeping makes no call that sets it (no record is reserved). */
+ * bytes or the end of the stream by obs_xm_recv_plain; anything else (an
+ * error, a read of 0 bytes asked, a declined call) by recv_end. No errno
+ * to keep: such a call leaves it as it was, and the plain bookkeeping
+ * makes no call that sets it (no record is reserved). */
 #define RECV_PLAIN(fd, c, buf, n, real)                                        \
 	do {                                                                   \
 		int64_t t_in_ = obs_xm_recv_needs_entry(c) ? obs_now() : 0;    \

@@ -218,6 +218,10 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 		"seq = ?2",
 	[OBS_SQL_HTTP_UPD] = "UPDATE exchange SET host = ?3, path = ?4 WHERE "
 			     "connection_id = ?1 AND seq = ?2 AND id < ?5",
+	[OBS_SQL_LABEL_GET] =
+		"SELECT e.host, e.path FROM exchange e JOIN connection c ON "
+		"c.id = e.connection_id WHERE c.process_id = ?1 AND "
+		"c.seq = ?2 AND e.seq = ?3",
 	[OBS_SQL_INFO_UPD] = "UPDATE connection SET (" OBS_SQL_INFO_COLUMNS
 			     ") = (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
 			     "?12, ?13, ?14, ?15) WHERE id = ?1",

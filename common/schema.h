@@ -61,6 +61,9 @@ enum obs_ingest_sql {
 	/* ?1 connection_id, ?2 seq, ?3 host, ?4 path, on a row whose id is
 	 * below ?5 */
 	OBS_SQL_HTTP_UPD,
+	/* ?1 process_id, ?2 connection seq, ?3 exchange seq -> host, path
+	 * of that exchange (what a later one's label refers to) */
+	OBS_SQL_LABEL_GET,
 	/* ?1 id, then OBS_SQL_INFO_COLUMNS as ?2..?15 */
 	OBS_SQL_INFO_UPD,
 	/* ?1 process_id, ?2 segment -> next_offset, pending (ingest_mark) */

@@ -38,7 +38,10 @@
  * reads as one with neither known). */
 /* 4 adds segments (header: segment, first_record, segment_records; the
  * OBS_SPOOL_SEALED flag); a version 3 file reads as segment 0 of one. */
-#define OBS_SPOOL_VERSION 4u
+/* 5 adds the exchange's label reference (label_conn, label_seq: fields
+ * that were zero padding before; a version 4 file reads as one where no
+ * exchange refers to another's HTTP record). */
+#define OBS_SPOOL_VERSION 5u
 #define OBS_SPOOL_HEADER_SIZE 4096u
 #define OBS_RECORD_SIZE 128u
 #define OBS_SPOOL_SUFFIX ".spool"
@@ -182,7 +185,14 @@ struct obs_exch_body {
 	uint8_t pad0;	     /* 103 */
 	uint32_t stream;     /* 104 HTTP/2 stream id (OBS_XF_H2), version 3 */
 	uint32_t stream_error; /* 108 RST_STREAM's error code (OBS_XF_RESET) */
-	uint8_t pad[16];       /* 112 */
+	/* Version 5: label_seq not 0: the same HTTP/1.x request as exchange
+	 * label_seq of connection label_conn, whose HTTP record (earlier in
+	 * this segment) holds the host and path; this exchange has none of
+	 * its own. (A client that sends the same request again writes one
+	 * HTTP record, not one per request.) */
+	uint64_t label_conn; /* 112 */
+	uint32_t label_seq;  /* 120 */
+	uint8_t pad[4];	     /* 124 */
 };
 
 /* Host and path of an HTTP request (HTTP/1.x, or an HTTP/2 stream's

@@ -205,6 +205,12 @@ static const char *record_problem(const struct obs_spool *sp,
 		const struct obs_exch_body *x = &r->u.exch;
 		if (x->seq == 0)
 			return "exchange number 0";
+		/* an earlier exchange's HTTP record, of this connection or
+		 * an earlier one */
+		if (h->version >= 5 && x->label_seq &&
+		    (x->label_conn == 0 || x->label_conn > r->conn_seq ||
+		     (x->label_conn == r->conn_seq && x->label_seq >= x->seq)))
+			return "label of no earlier exchange";
 		if (!time_ok(h, x->t3) || !time_ok(h, x->t4) ||
 		    !time_ok(h, x->t5) || !time_ok(h, x->tfb) ||
 		    !time_ok(h, x->t6))

@@ -327,8 +327,22 @@ struct ingest {
 		int64_t conn_id;
 		struct obs_record exch, http;
 		bool has_http;
+		/* its label refers to an exchange not in `labels`: looked
+		 * up once the batch is stored (label_resolve) */
+		bool label_lookup;
+		size_t offset;
 	} batch[EXCH_BATCH];
 	size_t n_batch;
+	/* The host and path of the last exchanges with an HTTP record (by
+	 * connection and exchange number, direct-mapped; NULL until the
+	 * first): a later exchange that is the same request refers to one
+	 * (obs_exch_body.label_seq, version 5). */
+	struct label {
+		uint64_t conn_seq;
+		uint32_t seq; /* 0: empty */
+		char host[sizeof(((struct obs_http_body *)0)->host)];
+		char path[sizeof(((struct obs_http_body *)0)->path)];
+	} * labels;
 	/* connections waiting to be stored at once (conn_flush), in the order
 	 * of their records, each with its info record when that came before
 	 * the flush; until then their numbers map to pending_id(i) */
@@ -921,6 +935,97 @@ static int update_http(struct ingest *in, int64_t conn_id,
 	return step_done(in->store, st);
 }
 
+static bool unseen_yet(const struct ingest *in);
+
+/* The label cache's slots (a power of two). */
+#define LABELS 1024
+
+static struct label *label_slot(struct ingest *in, uint64_t conn_seq,
+				uint32_t seq)
+{
+	uint64_t k = conn_seq * 0x9e3779b97f4a7c15ull + seq;
+
+	return &in->labels[(k >> 32) & (LABELS - 1)];
+}
+
+/* HTTP record h (host and path of exchange h->u.http.seq of connection
+ * h->conn_seq) into the label cache. Best effort: without memory the
+ * exchanges that refer to it look it up in the database. */
+static void label_put(struct ingest *in, const struct obs_record *h)
+{
+	struct label *l;
+
+	if (!in->labels && !(in->labels = calloc(LABELS, sizeof(*l))))
+		return;
+	l = label_slot(in, h->conn_seq, h->u.http.seq);
+	l->conn_seq = h->conn_seq;
+	l->seq = h->u.http.seq;
+	memcpy(l->host, h->u.http.host, sizeof(l->host));
+	memcpy(l->path, h->u.http.path, sizeof(l->path));
+}
+
+/* Exchange record r refers to another's HTTP record: in row->http when
+ * the cache holds it, else looked up later (label_resolve). */
+static void label_take(struct ingest *in, struct batch_row *row,
+		       const struct obs_record *r)
+{
+	const struct obs_exch_body *x = &r->u.exch;
+	struct label *l =
+		in->labels ? label_slot(in, x->label_conn, x->label_seq) : NULL;
+
+	if (l && l->seq == x->label_seq && l->conn_seq == x->label_conn) {
+		memset(&row->http, 0, sizeof(row->http));
+		row->http.kind = OBS_REC_HTTP;
+		row->http.conn_seq = r->conn_seq;
+		row->http.u.http.seq = x->seq;
+		memcpy(row->http.u.http.host, l->host, sizeof(l->host));
+		memcpy(row->http.u.http.path, l->path, sizeof(l->path));
+		row->has_http = true;
+	} else {
+		row->label_lookup = true;
+	}
+}
+
+/* Row `row`, stored, takes the host and path of the exchange its label
+ * refers to from that one's row (stored before: by an earlier batch, or
+ * an earlier pass over the file). A reference to no stored exchange is
+ * reported; the row keeps no host and path. */
+static int label_resolve(struct ingest *in, const struct batch_row *row)
+{
+	obs_store *s = in->store;
+	sqlite3_stmt *st = s->st[OBS_SQL_LABEL_GET],
+		     *up = s->st[OBS_SQL_HTTP_UPD];
+	const struct obs_exch_body *x = &row->exch.u.exch;
+	int rc;
+
+	sqlite3_bind_int64(st, 1, in->process_id);
+	sqlite3_bind_int64(st, 2, (int64_t)x->label_conn);
+	sqlite3_bind_int64(st, 3, x->label_seq);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		sqlite3_bind_int64(up, 1, row->conn_id);
+		sqlite3_bind_int64(up, 2, x->seq);
+		sqlite3_bind_value(up, 3, sqlite3_column_value(st, 0));
+		sqlite3_bind_value(up, 4, sqlite3_column_value(st, 1));
+		sqlite3_bind_int64(up, 5, INT64_MAX);
+		rc = step_done(s, up);
+		sqlite3_reset(st);
+		return rc;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return -1;
+	if (!unseen_yet(in)) { /* (else read again next time) */
+		in->stats->records_bad++;
+		in->skipped = true;
+		say(in->msgs, in->sp.path,
+		    "offset %zu: the exchange whose host and path it has (the "
+		    "same request) is not stored: stored without them",
+		    row->offset);
+	}
+	return 0;
+}
+
 /* Row `row` of the batch as OBS_SQL_EXCH_INS's parameters from base + 1. */
 static void bind_row(sqlite3_stmt *st, int base, struct ingest *in,
 		     const struct batch_row *row)
@@ -1003,6 +1108,10 @@ static int batch_flush(struct ingest *in)
 			if (update_exch(in, &in->batch[i + j], below) != 0)
 				return -1;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (in->batch[i].label_lookup &&
+		    label_resolve(in, &in->batch[i]) != 0)
+			return -1;
 	return 0;
 }
 
@@ -1051,8 +1160,14 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 	row->conn_id = conn_id;
 	row->exch = *r;
 	row->has_http = h != NULL;
-	if (h)
+	row->label_lookup = false;
+	row->offset = offset;
+	if (h) {
 		row->http = *h;
+		label_put(in, h);
+	} else if (in->sp.hdr->version >= 5 && r->u.exch.label_seq) {
+		label_take(in, row, r);
+	}
 	return in->n_batch == EXCH_BATCH ? batch_flush(in) : 0;
 }
 
@@ -1077,6 +1192,7 @@ static int ingest_http(struct ingest *in, const struct obs_record *r,
 	conn_id = conn_id_of(in, r, offset);
 	if (conn_id <= 0)
 		return conn_id == -2 ? -1 : 0;
+	label_put(in, r);
 	return update_http(in, conn_id, r, INT64_MAX);
 }
 
@@ -1482,6 +1598,7 @@ dberr:
 out:
 	free(in.conn_ids);
 	free(in.pending);
+	free(in.labels);
 	obs_spool_close(&in.sp);
 	return rc;
 }

@@ -80,6 +80,7 @@ static int64_t after_t4(const struct obs_exch_body *x, int64_t t_in)
 	return t_in > x->t4 ? t_in : x->t4;
 }
 
+#define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Whether obs_xh2_send/obs_xh2_recv may take a call: HTTP/2 memory or
@@ -405,8 +406,8 @@ _Static_assert(sizeof(((struct obs_http_body *)0)->path) == OBS_HTTP_PATH_MAX,
 
 /* The request at p[0..n) as the connection's or this thread's last one
  * (NULL: neither): its fields from memory. */
-static inline const struct obs_http_seen *
-http_recall(struct obs_conn *c, const uint8_t *p, size_t n)
+static inline struct obs_http_seen *http_recall(struct obs_conn *c,
+						const uint8_t *p, size_t n)
 {
 	/* the connection's (kept from its second request on: most
 	 * connections that make one make only one), or this thread's (a
@@ -418,16 +419,32 @@ http_recall(struct obs_conn *c, const uint8_t *p, size_t n)
 	return NULL;
 }
 
+/* Memory m says what the HTTP record of exchange x on c says, reserved
+ * under epoch: later requests the same refer to it. */
+static inline void http_note_ref(struct obs_http_seen *m,
+				 const struct obs_conn *c,
+				 const struct obs_exch_body *x, uint32_t epoch)
+{
+	m->ref_conn = c->crec->conn_seq;
+	m->ref_seq = x->seq;
+	m->ref_epoch = epoch;
+}
+
 /* Exchange x on c is the HTTP/1.x request at p[0..n): recalled, or its
  * line (obs_http_line). Its method goes into x, its host and path into
- * rec, a zeroed slot (NULL: none could be had), published whole. */
+ * rec, a zeroed slot (NULL: none could be had), published whole; rec
+ * reserved under epoch (obs_record_epoch before the reservation). The
+ * memory that now says this request refers later ones to rec. */
 static inline __attribute__((always_inline)) void
 http_label(struct obs_conn *c, struct obs_exch_body *x, struct obs_record *rec,
 	   const uint8_t *p, size_t n, const struct obs_http_line *line,
-	   const struct obs_http_seen *recalled)
+	   struct obs_http_seen *recalled, uint32_t epoch)
 {
+	bool kept;
+
 	if (!c->crec->u.conn.app_proto)
 		c->crec->u.conn.app_proto = OBS_AP_HTTP1;
+	kept = rec != NULL;
 	if (!rec) {
 		rec = &obs_discard_http;
 		memset(rec, 0, sizeof(*rec));
@@ -445,10 +462,37 @@ http_label(struct obs_conn *c, struct obs_exch_body *x, struct obs_record *rec,
 			rec->u.http.path, x->seq > 1 ? &c->http_seen : NULL,
 			&thread_seen);
 	}
-	if (rec != &obs_discard_http) {
+	if (kept) {
 		rec->state = OBS_RS_COMPLETE; /* written once, whole */
 		obs_record_publish(rec, OBS_REC_HTTP);
+		/* (a roll-over since the reservation: it may be in the
+		 * segment before; no reference to it) */
+		kept = obs_record_epoch() == epoch;
 	}
+	if (recalled) {
+		if (kept)
+			http_note_ref(recalled, c, x, epoch);
+		return;
+	}
+	if (c->http_seen.fresh && kept)
+		http_note_ref(&c->http_seen, c, x, epoch);
+	if (thread_seen.fresh && kept)
+		http_note_ref(&thread_seen, c, x, epoch);
+	c->http_seen.fresh = false;
+	thread_seen.fresh = false;
+}
+
+/* Exchange x on c is again the request memory m says: the method into x,
+ * the host and path by reference to m's HTTP record (no record). */
+static inline __attribute__((always_inline)) void
+http_label_ref(struct obs_conn *c, struct obs_exch_body *x,
+	       const struct obs_http_seen *m)
+{
+	if (!c->crec->u.conn.app_proto)
+		c->crec->u.conn.app_proto = OBS_AP_HTTP1;
+	memcpy(x->method, m->method, OBS_HTTP_METHOD_MAX);
+	x->label_conn = m->ref_conn;
+	x->label_seq = m->ref_seq;
 }
 
 /* The first send of an exchange on an HTTP (or not yet known) connection
@@ -466,7 +510,9 @@ http_exchange_begin(struct obs_conn *c, const struct obs_data *d)
 	struct obs_http_line line;
 	struct obs_record *rec = NULL;
 	struct obs_exch_body *x;
-	const struct obs_http_seen *recalled = NULL;
+	struct obs_http_seen *recalled = NULL;
+	uint32_t epoch;
+	bool by_ref;
 
 	if (!d && c->tx_pred == OBS_TXP_BYTES) {
 		/* until then it counts as HTTP: the answer's status is read */
@@ -480,14 +526,26 @@ http_exchange_begin(struct obs_conn *c, const struct obs_data *d)
 		p = data_head(d, head, sizeof(head), &n);
 	recalled = http_recall(c, p, n);
 	c->x_http = recalled || (n > 0 && obs_http_line(p, n, &line));
-	x = exchange_begin_with(c, c->x_http ? &rec : NULL);
+	/* the same request as one whose HTTP record is in this segment:
+	 * no record of its own (the two reserved under one epoch) */
+	epoch = obs_record_epoch();
+	by_ref = recalled && recalled->ref_seq && recalled->ref_epoch == epoch;
+	x = exchange_begin_with(c, c->x_http && !by_ref ? &rec : NULL);
 	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
 	if (!c->x_http) {
 		if (n > 0 && c->exch_seq == 1)
 			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */
 		return x;
 	}
-	http_label(c, x, rec, p, n, &line, recalled);
+	if (LIKELY(by_ref) && LIKELY(obs_record_epoch() == epoch)) {
+		http_label_ref(c, x, recalled);
+		return x;
+	}
+	if (by_ref) { /* a roll-over meanwhile: a record after all */
+		epoch = obs_record_epoch();
+		rec = obs_record_alloc();
+	}
+	http_label(c, x, rec, p, n, &line, recalled, epoch);
 	return x;
 }
 
@@ -503,7 +561,8 @@ static __attribute__((noinline)) void label_late(struct obs_conn *c,
 	const uint8_t *p;
 	size_t n = 0;
 	struct obs_http_line line;
-	const struct obs_http_seen *recalled;
+	struct obs_http_seen *recalled;
+	uint32_t epoch;
 
 	c->x_label_late = false;
 	p = data_head(d, head, sizeof(head), &n);
@@ -515,7 +574,8 @@ static __attribute__((noinline)) void label_late(struct obs_conn *c,
 			c->proto = OBS_PROTO_OTHER;
 		return;
 	}
-	http_label(c, x, obs_record_alloc(), p, n, &line, recalled);
+	epoch = obs_record_epoch();
+	http_label(c, x, obs_record_alloc(), p, n, &line, recalled, epoch);
 }
 
 /* Exchange k+1 begins with a send entered at t3 whose TLS records are of

@@ -200,6 +200,13 @@ struct obs_record *obs_record_alloc(void);
  * returned, the second put in *second; either may be NULL. */
 struct obs_record *obs_record_alloc2(struct obs_record **second);
 
+/* Provided by the user of this module: which spool segment records go to
+ * now, as a number that changes whenever that changes (a roll-over, a new
+ * spool after fork). An exchange refers to an earlier one's HTTP record
+ * (obs_exch_body.label_seq) only where both were reserved under one
+ * number. */
+uint32_t obs_record_epoch(void);
+
 /* Publish a filled record: stores kind last, with release ordering. */
 void obs_record_publish(struct obs_record *rec, uint32_t kind);
 

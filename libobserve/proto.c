@@ -238,6 +238,8 @@ static void remember(struct obs_http_seen *m, const uint8_t *p, size_t end,
 	m->host_flags = (uint8_t)host_flags;
 	m->te = (uint8_t)te;
 	m->len = (uint8_t)end;
+	m->ref_seq = 0;
+	m->fresh = true;
 }
 
 uint32_t obs_http_fill(const uint8_t *p, size_t n,
@@ -293,6 +295,8 @@ uint32_t obs_http_fill(const uint8_t *p, size_t n,
 			seen->flags = flags;
 			seen->te = (uint8_t)te;
 			seen->len = (uint8_t)(te + hl);
+			seen->ref_seq = 0;
+			seen->fresh = true;
 		} else {
 			seen->len = 0;
 		}

@@ -49,25 +49,22 @@ struct obs_http_line {
 bool obs_http_line(const uint8_t *p, size_t n, struct obs_http_line *out);
 
 /* Whether a[0..n) and b[0..n) hold the same bytes, n >= 16: sixteen a
- * step, the last step overlapping the one before (SSE2 on x86-64). */
+ * step, the last step overlapping the one before (SSE2 on x86-64). The
+ * differences are gathered and tested once at the end: no branch but the
+ * loop's (the bytes are nearly always the same). */
 static inline bool obs_same16(const uint8_t *a, const uint8_t *b, size_t n)
 {
 #if defined(__SSE2__)
-	size_t i = 0;
+#define OBS_LOAD16(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
+	__m128i diff =
+		_mm_xor_si128(OBS_LOAD16(a + n - 16), OBS_LOAD16(b + n - 16));
 
-	for (;; i += 16) {
-		if (i + 16 > n)
-			i = n - 16;
-		__m128i x =
-			_mm_loadu_si128((const __m128i *)(const void *)(a + i));
-		__m128i y =
-			_mm_loadu_si128((const __m128i *)(const void *)(b + i));
-
-		if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) != 0xffff)
-			return false;
-		if (i + 16 >= n)
-			return true;
-	}
+	for (size_t i = 0; i + 16 < n; i += 16)
+		diff = _mm_or_si128(diff, _mm_xor_si128(OBS_LOAD16(a + i),
+							OBS_LOAD16(b + i)));
+#undef OBS_LOAD16
+	return _mm_movemask_epi8(_mm_cmpeq_epi8(diff, _mm_setzero_si128())) ==
+	       0xffff;
 #else
 	return memcmp(a, b, n) == 0;
 #endif
@@ -88,7 +85,16 @@ struct obs_http_seen {
 	uint8_t te;	    /* where its request line's target ends (the space
 			     * before "HTTP/1.") */
 	uint8_t host_flags; /* OBS_HF_HOST_CUT or 0 */
+	bool fresh;	    /* obs_http_fill wrote it for the request it
+			     * labels now: ref_* are not known yet */
 	uint32_t flags;	    /* OBS_HF_* of the whole request */
+	/* The HTTP record that holds what this says (written by the user of
+	 * this module, exchange.c): exchange ref_seq of connection ref_conn,
+	 * in the spool segment ref_epoch; 0: none yet. obs_http_fill sets
+	 * ref_seq 0 whenever it writes. */
+	uint32_t ref_seq;
+	uint32_t ref_epoch;
+	uint64_t ref_conn;
 	char method[OBS_HTTP_METHOD_MAX];
 	char host[OBS_HTTP_HOST_MAX];
 	char path[OBS_HTTP_PATH_MAX];

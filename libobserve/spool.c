@@ -123,6 +123,23 @@ static struct {
 	unsigned int kept_next;
 } spool;
 
+/* obs_record_epoch's number: one more at each change of the segment
+ * records go to, before spool.cur changes (a reservation that loads the
+ * new one reads the new number after it). Not in `spool`: it goes on
+ * across obs_spool_forget. */
+static uint32_t spool_epoch;
+
+static void epoch_next(void)
+{
+	__atomic_fetch_add(&spool_epoch, 1, __ATOMIC_RELEASE);
+}
+
+/* Inlined into its callers by LTO, as obs_record_alloc2. */
+__attribute__((always_inline)) inline uint32_t obs_record_epoch(void)
+{
+	return __atomic_load_n(&spool_epoch, __ATOMIC_ACQUIRE);
+}
+
 long obs_sys_write(int fd, const void *buf, unsigned long len)
 {
 	return syscall(SYS_write, fd, buf, len);
@@ -619,6 +636,7 @@ static int spool_create(void)
 		return -1;
 	}
 	obs_sys_close(dirfd);
+	epoch_next();
 	__atomic_store_n(&spool.cur, &spool.seg[0], __ATOMIC_RELEASE);
 	OBS_LOG(OBS_LOG_INFO, "spool %s", spool.path);
 	return 0;
@@ -881,6 +899,7 @@ static int spool_roll(struct segment *g, char *why, size_t len)
 	if (ending)
 		next->hdr->flags |= OBS_SPOOL_ENDED;
 	__atomic_fetch_or(&g->hdr->flags, OBS_SPOOL_SEALED, __ATOMIC_RELEASE);
+	epoch_next();
 	__atomic_store_n(&spool.cur, next, __ATOMIC_RELEASE);
 	spool.retry_at = 0;
 	OBS_LOG(OBS_LOG_INFO, "spool %s", spool.path);
@@ -1060,7 +1079,9 @@ reserve(unsigned int n, struct segment **gp, struct obs_spool_header **hp,
 	return g ? reserve_slow(n, gp, hp, idx, r) : -1;
 }
 
-struct obs_record *obs_record_alloc(void)
+/* Inlined by LTO, as obs_record_alloc2 (an exchange's beginning without
+ * an HTTP record of its own takes one slot). */
+__attribute__((always_inline)) inline struct obs_record *obs_record_alloc(void)
 {
 	struct obs_spool_header *h;
 	struct segment *g;
@@ -1125,4 +1146,5 @@ void obs_spool_forget(void)
 		if (spool.kept[i])
 			munmap(spool.kept[i], sizeof(first));
 	memset(&spool, 0, sizeof(spool));
+	epoch_next();
 }

@@ -372,6 +372,77 @@ static void test_idempotent_and_growth(void **state)
 	obs_store_close(s);
 }
 
+/* An exchange that is the same request as an earlier one refers to that
+ * one's HTTP record (label_conn, label_seq): its row takes that host and
+ * path, from the records just read, or from the database when the file is
+ * read again from its mark. A reference to an exchange that is not there
+ * is said, naming the file; one to a later exchange is a damaged record. */
+static void test_label_refs(void **state)
+{
+	struct spool_img img;
+	struct obs_ingest_stats st;
+	obs_store *s;
+	const int64_t x[5] = { 2000000, 2100000, 2200000, 3000000, 4000000 };
+	struct obs_record *r;
+
+	(void)state;
+	header_live(&img);
+	conn(&img, 1, 1000000, 1500000, 0, OBS_END_NONE, false);
+	exch(&img, 1, 1, x, 100, 1000, true);
+	http(&img, 1, 1, "/a");
+	r = exch(&img, 1, 2, x, 100, 1000, true);
+	r->u.exch.label_conn = 1;
+	r->u.exch.label_seq = 1;
+	conn(&img, 2, 1000000, 1500000, 0, OBS_END_NONE, false);
+	r = exch(&img, 2, 1, x, 100, 1000, true); /* another connection's */
+	r->u.exch.label_conn = 1;
+	r->u.exch.label_seq = 1;
+	write_spool(&img, 0);
+	s = open_store();
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(st.exchanges_new, 3);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange WHERE "
+				      "host = 'unit.test' AND path = '/a'"),
+			 3);
+	/* read again from the mark: the reference found in the database */
+	r = exch(&img, 1, 3, x, 100, 1000, true);
+	r->u.exch.label_conn = 1;
+	r->u.exch.label_seq = 2;
+	write_spool(&img, 0);
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(st.exchanges_new, 1);
+	assert_int_equal(st.records_bad, 0);
+	assert_string_equal(query_text(s, "SELECT path FROM exchange e JOIN "
+					  "connection c ON c.id = "
+					  "e.connection_id WHERE c.seq = 1 "
+					  "AND e.seq = 3"),
+			    "/a");
+	/* exchange 9 of connection 2 refers to its exchange 5: never
+	 * written */
+	r = exch(&img, 2, 9, x, 100, 1000, true);
+	r->u.exch.label_conn = 2;
+	r->u.exch.label_seq = 5;
+	write_spool(&img, 0);
+	assert_int_equal(ingest(s, &st), 1);
+	assert_int_equal(st.records_bad, 1);
+	assert_non_null(strstr(msgs_buf, "a.1.1.spool"));
+	assert_non_null(strstr(msgs_buf, "(the same request) is not stored"));
+	assert_string_equal(query_text(s, "SELECT coalesce(path, 'NULL') FROM "
+					  "exchange WHERE seq = 9"),
+			    "NULL");
+	/* exchange 10 to a later one: damaged */
+	r = exch(&img, 2, 10, x, 100, 1000, true);
+	r->u.exch.label_conn = 2;
+	r->u.exch.label_seq = 11;
+	write_spool(&img, 0);
+	assert_int_equal(ingest(s, &st), 1);
+	assert_non_null(strstr(msgs_buf, "label of no earlier exchange"));
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange "
+				      "WHERE seq = 10"),
+			 0);
+	obs_store_close(s);
+}
+
 /* Exchanges are stored many to an INSERT: one that finds some of its rows
  * there (a filtered slice kept every third exchange, three of them in
  * flight) adds the others and brings those up to date (but not a new one
@@ -775,6 +846,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idempotent_and_growth,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_label_refs, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_batch_partly_stored, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_conn_batch_partly_stored,

@@ -167,6 +167,9 @@ static const char *record_problem(const struct obs_spool *sp,
 				  const struct obs_record *r)
 {
 	const struct obs_spool_header *h = sp->hdr;
+	uint64_t conn_max =
+		(sp->end - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE +
+		(h->version >= 4 ? h->first_record : 0);
 
 	if (r->kind < OBS_REC_CONNECTION || r->kind > OBS_REC_INFO ||
 	    (h->version < 2 && r->kind > OBS_REC_EXCHANGE))
@@ -176,8 +179,7 @@ static const char *record_problem(const struct obs_spool *sp,
 	if (r->conn_seq == 0)
 		return "connection number 0";
 	/* a later segment's records may name connections of earlier ones */
-	if (r->conn_seq > (sp->end - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE +
-				  (h->version >= 4 ? h->first_record : 0))
+	if (r->conn_seq > conn_max)
 		return "connection number out of range";
 	if (r->kind == OBS_REC_CONNECTION) {
 		const struct obs_conn_body *c = &r->u.conn;
@@ -205,10 +207,10 @@ static const char *record_problem(const struct obs_spool *sp,
 		const struct obs_exch_body *x = &r->u.exch;
 		if (x->seq == 0)
 			return "exchange number 0";
-		/* an earlier exchange's HTTP record, of this connection or
-		 * an earlier one */
+		/* an earlier exchange's HTTP record: of this connection, or
+		 * of any other (a thread's memory: one opened later too) */
 		if (h->version >= 5 && x->label_seq &&
-		    (x->label_conn == 0 || x->label_conn > r->conn_seq ||
+		    (x->label_conn == 0 || x->label_conn > conn_max ||
 		     (x->label_conn == r->conn_seq && x->label_seq >= x->seq)))
 			return "label of no earlier exchange";
 		if (!time_ok(h, x->t3) || !time_ok(h, x->t4) ||

@@ -397,15 +397,24 @@ static void test_label_refs(void **state)
 	r = exch(&img, 2, 1, x, 100, 1000, true); /* another connection's */
 	r->u.exch.label_conn = 1;
 	r->u.exch.label_seq = 1;
+	conn(&img, 3, 1000000, 1500000, 0, OBS_END_NONE, false);
+	exch(&img, 3, 1, x, 100, 1000, true);
+	http(&img, 3, 1, "/c");
+	r = exch(&img, 1, 3, x, 100, 1000, true); /* a later connection's */
+	r->u.exch.label_conn = 3;
+	r->u.exch.label_seq = 1;
 	write_spool(&img, 0);
 	s = open_store();
 	assert_int_equal(ingest(s, &st), 0);
-	assert_int_equal(st.exchanges_new, 3);
+	assert_int_equal(st.exchanges_new, 5);
 	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange WHERE "
 				      "host = 'unit.test' AND path = '/a'"),
 			 3);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange WHERE "
+				      "path = '/c'"),
+			 2);
 	/* read again from the mark: the reference found in the database */
-	r = exch(&img, 1, 3, x, 100, 1000, true);
+	r = exch(&img, 1, 4, x, 100, 1000, true);
 	r->u.exch.label_conn = 1;
 	r->u.exch.label_seq = 2;
 	write_spool(&img, 0);
@@ -415,7 +424,7 @@ static void test_label_refs(void **state)
 	assert_string_equal(query_text(s, "SELECT path FROM exchange e JOIN "
 					  "connection c ON c.id = "
 					  "e.connection_id WHERE c.seq = 1 "
-					  "AND e.seq = 3"),
+					  "AND e.seq = 4"),
 			    "/a");
 	/* exchange 9 of connection 2 refers to its exchange 5: never
 	 * written */

@@ -1108,15 +1108,28 @@ obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out, size_t ret,
 		  const struct obs_data *d)
 {
 	struct obs_exch_body *x;
+	uint16_t status = 0;
+	bool status_now = false;
 
 	obs_conn_lock(c);
 	if (UNLIKELY(!plain(c) || c->sends_inflight ||
 		     c->xphase == OBS_X_NONE ||
-		     c->rx_first == OBS_RX_PROVISIONAL ||
-		     (c->xphase == OBS_X_SENDING &&
-		      obs_data_begins(d, "HTTP/1.1 101", 12)))) {
-		obs_conn_unlock(c); /* (a 101: HTTP/2 may follow) */
-		return false;
+		     c->rx_first == OBS_RX_PROVISIONAL))
+		goto decline;
+	if (c->xphase == OBS_X_SENDING) {
+		/* an answer's first bytes: its status, the usual case as
+		 * recv_status's, read once for both questions; a 101 goes
+		 * the general way (HTTP/2 may follow) */
+		if (c->x_http && c->plain_rx_seq != c->exch_seq &&
+		    c->plain_head_seq != c->exch_seq && ret >= 12 && d &&
+		    d->iov && d->iovcnt > 0 && d->iov[0].iov_len >= 12) {
+			status = obs_http_status(d->iov[0].iov_base, 12);
+			status_now = true;
+			if (UNLIKELY(status == 101))
+				goto decline;
+		} else if (obs_data_begins(d, "HTTP/1.1 101", 12)) {
+			goto decline;
+		}
 	}
 	x = &c->xrec->u.exch;
 	if (UNLIKELY(ret == 0)) { /* end of stream: the peer closed */
@@ -1136,14 +1149,21 @@ obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out, size_t ret,
 	}
 	if (!x->tfb)
 		x->tfb = t_out;
-	if (c->x_http && c->plain_rx_seq != c->exch_seq)
+	if (status_now) {
+		x->status = status;
+		c->plain_rx_seq = c->exch_seq;
+	} else if (c->x_http && c->plain_rx_seq != c->exch_seq) {
 		recv_status(c, x, d, ret, false);
+	}
 	x->t6 = t_out;
 	x->dr += (uint64_t)ret;
 	x->recv_calls++;
 	c->pending_send = 0;
 	obs_conn_unlock(c);
 	return true;
+decline:
+	obs_conn_unlock(c);
+	return false;
 }
 
 void obs_xm_shutdown(struct obs_conn *c, int64_t t_out, int how)

@@ -89,9 +89,10 @@ c.close()" 3 || fail "the client failed"
   for f in "$SPOOL"/*.spool; do
     expect_eq "$(stat -c '%u %a' "$f")" "0 600" "the spool: the starting user's, 0600"
   done
-  # beyond the first chunk (128 records) it cannot grow: recording stops,
-  # said, the program goes on (against a server of ours: nginx's log must
-  # hold only what is recorded)
+  # beyond the first chunk (128 records: a request's record each, after
+  # the first two) it cannot grow: recording stops, said, the program goes
+  # on (against a server of ours: nginx's log must hold only what is
+  # recorded)
   fault_server delay --delay-ms 0
   OBSERVE_LOG=1 preload python3 -c "
 import os, sys, http.client, encodings.idna  # (no imports from /root after the drop)
@@ -99,7 +100,7 @@ os.setresuid(65534, 65534, 65534)
 c = http.client.HTTPConnection('127.0.0.1', $FAULT_PORT)
 for i in range(int(sys.argv[1])):
     c.request('GET', '/100b'); c.getresponse().read()
-c.close()" 100 2> "$WORK/drop.err" || fail "the client failed after its spool stopped growing"
+c.close()" 200 2> "$WORK/drop.err" || fail "the client failed after its spool stopped growing"
   grep -q "runs as uid 65534 now, the spool was made as uid 0: it dropped privileges" "$WORK/drop.err" ||
     fail "no word of why recording stopped: $(cat "$WORK/drop.err")"
   ok "recording stops past the first chunk, and says why"

@@ -496,6 +496,16 @@ static inline void obs_conn_unlock(struct obs_conn *c)
 	obs_spin_unlock(&c->lock);
 }
 
+/* Whether the first byte d will send is there, in its first buffer, and
+ * tells that it is no TLS ClientHello (a handshake record begins with
+ * 22, obs_tls_hello): then a connection's first send is what
+ * obs_xm_predict would find, without the call. */
+static inline bool obs_data_no_tls_hello(const struct obs_data *d)
+{
+	return d->iovcnt > 0 && d->iov[0].iov_len > 0 &&
+	       *(const uint8_t *)d->iov[0].iov_base != 22;
+}
+
 /* obs_xm_send_begin's note of an HTTP/1.x connection's send d: which
  * send it is, and that it carries bytes. They are not read here: the
  * exchange is labelled from them when the send returns, in its own
@@ -510,9 +520,9 @@ static inline void obs_xm_tx_head(struct obs_conn *c, const struct obs_data *d)
 }
 
 /* (obs_xm_send_begin: inline, as it runs before every send that may
- * begin an exchange.) */
-static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
-				     const struct obs_data *d)
+ * begin an exchange; always, or the compiler keeps a copy of its own.) */
+static inline __attribute__((always_inline)) bool
+obs_xm_send_begin(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 {
 	bool counted = false;
 
@@ -524,8 +534,11 @@ static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
 	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
 		if (c->sends_inflight == 0 && !c->begun_for_send) {
 			c->tx_pred = OBS_TXP_NONE;
-			if (c->proto == OBS_PROTO_HTTP && d && d->iov &&
-			    d->len && c->h2mode == OBS_H2M_NONE) {
+			if (d && d->iov && d->len &&
+			    c->h2mode == OBS_H2M_NONE &&
+			    (__builtin_expect(c->proto == OBS_PROTO_HTTP, 1) ||
+			     (c->proto == OBS_PROTO_UNKNOWN &&
+			      obs_data_no_tls_hello(d)))) {
 				/* the usual case, inline: obs_xm_predict's */
 				c->tx_t3 = t_in;
 				c->tx_types = 0;

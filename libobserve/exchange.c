@@ -669,7 +669,7 @@ void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
 	cb = &rec->u.conn;
 	cb->fd = fd;
 	cb->family = (uint16_t)family;
-	memcpy(cb->peer_addr, peer_addr, family == AF_INET6 ? 16 : 4);
+	memcpy(cb->peer_addr, peer_addr, sizeof(cb->peer_addr));
 	cb->peer_port = peer_port;
 	cb->t1 = t_in;
 	if (ret == 0) {
@@ -727,7 +727,7 @@ void obs_xm_local_addr(struct obs_conn *c, const void *addr, uint16_t port)
 {
 	struct obs_conn_body *cb = &c->crec->u.conn;
 
-	memcpy(cb->local_addr, addr, cb->family == AF_INET6 ? 16 : 4);
+	memcpy(cb->local_addr, addr, sizeof(cb->local_addr));
 	cb->local_port = port;
 }
 

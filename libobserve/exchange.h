@@ -212,7 +212,8 @@ void obs_record_publish(struct obs_record *rec, uint32_t kind);
 
 /* A connect() on a tracked socket returned (ret, err). t_in/t_out are the
  * clock readings at entry and return. For the first connect the caller has
- * zeroed *c and set up nothing else; conn_seq numbers connections. */
+ * zeroed *c and set up nothing else; conn_seq numbers connections.
+ * peer_addr: 16 bytes, an IPv4 address in the first 4 and zeros after. */
 void obs_xm_connect_first(struct obs_conn *c, uint64_t conn_seq, int fd,
 			  int family, const void *peer_addr, uint16_t peer_port,
 			  int64_t t_in, int64_t t_out, int ret, int err);
@@ -240,7 +241,8 @@ static inline bool obs_xm_connect_pending(int ret, int err)
  * returned (ret, err) at t_out (its entry time is never used: no clock read
  * before the call). */
 void obs_xm_connect_again(struct obs_conn *c, int64_t t_out, int ret, int err);
-/* Local address learned after connect (getsockname). */
+/* Local address learned after connect (getsockname); addr: 16 bytes, as
+ * obs_xm_connect_first's peer_addr. */
 void obs_xm_local_addr(struct obs_conn *c, const void *addr, uint16_t port);
 /* getsockopt(SO_ERROR) returned 0 and gave so_error. */
 void obs_xm_so_error(struct obs_conn *c, int64_t t_out, int so_error);

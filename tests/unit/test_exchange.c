@@ -77,7 +77,7 @@ static int reset(void **state)
 	return 0;
 }
 
-static const uint8_t loopback[4] = { 127, 0, 0, 1 };
+static const uint8_t loopback[16] = { 127, 0, 0, 1 };
 
 static struct obs_conn conn;
 

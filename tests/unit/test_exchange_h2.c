@@ -94,7 +94,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static const uint8_t loopback[4] = { 127, 0, 0, 1 };
+static const uint8_t loopback[16] = { 127, 0, 0, 1 };
 
 static void open_conn(void)
 {

@@ -102,9 +102,9 @@ static bool connect_again(int fd, struct obs_conn *c,
 /* The start of a call on fd that may open a connection to addr (connect,
  * or a TCP Fast Open send): its state, zeroed, and its peer; NULL when the
  * layer does not track it. Keeps errno. */
-static struct obs_conn *connect_prepare(int fd, const struct sockaddr *addr,
-					socklen_t len, uint8_t peer[16],
-					uint16_t *port)
+static inline __attribute__((always_inline)) struct obs_conn *
+connect_prepare(int fd, const struct sockaddr *addr, socklen_t len,
+		uint8_t peer[16], uint16_t *port)
 {
 	int saved = errno;
 	struct obs_conn *c = NULL;
@@ -142,11 +142,12 @@ static bool syn_deferred(int fd)
 
 /* ... and its record, once the call returned (ret, err) at t_out: then
  * data, a Fast Open send's bytes (NULL for connect), and the connection
- * goes into the table. */
-static void connect_record(struct obs_conn *c, int fd, int family,
-			   const uint8_t peer[16], uint16_t port, int64_t t_in,
-			   int64_t t_out, int ret, int err,
-			   const struct obs_data *data, ssize_t sent)
+ * goes into the table. (Both inline: eleven arguments passed and a frame
+ * on every connect otherwise.) */
+static inline __attribute__((always_inline)) void
+connect_record(struct obs_conn *c, int fd, int family, const uint8_t peer[16],
+	       uint16_t port, int64_t t_in, int64_t t_out, int ret, int err,
+	       const struct obs_data *data, ssize_t sent)
 {
 	obs_enter_again();
 	obs_xm_connect_first(c, conn_next_seq(), fd, family, peer, port, t_in,

@@ -262,7 +262,8 @@ ssize_t fastopen_end(int fd, struct obs_fastopen *f, ssize_t ret, int flags,
 
 /* TCP_INFO of a connection about to be closed for good: one getsockopt,
  * at close only (errno kept by the caller). */
-static void note_tcp_info(struct obs_conn *c, int fd)
+static inline __attribute__((always_inline)) void
+note_tcp_info(struct obs_conn *c, int fd)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
@@ -307,7 +308,8 @@ static long real_syscall(long n, long a1, long a2, long a3, long a4, long a5,
 /* How a tracked fd is being closed. */
 enum closer { BY_CLOSE, BY_SYSCALL, BY_FCLOSE };
 
-static long close_real(int fd, enum closer how, FILE *file)
+static inline __attribute__((always_inline)) long
+close_real(int fd, enum closer how, FILE *file)
 {
 	switch (how) {
 	case BY_SYSCALL:
@@ -326,7 +328,8 @@ static long close_real(int fd, enum closer how, FILE *file)
  * fd was not open: EBADF). In a vfork() child (the table is the parent's)
  * or a signal handler inside the layer, only the real call. Returns its
  * result, errno as it left it. */
-static long close_tracked(int fd, enum closer how, FILE *file)
+static inline __attribute__((always_inline)) long
+close_tracked(int fd, enum closer how, FILE *file)
 {
 	struct obs_conn *c;
 	long ret;

@@ -29,7 +29,12 @@ for _ in 1 2 3 4 5; do
   expect_eq "$(q "$DB" "SELECT count(*) FROM connection")" 2 "connections"
   echo "$w $(q "$DB" "SELECT te_ms, tw_ms FROM exchange_metrics WHERE peer_port = $FAULT_PORT" | tr '|' ' ')" >> "$WORK/pairs"
 done
-"$PYTHON" - "$WORK/pairs" <<'PY' || fail "curl and observe disagree"
+# A sanitized layer's own work between T4 and its return (the request's
+# label: a scan on a connection's first request) takes several us more
+# than a plain build's: there the median of Tw is held to >= -25 us.
+slack=0.005
+[ -z "${OBSERVE_SANITIZE:-}" ] || slack=0.025
+"$PYTHON" - "$WORK/pairs" "$slack" <<'PY' || fail "curl and observe disagree"
 import statistics, sys
 diffs = {"Te": [], "Tw": []}
 for line in open(sys.argv[1]):
@@ -45,7 +50,7 @@ for name, d in diffs.items():
     # after our T4, and a preemption in between widens that without bound
     # (docs/accuracy.md): only its median is held from below
     low = statistics.median(d) if name == "Tw" else min(d)
-    if low < -0.005:
+    if low < (-float(sys.argv[2]) if name == "Tw" else -0.005):
         print(f"FAIL: our {name} exceeds curl's by {-low:.3f} ms: outside curl's interval")
         ok = False
     if statistics.median(d) > 1.0:

@@ -536,19 +536,21 @@ obs_xm_send_begin(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
 		if (c->sends_inflight == 0 && !c->begun_for_send) {
 			c->tx_pred = OBS_TXP_NONE;
-			if (d && d->iov && d->len &&
-			    c->h2mode == OBS_H2M_NONE &&
-			    (__builtin_expect(c->proto == OBS_PROTO_HTTP, 1) ||
-			     (c->proto == OBS_PROTO_UNKNOWN &&
-			      obs_data_no_tls_hello(d)))) {
-				/* the usual case, inline: obs_xm_predict's */
-				c->tx_t3 = t_in;
-				c->tx_types = 0;
-				c->tx_lost = false;
-				obs_xm_tx_head(c, d);
-			} else if (c->proto != OBS_PROTO_OTHER && d && d->iov &&
-				   d->len && c->h2mode == OBS_H2M_NONE) {
-				obs_xm_predict(c, t_in, d);
+			if (c->proto != OBS_PROTO_OTHER && d && d->iov &&
+			    d->len && c->h2mode == OBS_H2M_NONE) {
+				if (__builtin_expect(c->proto == OBS_PROTO_HTTP,
+						     1) ||
+				    (c->proto == OBS_PROTO_UNKNOWN &&
+				     obs_data_no_tls_hello(d))) {
+					/* the usual case, inline:
+					 * obs_xm_predict's */
+					c->tx_t3 = t_in;
+					c->tx_types = 0;
+					c->tx_lost = false;
+					obs_xm_tx_head(c, d);
+				} else {
+					obs_xm_predict(c, t_in, d);
+				}
 			}
 		}
 		c->sends_inflight++;

@@ -372,6 +372,18 @@ static void test_idempotent_and_growth(void **state)
 	obs_store_close(s);
 }
 
+/* Exchange seq of connection cseq, the same request as exchange lseq of
+ * connection lconn: a reference to that one's HTTP record (version 5). */
+static void same_as(struct spool_img *img, uint64_t cseq, uint32_t seq,
+		    uint64_t lconn, uint32_t lseq)
+{
+	const int64_t t[5] = { 2000000, 2100000, 2200000, 3000000, 4000000 };
+	struct obs_record *r = exch(img, cseq, seq, t, 100, 1000, true);
+
+	r->u.exch.label_conn = lconn;
+	r->u.exch.label_seq = lseq;
+}
+
 /* An exchange that is the same request as an earlier one refers to that
  * one's HTTP record (label_conn, label_seq): its row takes that host and
  * path, from the records just read, or from the database when the file is
@@ -383,26 +395,19 @@ static void test_label_refs(void **state)
 	struct obs_ingest_stats st;
 	obs_store *s;
 	const int64_t x[5] = { 2000000, 2100000, 2200000, 3000000, 4000000 };
-	struct obs_record *r;
 
 	(void)state;
 	header_live(&img);
 	conn(&img, 1, 1000000, 1500000, 0, OBS_END_NONE, false);
 	exch(&img, 1, 1, x, 100, 1000, true);
 	http(&img, 1, 1, "/a");
-	r = exch(&img, 1, 2, x, 100, 1000, true);
-	r->u.exch.label_conn = 1;
-	r->u.exch.label_seq = 1;
+	same_as(&img, 1, 2, 1, 1);
 	conn(&img, 2, 1000000, 1500000, 0, OBS_END_NONE, false);
-	r = exch(&img, 2, 1, x, 100, 1000, true); /* another connection's */
-	r->u.exch.label_conn = 1;
-	r->u.exch.label_seq = 1;
+	same_as(&img, 2, 1, 1, 1); /* another connection's */
 	conn(&img, 3, 1000000, 1500000, 0, OBS_END_NONE, false);
 	exch(&img, 3, 1, x, 100, 1000, true);
 	http(&img, 3, 1, "/c");
-	r = exch(&img, 1, 3, x, 100, 1000, true); /* a later connection's */
-	r->u.exch.label_conn = 3;
-	r->u.exch.label_seq = 1;
+	same_as(&img, 1, 3, 3, 1); /* a later connection's */
 	write_spool(&img, 0);
 	s = open_store();
 	assert_int_equal(ingest(s, &st), 0);
@@ -414,9 +419,7 @@ static void test_label_refs(void **state)
 				      "path = '/c'"),
 			 2);
 	/* read again from the mark: the reference found in the database */
-	r = exch(&img, 1, 4, x, 100, 1000, true);
-	r->u.exch.label_conn = 1;
-	r->u.exch.label_seq = 2;
+	same_as(&img, 1, 4, 1, 2);
 	write_spool(&img, 0);
 	assert_int_equal(ingest(s, &st), 0);
 	assert_int_equal(st.exchanges_new, 1);
@@ -428,9 +431,7 @@ static void test_label_refs(void **state)
 			    "/a");
 	/* exchange 9 of connection 2 refers to its exchange 5: never
 	 * written */
-	r = exch(&img, 2, 9, x, 100, 1000, true);
-	r->u.exch.label_conn = 2;
-	r->u.exch.label_seq = 5;
+	same_as(&img, 2, 9, 2, 5);
 	write_spool(&img, 0);
 	assert_int_equal(ingest(s, &st), 1);
 	assert_int_equal(st.records_bad, 1);
@@ -440,9 +441,7 @@ static void test_label_refs(void **state)
 					  "exchange WHERE seq = 9"),
 			    "NULL");
 	/* exchange 10 to a later one: damaged */
-	r = exch(&img, 2, 10, x, 100, 1000, true);
-	r->u.exch.label_conn = 2;
-	r->u.exch.label_seq = 11;
+	same_as(&img, 2, 10, 2, 11);
 	write_spool(&img, 0);
 	assert_int_equal(ingest(s, &st), 1);
 	assert_non_null(strstr(msgs_buf, "label of no earlier exchange"));

@@ -419,6 +419,13 @@ static inline struct obs_http_seen *http_recall(struct obs_conn *c,
 	return NULL;
 }
 
+/* c speaks HTTP/1.x, unless something said otherwise before. */
+static inline void http_app(struct obs_conn *c)
+{
+	if (!c->crec->u.conn.app_proto)
+		c->crec->u.conn.app_proto = OBS_AP_HTTP1;
+}
+
 /* Memory m says what the HTTP record of exchange x on c says, reserved
  * under epoch: later requests the same refer to it. */
 static inline void http_note_ref(struct obs_http_seen *m,
@@ -440,11 +447,9 @@ http_label(struct obs_conn *c, struct obs_exch_body *x, struct obs_record *rec,
 	   const uint8_t *p, size_t n, const struct obs_http_line *line,
 	   struct obs_http_seen *recalled, uint32_t epoch)
 {
-	bool kept;
+	bool kept = rec != NULL;
 
-	if (!c->crec->u.conn.app_proto)
-		c->crec->u.conn.app_proto = OBS_AP_HTTP1;
-	kept = rec != NULL;
+	http_app(c);
 	if (!rec) {
 		rec = &obs_discard_http;
 		memset(rec, 0, sizeof(*rec));
@@ -488,8 +493,7 @@ static inline __attribute__((always_inline)) void
 http_label_ref(struct obs_conn *c, struct obs_exch_body *x,
 	       const struct obs_http_seen *m)
 {
-	if (!c->crec->u.conn.app_proto)
-		c->crec->u.conn.app_proto = OBS_AP_HTTP1;
+	http_app(c);
 	memcpy(x->method, m->method, OBS_HTTP_METHOD_MAX);
 	x->label_conn = m->ref_conn;
 	x->label_seq = m->ref_seq;
@@ -537,7 +541,7 @@ http_exchange_begin(struct obs_conn *c, const struct obs_data *d)
 			c->proto = OBS_PROTO_OTHER; /* not HTTP: stop looking */
 		return x;
 	}
-	if (LIKELY(by_ref) && LIKELY(obs_record_epoch() == epoch)) {
+	if (by_ref && LIKELY(obs_record_epoch() == epoch)) {
 		http_label_ref(c, x, recalled);
 		return x;
 	}

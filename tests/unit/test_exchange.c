@@ -45,9 +45,14 @@ struct obs_record *obs_record_alloc2(struct obs_record **second)
 /* The spool's segment: a new one for every test (the thread's memory of
  * its last request outlives a test; its records do not). */
 static uint32_t epoch;
+/* a roll-over as the spool's epoch is read for the n-th time from now
+ * (0: none): between the two reads around a reservation */
+static unsigned int roll_at;
 
 uint32_t obs_record_epoch(void)
 {
+	if (roll_at && --roll_at == 0)
+		epoch++;
 	return epoch;
 }
 
@@ -74,6 +79,7 @@ static int reset(void **state)
 	n_records = 0;
 	alloc_limit = MAX_RECORDS;
 	epoch++;
+	roll_at = 0;
 	return 0;
 }
 
@@ -960,6 +966,43 @@ static void test_http_memory_wiped(void **state)
 	assert_null(memmem(&conn, sizeof(conn), "SECRET", 6));
 }
 
+/* The same request again refers to the remembered one's HTTP record only
+ * within one spool segment: after a roll-over it writes its own (and is
+ * referred to from then on), also when the roll-over comes between the
+ * two reads of the epoch around its exchange's reservation. */
+static void test_http_ref_epoch(void **state)
+{
+	/* (a header before Host: the connection's memory, not the
+	 * thread's) */
+	static const char a[] =
+		"GET /r HTTP/1.1\r\nAccept: */*\r\nHost: r.example\r\n\r\n";
+	int64_t t = 2000;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	for (uint32_t i = 1; i <= 8; i++, t += 1000) {
+		if (i == 4)
+			epoch++; /* a roll-over between exchanges 3 and 4 */
+		if (i == 6)
+			roll_at = 2; /* ... during exchange 6's reservation */
+		send_bytes(t, t + 10, a, sizeof(a) - 1);
+		recv_bytes(t + 20, t + 100, response, sizeof(response) - 1);
+		assert_string_equal(http_of(i)->u.http.path, "/r");
+		assert_string_equal(http_of(i)->u.http.host, "r.example");
+	}
+	/* own records: the first two (a connection remembers from its
+	 * second request on), the first after each roll-over */
+	for (uint32_t i = 1; i <= 8; i++) {
+		bool own = i == 1 || i == 2 || i == 4 || i == 6;
+
+		assert_int_equal(numbered(OBS_REC_HTTP, i) != NULL, own);
+		assert_int_equal(exchange(i)->label_seq, own	  ? 0
+							 : i == 3 ? 2
+							 : i == 5 ? 4
+								  : 6);
+	}
+}
+
 /* A connection per request (ab without keep-alive): the thread remembers
  * the last request whose first bytes were only its request line, with no
  * query string, and a Host line (what a record keeps anyway); the same
@@ -1829,6 +1872,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_http_thread_recalled,
 						reset, snap),
 		cmocka_unit_test_setup_teardown(test_plain_waits, reset, snap),
+		cmocka_unit_test_setup_teardown(test_http_ref_epoch, reset,
+						snap),
 		cmocka_unit_test_setup_teardown(test_http_memory_wiped, reset,
 						snap),
 		cmocka_unit_test_setup_teardown(test_plain_declines, reset,

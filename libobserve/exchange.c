@@ -1052,18 +1052,106 @@ static inline bool plain(const struct obs_conn *c)
 	return obs_xm_kind_is(c, OBS_PROTO_HTTP, true);
 }
 
+/* ---- the announced send (obs_xm_send_announce) ---- */
+
+void obs_xm_claim(struct obs_conn *c)
+{
+	uint64_t a = __atomic_load_n(&c->ann, __ATOMIC_RELAXED);
+	int64_t t3 = (int64_t)(a & ~OBS_ANN_CLAIMED);
+
+	if (!a || (a & OBS_ANN_CLAIMED))
+		return; /* settled, or claimed and its sender not back yet */
+	/* obs_xm_send_begin's registration, for bytes it would have found
+	 * to be what an HTTP/1.x connection sends (obs_xm_tx_head): their
+	 * address is the sender's to put in (OBS_ANN_ID until then) */
+	c->ann_counted = false;
+	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
+		if (c->sends_inflight == 0 && !c->begun_for_send) {
+			c->tx_pred = OBS_TXP_NONE;
+			if (c->proto == OBS_PROTO_HTTP &&
+			    c->h2mode == OBS_H2M_NONE) {
+				c->tx_t3 = t3;
+				c->tx_types = 0;
+				c->tx_lost = false;
+				c->tx_id = OBS_ANN_ID;
+				c->tx_pred = OBS_TXP_BYTES;
+			}
+		}
+		c->sends_inflight++;
+		if (c->xphase != OBS_X_SENDING && !c->pending_send)
+			c->pending_send = t3;
+		c->ann_counted = true;
+	}
+	__atomic_store_n(&c->ann, a | OBS_ANN_CLAIMED, __ATOMIC_RELAXED);
+}
+
+/* The sender of the announcement in c->ann (entered at t_in, d: its
+ * buffers), back under the lock: the announcement cleared, and what
+ * obs_xm_send_begin would have returned. Not claimed: registered now (no
+ * locked section ran since it was made, or it would have claimed it). */
+static inline __attribute__((always_inline)) bool
+settle(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
+{
+	uint64_t a = __atomic_load_n(&c->ann, __ATOMIC_RELAXED);
+	bool counted;
+
+	if (!(a & OBS_ANN_CLAIMED))
+		obs_xm_claim(c);
+	if (c->tx_id == OBS_ANN_ID)
+		c->tx_id = d->iov;
+	counted = c->ann_counted;
+	__atomic_store_n(&c->ann, 0, __ATOMIC_RELAXED);
+	(void)t_in;
+	return counted;
+}
+
+bool obs_xm_send_settle(struct obs_conn *c, int64_t t_in,
+			const struct obs_data *d)
+{
+	bool counted;
+
+	obs_spin_lock(&c->lock);
+	counted = settle(c, t_in, d);
+	obs_conn_unlock(c);
+	return counted;
+}
+
 /* The plain functions are inlined into the hooks that call them (the
  * layer is built with LTO), saving the call, its frame and the passing of
  * six arguments on every call; "inline" with the extern declaration of
  * exchange.h still makes this the external definition the unit tests
  * call. */
 __attribute__((always_inline)) inline bool
-obs_xm_send_plain(struct obs_conn *c, bool counted, int64_t t_in, int64_t t_out,
-		  size_t ret, const struct obs_data *d)
+obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
+		  int64_t t_in, int64_t t_out, size_t ret,
+		  const struct obs_data *d)
 {
 	struct obs_exch_body *x;
+	bool counted = *counted_io;
 
-	obs_conn_lock(c);
+	obs_spin_lock(&c->lock);
+	if (announced) {
+		if (LIKELY(__atomic_load_n(&c->ann, __ATOMIC_RELAXED) ==
+			   (uint64_t)t_in) &&
+		    LIKELY(plain(c)) && c->xphase != OBS_X_SENDING &&
+		    c->sends_inflight == 0) {
+			/* not claimed, and the send that begins the next
+			 * exchange, alone: as registered and at once taken
+			 * back (the "alone" case below) */
+			__atomic_store_n(&c->ann, 0, __ATOMIC_RELAXED);
+			*counted_io = true;
+			x = begin_for_send(c,
+					   c->pending_send ? c->pending_send
+							   : t_in,
+					   0, c->tls.lost, d);
+			__atomic_store_n(&c->xphase, OBS_X_SENDING,
+					 __ATOMIC_RELAXED);
+			goto sent;
+		}
+		*counted_io = counted = settle(c, t_in, d);
+	} else if (UNLIKELY(__atomic_load_n(&c->ann, __ATOMIC_RELAXED))) {
+		obs_xm_claim(c); /* another send's */
+	}
 	if (UNLIKELY(!plain_but_proto(c))) {
 		obs_conn_unlock(c);
 		return false;
@@ -1099,6 +1187,7 @@ obs_xm_send_plain(struct obs_conn *c, bool counted, int64_t t_in, int64_t t_out,
 	}
 	if (c->tx_pred == OBS_TXP_BYTES && c->tx_id == d->iov)
 		c->tx_pred = OBS_TXP_NONE;
+sent:
 	x->t4 = t_out;
 	x->t5 = 0; /* T5 is the first receive after the *last* send */
 	x->ds += (uint64_t)ret;

@@ -167,6 +167,12 @@ struct obs_conn {
 	int64_t tls_rx_in;	 /* the last socket receive that brought bytes:
 				  * its entry */
 	int64_t tls_rx_out;	 /* ... and return */
+	/* A send announced without the lock (obs_xm_send_announce): its
+	 * entry time, OBS_ANN_CLAIMED added once a locked section registered
+	 * it (obs_xm_claim); 0: none. Only its sender clears it, under the
+	 * lock (it holds it from the announcement to its bookkeeping). */
+	uint64_t ann;
+	bool ann_counted; /* what the claim's registration said (counted) */
 	/* Not zeroed for a new connection (obs_conn_clear): made ready where
 	 * they begin to be used. */
 	struct obs_record scratch;	/* the TLS handshake's exchanges: zeroed
@@ -273,9 +279,13 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
  * bytes (d, no TLS library's call; a receive that is no peek). False when
  * c is not such a connection now, or the call is not the usual one:
  * nothing was done, the caller goes the general way. A receive may also
- * be an end of stream (ret 0, bytes asked for). */
-bool obs_xm_send_plain(struct obs_conn *c, bool counted, int64_t t_in,
-		       int64_t t_out, size_t ret, const struct obs_data *d);
+ * be an end of stream (ret 0, bytes asked for). A send's entry: *counted,
+ * what obs_xm_send_begin returned; or announced (obs_xm_send_announce),
+ * and then *counted is set to what that entry would have returned, also
+ * when the call declines (the announcement is settled then). */
+bool obs_xm_send_plain(struct obs_conn *c, bool *counted, bool announced,
+		       int64_t t_in, int64_t t_out, size_t ret,
+		       const struct obs_data *d);
 bool obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out,
 		       size_t ret, const struct obs_data *d);
 /* Whether c is up, with no HTTP/2, no Fast Open data on its way, no
@@ -489,9 +499,20 @@ static inline void obs_spin_unlock(int *lock)
 {
 	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
 }
+/* A send announced and not yet claimed: registered, as
+ * obs_xm_send_begin would have at its entry (exchange.c). Under the
+ * lock. */
+void obs_xm_claim(struct obs_conn *c);
+
+/* Every locked section but an announcer's own first registers the send
+ * announced without the lock, if any: whatever it does next (a receive
+ * that brings that send's answer) sees the send under way. */
 static inline void obs_conn_lock(struct obs_conn *c)
 {
 	obs_spin_lock(&c->lock);
+	if (__builtin_expect(__atomic_load_n(&c->ann, __ATOMIC_RELAXED) != 0,
+			     0))
+		obs_xm_claim(c);
 }
 static inline void obs_conn_unlock(struct obs_conn *c)
 {
@@ -561,5 +582,42 @@ obs_xm_send_begin(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 	obs_conn_unlock(c);
 	return counted;
 }
+
+/* The lock-free entry of a send that may begin an exchange (the
+ * obs_xm_send_needs_entry hint said so) on a connection speaking HTTP/1.x,
+ * in place of obs_xm_send_begin: its entry time t_in stored in c->ann, when
+ * no other send is announced. Nothing else is done before the real call;
+ * the first locked section after it registers the send as
+ * obs_xm_send_begin would have (obs_xm_claim, from obs_conn_lock): a
+ * receive in another thread that brings the answer first, or the sender's
+ * own bookkeeping when it returns (obs_xm_send_plain, obs_xm_send_settle),
+ * which learns from c->ann whether it was claimed. n: the bytes it asks to
+ * send (none: no announcement). False: not announced, the caller takes
+ * the locked entry. */
+#define OBS_ANN_CLAIMED (1ull << 63)
+/* c->tx_id of a claimed announcement's send, until its sender puts in its
+ * own buffers' address (no buffers are at this address). */
+#define OBS_ANN_ID ((const void *)(uintptr_t)1)
+
+static inline bool obs_xm_send_announce(struct obs_conn *c, int64_t t_in,
+					size_t n)
+{
+	uint64_t none = 0;
+
+	return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) ==
+		       OBS_PROTO_HTTP &&
+	       n > 0 && t_in > 0 &&
+	       __atomic_compare_exchange_n(&c->ann, &none, (uint64_t)t_in,
+					   false, __ATOMIC_SEQ_CST,
+					   __ATOMIC_RELAXED);
+}
+
+/* An announced send (entered at t_in, d: its buffers) whose bookkeeping
+ * goes the general way (it failed, moved nothing, or the plain way
+ * declined before it settled): the announcement settled, under the lock.
+ * Returns what obs_xm_send_begin would have (counted), for
+ * obs_xm_send_done. */
+bool obs_xm_send_settle(struct obs_conn *c, int64_t t_in,
+			const struct obs_data *d);
 
 #endif

@@ -111,8 +111,9 @@ static inline bool plain_hint(const struct obs_conn *c)
 	       LIKELY(obs_tls_cur == NULL);
 }
 
-/* A send of one buffer, the plain way: the entry as ever
- * (obs_xm_send_begin when it may begin an exchange), the bookkeeping of a
+/* A send of one buffer, the plain way: the entry announced without the
+ * lock (obs_xm_send_announce) when it may begin an exchange, else as ever
+ * (obs_xm_send_begin; another send is announced), the bookkeeping of a
  * call that moved bytes by obs_xm_send_plain; anything else (an error,
  * nothing moved, a connection that is not plain) by send_end. real: the
  * real call, made between. */
@@ -121,13 +122,18 @@ static inline bool plain_hint(const struct obs_conn *c)
 		struct iovec v_ = { (void *)(buf), (n) };                      \
 		struct obs_data d_ = { &v_, 1, (n), OBS_TLSIN_NONE };          \
 		struct send_ctx sx_ = { 0, false, true };                      \
+		bool ann_ = false;                                             \
 		ssize_t ret_;                                                  \
                                                                                \
 		if (obs_xm_send_needs_entry(c)) {                              \
 			sx_.t_in = obs_now();                                  \
-			obs_enter_again();                                     \
-			sx_.counted = obs_xm_send_begin((c), sx_.t_in, &d_);   \
-			obs_leave();                                           \
+			ann_ = obs_xm_send_announce((c), sx_.t_in, (n));       \
+			if (!ann_) {                                           \
+				obs_enter_again();                             \
+				sx_.counted =                                  \
+					obs_xm_send_begin((c), sx_.t_in, &d_); \
+				obs_leave();                                   \
+			}                                                      \
 		}                                                              \
 		ret_ = (real);                                                 \
 		if (LIKELY(ret_ > 0)) {                                        \
@@ -136,14 +142,22 @@ static inline bool plain_hint(const struct obs_conn *c)
                                                                                \
 			d_.len = (size_t)ret_;                                 \
 			obs_enter_again();                                     \
-			done_ = obs_xm_send_plain((c), sx_.counted, sx_.t_in,  \
-						  obs_now(), (size_t)ret_,     \
-						  &d_);                        \
+			done_ = obs_xm_send_plain((c), &sx_.counted, ann_,     \
+						  sx_.t_in, obs_now(),         \
+						  (size_t)ret_, &d_);          \
 			obs_leave();                                           \
 			if (LIKELY(done_)) {                                   \
 				errno = err_;                                  \
 				return ret_;                                   \
 			}                                                      \
+		} else if (ann_) {                                             \
+			int err_ = errno;                                      \
+                                                                               \
+			d_.len = 0;                                            \
+			obs_enter_again();                                     \
+			sx_.counted = obs_xm_send_settle((c), sx_.t_in, &d_);  \
+			obs_leave();                                           \
+			errno = err_;                                          \
 		}                                                              \
 		return send_end((fd), (c), sx_, ret_, &v_, 1);                 \
 	} while (0)

@@ -94,25 +94,50 @@ static struct obs_conn conn;
 static bool via_plain;
 static unsigned int plain_taken; /* calls the plain path took */
 
+/* announced: the send's entry was obs_xm_send_announce's (the plain way
+ * only), else obs_xm_send_begin's, which returned counted. */
+static void test_send_settle(struct obs_conn *c, bool counted, bool announced,
+			     int64_t t_in, int64_t t_out, ssize_t ret, int err,
+			     const struct obs_data *d)
+{
+	if (via_plain && ret > 0 && d && d->iov &&
+	    d->tls_in == OBS_TLSIN_NONE) {
+		if (obs_xm_send_plain(c, &counted, announced, t_in, t_out,
+				      (size_t)ret, d)) {
+			plain_taken++;
+			return;
+		}
+	} else if (announced) {
+		counted = obs_xm_send_settle(c, t_in, d);
+	}
+	assert_int_equal(c->ann, 0);
+	obs_xm_send_done(c, counted, t_in, t_out, ret, err, d);
+}
+
 static void test_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 			   int64_t t_out, ssize_t ret, int err,
 			   const struct obs_data *d)
 {
-	if (via_plain && ret > 0 && d && d->iov &&
-	    d->tls_in == OBS_TLSIN_NONE &&
-	    obs_xm_send_plain(c, counted, t_in, t_out, (size_t)ret, d)) {
-		plain_taken++;
-		return;
-	}
-	obs_xm_send_done(c, counted, t_in, t_out, ret, err, d);
+	test_send_settle(c, counted, false, t_in, t_out, ret, err, d);
 }
+
+/* The plain way's entry as the hooks make it: announced when it may
+ * begin an exchange of a connection that speaks HTTP/1.x. */
+static unsigned int announced_n; /* sends announced */
 
 static void test_send(struct obs_conn *c, int64_t t_in, int64_t t_out,
 		      ssize_t ret, int err, const struct obs_data *d)
 {
-	bool counted = obs_xm_send_begin(c, t_in ? t_in : t_out, d);
+	bool counted = false, announced = false;
 
-	test_send_done(c, counted, t_in, t_out, ret, err, d);
+	if (via_plain && t_in && d && d->iov && d->tls_in == OBS_TLSIN_NONE &&
+	    obs_xm_plain_hint(c) && obs_xm_send_needs_entry(c))
+		announced = obs_xm_send_announce(c, t_in, d->len);
+	if (announced)
+		announced_n++;
+	else
+		counted = obs_xm_send_begin(c, t_in ? t_in : t_out, d);
+	test_send_settle(c, counted, announced, t_in, t_out, ret, err, d);
 }
 
 static void test_recv(struct obs_conn *c, int64_t t_in, int64_t t_out,
@@ -1131,7 +1156,8 @@ static void test_plain_declines(void **state)
 	counted = obs_xm_send_begin(&conn, 2000, &d);
 	assert_true(counted);
 	assert_false(
-		obs_xm_send_plain(&conn, counted, 2000, 2010, v.iov_len, &d));
+		obs_xm_send_plain(&conn, &counted, false, 2000, 2010, v.iov_len,
+				  &d));
 	assert_int_equal(conn.proto, OBS_PROTO_UNKNOWN);
 	assert_int_equal(conn.sends_inflight, 1);
 	obs_xm_send_done(&conn, counted, 2000, 2010, (ssize_t)v.iov_len, 0, &d);
@@ -1141,7 +1167,8 @@ static void test_plain_declines(void **state)
 	v.iov_len = d.len = sizeof(req) - 1;
 	counted = obs_xm_send_begin(&conn, 3100, &d);
 	assert_false(
-		obs_xm_send_plain(&conn, counted, 3100, 3110, v.iov_len, &d));
+		obs_xm_send_plain(&conn, &counted, false, 3100, 3110, v.iov_len,
+				  &d));
 	obs_xm_send_done(&conn, counted, 3100, 3110, (ssize_t)v.iov_len, 0, &d);
 	assert_int_equal(conn.phase, OBS_PH_UP); /* the general way's */
 	v.iov_base = (void *)up;
@@ -1475,6 +1502,103 @@ static void test_shared_connection_fields_and_order(void **state)
 	assert_string_equal(http_of(3)->u.http.path, "/a/b");
 	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 3);
 	assert_int_equal(conn.sends_inflight, 0);
+}
+
+/* A send announced without the lock (obs_xm_send_announce, the hooks'
+ * entry on a connection that speaks HTTP/1.x): one at a time; the first
+ * locked section after it registers it as obs_xm_send_begin would have,
+ * so that a receive in another thread that brings its answer before the
+ * send's own bookkeeping begins its exchange at its T3, and the send,
+ * settling, labels it (its buffers' address put in); an announcement that
+ * nothing claimed is registered by the send itself; a send that fails
+ * settles it too, and its entry is the next exchange's T3. */
+static void test_announced_send(void **state)
+{
+	static const char req[] = "GET /ann HTTP/1.1\r\nHost: h\r\n\r\n";
+	size_t n = sizeof(req) - 1, len = sizeof(response) - 1;
+	struct iovec v = { (void *)req, n };
+	struct obs_data d = { &v, 1, n, OBS_TLSIN_NONE };
+	struct obs_exch_body *x;
+	bool counted = false;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	assert_false(obs_xm_send_announce(&conn, 1200, n)); /* no protocol */
+	send_bytes(1200, 1210, req, n);
+	recv_bytes(1220, 1300, response, len);
+
+	/* claimed by the receive that brings the answer first */
+	assert_true(obs_xm_send_announce(&conn, 2000, n));
+	assert_false(obs_xm_send_announce(&conn, 2001, n)); /* one */
+	assert_false(obs_xm_send_announce(&conn, 0, n));
+	recv_bytes(2300, 2400, response, len);
+	assert_true(conn.ann & OBS_ANN_CLAIMED);
+	x = exchange(2);
+	assert_non_null(x);
+	assert_int_equal(x->t3, 2000);
+	assert_int_equal(x->status, 404);
+	assert_string_equal(x->method, ""); /* the send's to give */
+	v.iov_len = d.len = n;
+	assert_false(obs_xm_send_plain(&conn, &counted, true, 2000, 2500, n,
+				       &d)); /* settled, then declined */
+	assert_true(counted);
+	assert_int_equal(conn.ann, 0);
+	obs_xm_send_done(&conn, counted, 2000, 2500, (ssize_t)n, 0, &d);
+	x = exchange(2);
+	assert_string_equal(x->method, "GET");
+	assert_int_equal(x->t4, 2300);
+	assert_int_equal(x->ds, n);
+	assert_string_equal(http_of(2)->u.http.path, "/ann");
+	assert_int_equal(conn.sends_inflight, 0);
+
+	/* claimed by a section that is no receive: the send goes on the
+	 * plain way as registered */
+	assert_true(obs_xm_send_announce(&conn, 3000, n));
+	obs_xm_so_error(&conn, 3005, 0);
+	assert_true(conn.ann & OBS_ANN_CLAIMED);
+	assert_int_equal(conn.sends_inflight, 1);
+	counted = false;
+	assert_true(obs_xm_send_plain(&conn, &counted, true, 3000, 3010, n,
+				      &d));
+	assert_true(counted);
+	recv_bytes(3020, 3100, response, len);
+	x = exchange(3);
+	assert_int_equal(x->t3, 3000);
+	assert_int_equal(x->t4, 3010);
+	assert_int_equal(x->t5, 3020);
+	assert_string_equal(x->method, "GET");
+
+	/* not claimed: the plain way takes it at once */
+	assert_true(obs_xm_send_announce(&conn, 4000, n));
+	counted = false;
+	assert_true(obs_xm_send_plain(&conn, &counted, true, 4000, 4010, n,
+				      &d));
+	assert_true(counted);
+	assert_int_equal(conn.ann, 0);
+	recv_bytes(4020, 4100, response, len);
+	assert_int_equal(exchange(4)->t3, 4000);
+	assert_int_equal(exchange(4)->t4, 4010);
+
+	/* a send that fails: settled, its entry the T3 of the retry's */
+	assert_true(obs_xm_send_announce(&conn, 5000, n));
+	counted = obs_xm_send_settle(&conn, 5000, &d);
+	assert_true(counted);
+	obs_xm_send_done(&conn, counted, 5000, 5010, -1, EAGAIN, &d);
+	assert_int_equal(conn.ann, 0);
+	assert_int_equal(conn.sends_inflight, 0);
+	assert_int_equal(conn.pending_send, 5000);
+	assert_true(obs_xm_send_announce(&conn, 5100, n));
+	counted = false;
+	assert_true(obs_xm_send_plain(&conn, &counted, true, 5100, 5110, n,
+				      &d));
+	recv_bytes(5120, 5200, response, len);
+	x = exchange(5);
+	assert_int_equal(x->t3, 5000);
+	assert_int_equal(x->t4, 5110);
+	assert_int_equal(x->ds, n);
+	assert_null(exchange(6));
+	assert_int_equal(conn.sends_inflight, 0);
+	assert_int_equal(conn.ann, 0);
 }
 
 /* The same over TLS 1.3 (JSSE): the ServerHello is read before the
@@ -1921,6 +2045,8 @@ int main(void)
 			test_shared_connection_sender_gone, reset, snap),
 		cmocka_unit_test_setup_teardown(
 			test_shared_connection_fields_and_order, reset, snap),
+		cmocka_unit_test_setup_teardown(test_announced_send, reset,
+						snap),
 		cmocka_unit_test_setup_teardown(test_shared_connection_tls,
 						reset, snap),
 		cmocka_unit_test_setup_teardown(test_connect_refused, reset,
@@ -1943,9 +2069,11 @@ int main(void)
 	via_plain = true;
 	test_index = 0;
 	failed += cmocka_run_group_tests_name("plain", tests, NULL, NULL);
-	if (plain_taken < 50) {
-		fprintf(stderr, "the plain path was taken %u times\n",
-			plain_taken);
+	if (plain_taken < 50 || announced_n < 20) {
+		fprintf(stderr,
+			"the plain path was taken %u times, %u sends "
+			"announced\n",
+			plain_taken, announced_n);
 		failed++;
 	}
 	return failed;

@@ -1198,7 +1198,7 @@ sent:
 
 __attribute__((always_inline)) inline bool
 obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out, size_t ret,
-		  const struct obs_data *d)
+		  const void *buf)
 {
 	struct obs_exch_body *x;
 	uint16_t status = 0;
@@ -1214,13 +1214,12 @@ obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out, size_t ret,
 		 * recv_status's, read once for both questions; a 101 goes
 		 * the general way (HTTP/2 may follow) */
 		if (c->x_http && c->plain_rx_seq != c->exch_seq &&
-		    c->plain_head_seq != c->exch_seq && ret >= 12 && d &&
-		    d->iov && d->iovcnt > 0 && d->iov[0].iov_len >= 12) {
-			status = obs_http_status(d->iov[0].iov_base, 12);
+		    c->plain_head_seq != c->exch_seq && ret >= 12) {
+			status = obs_http_status(buf, 12);
 			status_now = true;
 			if (UNLIKELY(status == 101))
 				goto decline;
-		} else if (obs_data_begins(d, "HTTP/1.1 101", 12)) {
+		} else if (ret >= 12 && !memcmp(buf, "HTTP/1.1 101", 12)) {
 			goto decline;
 		}
 	}
@@ -1246,7 +1245,10 @@ obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out, size_t ret,
 		x->status = status;
 		c->plain_rx_seq = c->exch_seq;
 	} else if (c->x_http && c->plain_rx_seq != c->exch_seq) {
-		recv_status(c, x, d, ret, false);
+		struct iovec v = { (void *)buf, ret };
+		const struct obs_data d = { &v, 1, ret, OBS_TLSIN_NONE };
+
+		recv_status(c, x, &d, ret, false);
 	}
 	x->t6 = t_out;
 	x->dr += (uint64_t)ret;

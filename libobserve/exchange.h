@@ -276,7 +276,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 /* The same two for a plain HTTP/1.x connection (up, no TLS, no HTTP/2,
  * one send at a time), with fewer questions asked: the records come out
  * as from obs_xm_send_done and obs_xm_recv. For a call that moved ret > 0
- * bytes (d, no TLS library's call; a receive that is no peek). False when
+ * bytes (d, no TLS library's call; a receive into one buffer, buf, that
+ * is no peek: the kernel wrote buf[0..ret)). False when
  * c is not such a connection now, or the call is not the usual one:
  * nothing was done, the caller goes the general way. A receive may also
  * be an end of stream (ret 0, bytes asked for). A send's entry: *counted,
@@ -287,7 +288,7 @@ bool obs_xm_send_plain(struct obs_conn *c, bool *counted, bool announced,
 		       int64_t t_in, int64_t t_out, size_t ret,
 		       const struct obs_data *d);
 bool obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out,
-		       size_t ret, const struct obs_data *d);
+		       size_t ret, const void *buf);
 /* Whether c is up, with no HTTP/2, no Fast Open data on its way, no
  * exchange begun by a receive for a send under way and no handshake's
  * exchange, and (with_proto) its protocol is proto: what the plain

@@ -386,6 +386,19 @@ recv_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, size_t wanted,
 	return ret;
 }
 
+/* recv_end for a receive into one buffer, out of line: the plain way's
+ * frame stays small. */
+static __attribute__((noinline)) ssize_t recv_slow_end(int fd,
+							struct obs_conn *c,
+							int64_t t_in,
+							ssize_t ret, void *buf,
+							size_t n)
+{
+	struct iovec v = { buf, n };
+
+	return recv_end(fd, c, t_in, ret, n, false, &v, 1);
+}
+
 /* A receive into one buffer (no peek, no MSG_TRUNC), the plain way: its
  * entry time when it matters (T5), the bookkeeping of a call that brought
  * bytes or the end of the stream by obs_xm_recv_plain; anything else (an
@@ -396,21 +409,18 @@ recv_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, size_t wanted,
 	do {                                                                   \
 		int64_t t_in_ = obs_xm_recv_needs_entry(c) ? obs_now() : 0;    \
 		ssize_t ret_ = (real);                                         \
-		struct iovec v_ = { (buf), (n) };                              \
                                                                                \
 		if (LIKELY(ret_ > 0) || (ret_ == 0 && (n) > 0)) {              \
-			struct obs_data d_ = { &v_, 1, (size_t)ret_,           \
-					       OBS_TLSIN_NONE };               \
 			bool done_;                                            \
                                                                                \
 			obs_enter_again();                                     \
 			done_ = obs_xm_recv_plain((c), t_in_, obs_now(),       \
-						  (size_t)ret_, &d_);          \
+						  (size_t)ret_, (buf));        \
 			obs_leave();                                           \
 			if (LIKELY(done_))                                     \
 				return ret_;                                   \
 		}                                                              \
-		return recv_end((fd), (c), t_in_, ret_, (n), false, &v_, 1);   \
+		return recv_slow_end((fd), (c), t_in_, ret_, (buf), (n));      \
 	} while (0)
 
 static size_t iov_bytes(const struct iovec *iov, int count)

@@ -83,8 +83,11 @@ OBS_HIDDEN void obs_spool_forget(void);
  *
  * Without a lock: the fd table (atomic loads and exchanges, fdtable.h), the
  * count of connections, the spool's record counter (atomic adds), the
- * real functions (real.h), and the hints the hot path reads
- * (obs_xm_*_needs_entry, a connection's phase at connect and close).
+ * real functions (real.h), the hints the hot path reads
+ * (obs_xm_*_needs_entry, a connection's phase at connect and close), and
+ * a send's announcement (obs_xm_send_announce: one compare-and-swap of
+ * the connection's ann, which the first locked section after it turns
+ * into the registration obs_xm_send_begin makes under the lock).
  *
  * Neither lock is recursive. A thread sets obs_inside (below) before it
  * takes either and clears it after it released them: a hook re-entered

@@ -1085,12 +1085,12 @@ void obs_xm_claim(struct obs_conn *c)
 	__atomic_store_n(&c->ann, a | OBS_ANN_CLAIMED, __ATOMIC_RELAXED);
 }
 
-/* The sender of the announcement in c->ann (entered at t_in, d: its
- * buffers), back under the lock: the announcement cleared, and what
- * obs_xm_send_begin would have returned. Not claimed: registered now (no
- * locked section ran since it was made, or it would have claimed it). */
+/* The sender of the announcement in c->ann (d: its buffers), back under
+ * the lock: the announcement cleared, and what obs_xm_send_begin would
+ * have returned. Not claimed: registered now (no locked section ran since
+ * it was made, or it would have claimed it). */
 static inline __attribute__((always_inline)) bool
-settle(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
+settle(struct obs_conn *c, const struct obs_data *d)
 {
 	uint64_t a = __atomic_load_n(&c->ann, __ATOMIC_RELAXED);
 	bool counted;
@@ -1101,17 +1101,15 @@ settle(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 		c->tx_id = d->iov;
 	counted = c->ann_counted;
 	__atomic_store_n(&c->ann, 0, __ATOMIC_RELAXED);
-	(void)t_in;
 	return counted;
 }
 
-bool obs_xm_send_settle(struct obs_conn *c, int64_t t_in,
-			const struct obs_data *d)
+bool obs_xm_send_settle(struct obs_conn *c, const struct obs_data *d)
 {
 	bool counted;
 
 	obs_spin_lock(&c->lock);
-	counted = settle(c, t_in, d);
+	counted = settle(c, d);
 	obs_conn_unlock(c);
 	return counted;
 }
@@ -1140,15 +1138,14 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 			 * back (the "alone" case below) */
 			__atomic_store_n(&c->ann, 0, __ATOMIC_RELAXED);
 			*counted_io = true;
-			x = begin_for_send(c,
-					   c->pending_send ? c->pending_send
-							   : t_in,
-					   0, c->tls.lost, d);
+			x = begin_for_send(
+				c, c->pending_send ? c->pending_send : t_in, 0,
+				c->tls.lost, d);
 			__atomic_store_n(&c->xphase, OBS_X_SENDING,
 					 __ATOMIC_RELAXED);
 			goto sent;
 		}
-		*counted_io = counted = settle(c, t_in, d);
+		*counted_io = counted = settle(c, d);
 	} else if (UNLIKELY(__atomic_load_n(&c->ann, __ATOMIC_RELAXED))) {
 		obs_xm_claim(c); /* another send's */
 	}

@@ -605,20 +605,18 @@ static inline bool obs_xm_send_announce(struct obs_conn *c, int64_t t_in,
 {
 	uint64_t none = 0;
 
-	return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) ==
-		       OBS_PROTO_HTTP &&
+	return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) == OBS_PROTO_HTTP &&
 	       n > 0 && t_in > 0 &&
 	       __atomic_compare_exchange_n(&c->ann, &none, (uint64_t)t_in,
 					   false, __ATOMIC_SEQ_CST,
 					   __ATOMIC_RELAXED);
 }
 
-/* An announced send (entered at t_in, d: its buffers) whose bookkeeping
+/* An announced send (d: its buffers) whose bookkeeping
  * goes the general way (it failed, moved nothing, or the plain way
  * declined before it settled): the announcement settled, under the lock.
  * Returns what obs_xm_send_begin would have (counted), for
  * obs_xm_send_done. */
-bool obs_xm_send_settle(struct obs_conn *c, int64_t t_in,
-			const struct obs_data *d);
+bool obs_xm_send_settle(struct obs_conn *c, const struct obs_data *d);
 
 #endif

@@ -155,7 +155,7 @@ static inline bool plain_hint(const struct obs_conn *c)
                                                                                \
 			d_.len = 0;                                            \
 			obs_enter_again();                                     \
-			sx_.counted = obs_xm_send_settle((c), sx_.t_in, &d_);  \
+			sx_.counted = obs_xm_send_settle((c), &d_);            \
 			obs_leave();                                           \
 			errno = err_;                                          \
 		}                                                              \
@@ -388,11 +388,9 @@ recv_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, size_t wanted,
 
 /* recv_end for a receive into one buffer, out of line: the plain way's
  * frame stays small. */
-static __attribute__((noinline)) ssize_t recv_slow_end(int fd,
-							struct obs_conn *c,
-							int64_t t_in,
-							ssize_t ret, void *buf,
-							size_t n)
+static __attribute__((noinline)) ssize_t
+recv_slow_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, void *buf,
+	      size_t n)
 {
 	struct iovec v = { buf, n };
 

@@ -108,7 +108,7 @@ static void test_send_settle(struct obs_conn *c, bool counted, bool announced,
 			return;
 		}
 	} else if (announced) {
-		counted = obs_xm_send_settle(c, t_in, d);
+		counted = obs_xm_send_settle(c, d);
 	}
 	assert_int_equal(c->ann, 0);
 	obs_xm_send_done(c, counted, t_in, t_out, ret, err, d);
@@ -1156,9 +1156,8 @@ static void test_plain_declines(void **state)
 	open_blocking(1000, 1100);
 	counted = obs_xm_send_begin(&conn, 2000, &d);
 	assert_true(counted);
-	assert_false(
-		obs_xm_send_plain(&conn, &counted, false, 2000, 2010, v.iov_len,
-				  &d));
+	assert_false(obs_xm_send_plain(&conn, &counted, false, 2000, 2010,
+				       v.iov_len, &d));
 	assert_int_equal(conn.proto, OBS_PROTO_UNKNOWN);
 	assert_int_equal(conn.sends_inflight, 1);
 	obs_xm_send_done(&conn, counted, 2000, 2010, (ssize_t)v.iov_len, 0, &d);
@@ -1167,9 +1166,8 @@ static void test_plain_declines(void **state)
 	v.iov_base = (void *)req;
 	v.iov_len = d.len = sizeof(req) - 1;
 	counted = obs_xm_send_begin(&conn, 3100, &d);
-	assert_false(
-		obs_xm_send_plain(&conn, &counted, false, 3100, 3110, v.iov_len,
-				  &d));
+	assert_false(obs_xm_send_plain(&conn, &counted, false, 3100, 3110,
+				       v.iov_len, &d));
 	obs_xm_send_done(&conn, counted, 3100, 3110, (ssize_t)v.iov_len, 0, &d);
 	assert_int_equal(conn.phase, OBS_PH_UP); /* the general way's */
 	v.iov_base = (void *)up;
@@ -1559,8 +1557,8 @@ static void test_announced_send(void **state)
 	assert_true(conn.ann & OBS_ANN_CLAIMED);
 	assert_int_equal(conn.sends_inflight, 1);
 	counted = false;
-	assert_true(obs_xm_send_plain(&conn, &counted, true, 3000, 3010, n,
-				      &d));
+	assert_true(
+		obs_xm_send_plain(&conn, &counted, true, 3000, 3010, n, &d));
 	assert_true(counted);
 	recv_bytes(3020, 3100, response, len);
 	x = exchange(3);
@@ -1572,8 +1570,8 @@ static void test_announced_send(void **state)
 	/* not claimed: the plain way takes it at once */
 	assert_true(obs_xm_send_announce(&conn, 4000, n));
 	counted = false;
-	assert_true(obs_xm_send_plain(&conn, &counted, true, 4000, 4010, n,
-				      &d));
+	assert_true(
+		obs_xm_send_plain(&conn, &counted, true, 4000, 4010, n, &d));
 	assert_true(counted);
 	assert_int_equal(conn.ann, 0);
 	recv_bytes(4020, 4100, response, len);
@@ -1582,7 +1580,7 @@ static void test_announced_send(void **state)
 
 	/* a send that fails: settled, its entry the T3 of the retry's */
 	assert_true(obs_xm_send_announce(&conn, 5000, n));
-	counted = obs_xm_send_settle(&conn, 5000, &d);
+	counted = obs_xm_send_settle(&conn, &d);
 	assert_true(counted);
 	obs_xm_send_done(&conn, counted, 5000, 5010, -1, EAGAIN, &d);
 	assert_int_equal(conn.ann, 0);
@@ -1590,8 +1588,8 @@ static void test_announced_send(void **state)
 	assert_int_equal(conn.pending_send, 5000);
 	assert_true(obs_xm_send_announce(&conn, 5100, n));
 	counted = false;
-	assert_true(obs_xm_send_plain(&conn, &counted, true, 5100, 5110, n,
-				      &d));
+	assert_true(
+		obs_xm_send_plain(&conn, &counted, true, 5100, 5110, n, &d));
 	recv_bytes(5120, 5200, response, len);
 	x = exchange(5);
 	assert_int_equal(x->t3, 5000);

@@ -185,7 +185,18 @@ struct obs_conn {
  * none (three quarters of the struct, not written per connection). */
 static inline void obs_conn_clear(struct obs_conn *c)
 {
+#if defined(__SSE2__)
+	/* sixteen bytes a store, inline: memset is a call that asks the
+	 * length a dozen questions, on every connect */
+	_Static_assert(offsetof(struct obs_conn, scratch) % 16 == 0,
+		       "obs_conn_clear's stores");
+#pragma GCC unroll 32
+	for (size_t i = 0; i < offsetof(struct obs_conn, scratch); i += 16)
+		_mm_storeu_si128((__m128i *)(void *)((char *)c + i),
+				 _mm_setzero_si128());
+#else
 	memset(c, 0, offsetof(struct obs_conn, scratch));
+#endif
 	c->http_seen.len = 0;
 }
 

@@ -33,9 +33,17 @@ OBS_HIDDEN void obs_set_start(void);
 OBS_HIDDEN void obs_fork_install(void);
 
 /* resolve.c: at a tracked connect, the newest lookup that gave the peer's
- * address (peer: 4 or 16 bytes by family) names the connection. */
-OBS_HIDDEN void dns_match(struct obs_conn *c, int family, const uint8_t *peer,
-			  int64_t t1);
+ * address (peer: 4 or 16 bytes by family) names the connection. No call
+ * while the process made no lookup (a client given an address). */
+OBS_HIDDEN extern uint32_t obs_dns_lookups;
+OBS_HIDDEN void dns_match_slow(struct obs_conn *c, int family,
+			       const uint8_t *peer, int64_t t1);
+static inline void dns_match(struct obs_conn *c, int family,
+			     const uint8_t *peer, int64_t t1)
+{
+	if (__atomic_load_n(&obs_dns_lookups, __ATOMIC_RELAXED))
+		dns_match_slow(c, family, peer, t1);
+}
 
 /* hooks_tls.c: the hooked TLS call this thread is in (NULL: none), for
  * the socket hooks: the calls they make on the session's connection carry

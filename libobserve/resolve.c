@@ -21,7 +21,8 @@ static struct obs_dns_slot {
 	char name[40];
 } dns_slots[OBS_DNS_SLOTS];
 static unsigned int dns_next;
-static uint32_t dns_lookups;
+/* lookups remembered so far (hooks.h: dns_match asks it first) */
+uint32_t obs_dns_lookups;
 
 /* The addresses of one lookup, gathered before the lock is taken. */
 #define OBS_DNS_PER_LOOKUP 8
@@ -51,7 +52,7 @@ static void dns_remember(const char *node, const struct obs_dns_answer *ans,
 	if (!ans->n)
 		return;
 	obs_mutex_lock();
-	lookup = ++dns_lookups;
+	lookup = __atomic_add_fetch(&obs_dns_lookups, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < ans->n; i++) {
 		struct obs_dns_slot *s = &dns_slots[dns_next++ % OBS_DNS_SLOTS];
 
@@ -98,15 +99,15 @@ static void dns_remember_hostent(const char *node, const struct hostent *h,
 	dns_remember(node, &ans, t_start, t_end);
 }
 
-/* At a tracked connect: the newest lookup that gave this address. */
-void dns_match(struct obs_conn *c, int family, const uint8_t *peer, int64_t t1)
+/* At a tracked connect: the newest lookup that gave this address (once
+ * there was a lookup: dns_match, hooks.h). */
+void dns_match_slow(struct obs_conn *c, int family, const uint8_t *peer,
+		    int64_t t1)
 {
 	size_t alen = family == AF_INET6 ? 16 : 4;
 	struct obs_dns_slot found;
 	bool hit = false;
 
-	if (!__atomic_load_n(&dns_lookups, __ATOMIC_RELAXED))
-		return;
 	obs_mutex_lock();
 	for (unsigned int k = 1; k <= OBS_DNS_SLOTS && !hit; k++) {
 		struct obs_dns_slot *s =

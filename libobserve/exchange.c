@@ -1282,12 +1282,10 @@ void obs_xm_close(struct obs_conn *c, int64_t t_out)
 	obs_xm_end(c, t_out, OBS_END_NONE);
 }
 
-void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class)
+static void end_locked(struct obs_conn *c, int64_t t_out, uint8_t end_class)
 {
-	struct obs_conn_body *cb;
+	struct obs_conn_body *cb = &c->crec->u.conn;
 
-	obs_conn_lock(c);
-	cb = &c->crec->u.conn;
 	obs_xh2_end(c); /* HTTP/2 streams still open */
 	if (c->xrec && c->xrec != &c->scratch) {
 		struct obs_exch_body *x = &c->xrec->u.exch;
@@ -1313,7 +1311,45 @@ void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class)
 	if (c->irec)
 		record_complete(c->irec);
 	record_complete(c->crec);
+}
+
+void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class)
+{
+	obs_conn_lock(c);
+	end_locked(c, t_out, end_class);
 	obs_conn_unlock(c);
+}
+
+static void tcp_info_locked(struct obs_conn *c, const struct obs_tcp_info *ti)
+{
+	struct obs_info_body *info = info_of(c);
+
+	if (info) {
+		info->rtt_us = ti->rtt_us;
+		info->rttvar_us = ti->rttvar_us;
+		info->min_rtt_us = ti->min_rtt_us;
+		info->retrans = ti->retrans;
+		info->snd_cwnd = ti->snd_cwnd;
+		info->pmtu = ti->pmtu;
+		info->delivery_rate = ti->delivery_rate;
+		info->flags |= OBS_IF_TCPINFO;
+	}
+}
+
+bool obs_xm_unref(struct obs_conn *c, int64_t t_out, uint8_t end_class,
+		  const struct obs_tcp_info *ti)
+{
+	bool last;
+
+	obs_conn_lock(c);
+	last = --c->refs <= 0;
+	if (last) {
+		if (ti)
+			tcp_info_locked(c, ti);
+		end_locked(c, t_out, end_class);
+	}
+	obs_conn_unlock(c);
+	return last;
 }
 
 /* The records a connection's end completes: its own, the current
@@ -1367,20 +1403,8 @@ void obs_xm_exit_undo(struct obs_conn *c)
 
 void obs_xm_tcp_info(struct obs_conn *c, const struct obs_tcp_info *ti)
 {
-	struct obs_info_body *info;
-
 	obs_conn_lock(c);
-	info = info_of(c);
-	if (info) {
-		info->rtt_us = ti->rtt_us;
-		info->rttvar_us = ti->rttvar_us;
-		info->min_rtt_us = ti->min_rtt_us;
-		info->retrans = ti->retrans;
-		info->snd_cwnd = ti->snd_cwnd;
-		info->pmtu = ti->pmtu;
-		info->delivery_rate = ti->delivery_rate;
-		info->flags |= OBS_IF_TCPINFO;
-	}
+	tcp_info_locked(c, ti);
 	obs_conn_unlock(c);
 }
 

@@ -370,6 +370,11 @@ void obs_xm_close(struct obs_conn *c, int64_t t_out);
  * connection was found closed where the layer could not see (OBS_END_LOST,
  * t_out 0). An error that ended it already keeps its class. */
 void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class);
+/* One fd's reference to c goes (c->refs); the last one ends the
+ * connection as obs_xm_end, with ti (NULL: none) as obs_xm_tcp_info, in
+ * the same locked section. Returns whether it was the last. */
+bool obs_xm_unref(struct obs_conn *c, int64_t t_out, uint8_t end_class,
+		  const struct obs_tcp_info *ti);
 /* The process leaves (exit, _exit, exec) at t with the connection open:
  * class OBS_END_EXIT, T7 = t, records complete. The state in memory stays:
  * a later close still ends it as usual, and obs_xm_exit_undo takes it back

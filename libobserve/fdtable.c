@@ -125,23 +125,23 @@ void conn_ref(struct obs_conn *c)
 }
 
 /* Drop one fd's reference; the last one ends the connection at t7 with
- * end_class (OBS_END_NONE: closed by the program or the peer, as seen). */
+ * end_class (OBS_END_NONE: closed by the program or the peer, as seen)
+ * and ti (NULL: none), in one locked section (obs_xm_unref). */
+void conn_unref_info(struct obs_conn *c, int64_t t7, uint8_t end_class,
+		     const struct obs_tcp_info *ti)
+{
+	if (obs_xm_unref(c, t7, end_class, ti))
+		conn_free(c);
+}
+
 void conn_unref_as(struct obs_conn *c, int64_t t7, uint8_t end_class)
 {
-	int left;
-
-	obs_conn_lock(c);
-	left = --c->refs;
-	obs_conn_unlock(c);
-	if (left > 0)
-		return;
-	obs_xm_end(c, t7, end_class);
-	conn_free(c);
+	conn_unref_info(c, t7, end_class, NULL);
 }
 
 void conn_unref(struct obs_conn *c, int64_t t7)
 {
-	conn_unref_as(c, t7, OBS_END_NONE);
+	conn_unref_info(c, t7, OBS_END_NONE, NULL);
 }
 
 /* fd no longer refers to c (closed where the layer could not see): if the

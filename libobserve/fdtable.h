@@ -58,6 +58,11 @@ OBS_HIDDEN void conn_unref(struct obs_conn *c, int64_t t7);
  * closed as seen; OBS_END_LOST: closed where the layer could not see). */
 OBS_HIDDEN void conn_unref_as(struct obs_conn *c, int64_t t7,
 			      uint8_t end_class);
+/* The same, and the last reference writes ti (TCP_INFO read before the
+ * close; NULL: none) with the end. */
+OBS_HIDDEN void conn_unref_info(struct obs_conn *c, int64_t t7,
+				uint8_t end_class,
+				const struct obs_tcp_info *ti);
 /* fd is no longer the socket of c (closed behind our back): if the table
  * still maps fd to c, that reference goes, and the last one ends c as
  * lost (no T7). The caller is inside the layer (obs_enter). */

@@ -260,36 +260,36 @@ ssize_t fastopen_end(int fd, struct obs_fastopen *f, ssize_t ret, int flags,
 	return ret;
 }
 
-/* TCP_INFO of a connection about to be closed for good: one getsockopt,
- * at close only (errno kept by the caller). */
-static inline __attribute__((always_inline)) void
-note_tcp_info(struct obs_conn *c, int fd)
+/* TCP_INFO of a connection about to be closed for good into *out: one
+ * getsockopt, at close only (errno kept by the caller); false when it
+ * could not be read. */
+static inline __attribute__((always_inline)) bool
+read_tcp_info(int fd, struct obs_tcp_info *out)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
-	struct obs_tcp_info out;
 
 	/* (not zeroed first: only the len bytes the kernel wrote are read) */
 	if (REAL(getsockopt)(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
 	    len < offsetof(struct tcp_info, tcpi_total_retrans) +
 			    sizeof(ti.tcpi_total_retrans))
-		return;
-	out.rtt_us = ti.tcpi_rtt;
-	out.rttvar_us = ti.tcpi_rttvar;
-	out.retrans = ti.tcpi_total_retrans;
-	out.snd_cwnd = ti.tcpi_snd_cwnd;
-	out.pmtu = ti.tcpi_pmtu;
+		return false;
+	out->rtt_us = ti.tcpi_rtt;
+	out->rttvar_us = ti.tcpi_rttvar;
+	out->retrans = ti.tcpi_total_retrans;
+	out->snd_cwnd = ti.tcpi_snd_cwnd;
+	out->pmtu = ti.tcpi_pmtu;
 	/* newer fields: zero when the kernel's struct is shorter */
-	out.min_rtt_us = len >= offsetof(struct tcp_info, tcpi_min_rtt) +
-						 sizeof(ti.tcpi_min_rtt)
-				 ? ti.tcpi_min_rtt
-				 : 0;
-	out.delivery_rate =
+	out->min_rtt_us = len >= offsetof(struct tcp_info, tcpi_min_rtt) +
+						  sizeof(ti.tcpi_min_rtt)
+				  ? ti.tcpi_min_rtt
+				  : 0;
+	out->delivery_rate =
 		len >= offsetof(struct tcp_info, tcpi_delivery_rate) +
 					sizeof(ti.tcpi_delivery_rate)
 			? ti.tcpi_delivery_rate
 			: 0;
-	obs_xm_tcp_info(c, &out);
+	return true;
 }
 
 /* The real syscall(), with six arguments (the kernel reads as many as the
@@ -332,6 +332,8 @@ static inline __attribute__((always_inline)) long
 close_tracked(int fd, enum closer how, FILE *file)
 {
 	struct obs_conn *c;
+	struct obs_tcp_info ti;
+	bool have_ti = false;
 	long ret;
 	int err;
 
@@ -344,7 +346,7 @@ close_tracked(int fd, enum closer how, FILE *file)
 	c = conn_detach(fd);
 	if (c && __atomic_load_n(&c->refs, __ATOMIC_RELAXED) == 1 &&
 	    c->phase == OBS_PH_UP)
-		note_tcp_info(c, fd);
+		have_ti = read_tcp_info(fd, &ti);
 	obs_leave();
 	ret = close_real(fd, how, file);
 	err = errno;
@@ -354,7 +356,8 @@ close_tracked(int fd, enum closer how, FILE *file)
 		if (ret < 0 && err == EBADF)
 			conn_unref_as(c, 0, OBS_END_LOST);
 		else
-			conn_unref(c, obs_now());
+			conn_unref_info(c, obs_now(), OBS_END_NONE,
+					have_ti ? &ti : NULL);
 		obs_leave();
 	}
 	errno = err;

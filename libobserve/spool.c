@@ -642,12 +642,10 @@ static int spool_create(void)
 	return 0;
 }
 
-int obs_spool_ensure(void)
+static __attribute__((noinline)) int spool_ensure_slow(void)
 {
 	int rc = 0, saved;
 
-	if (__atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE))
-		return 0;
 	if (in_spool_lock)
 		return -1; /* a signal handler's connect while making it */
 	saved = errno;
@@ -663,6 +661,17 @@ int obs_spool_ensure(void)
 	obs_mutex_unlock();
 	errno = saved;
 	return rc;
+}
+
+/* Inlined into the connect hooks by LTO (a load once the spool is made;
+ * "inline" beside the extern declaration of layer.h keeps this the
+ * external definition). */
+__attribute__((always_inline)) inline int obs_spool_ensure(void)
+{
+	if (__builtin_expect(
+		    __atomic_load_n(&spool.cur, __ATOMIC_ACQUIRE) != NULL, 1))
+		return 0;
+	return spool_ensure_slow();
 }
 
 /* The spool directory opened again (O_PATH), checked to be the one the

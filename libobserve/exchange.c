@@ -506,7 +506,8 @@ http_label_ref(struct obs_conn *c, struct obs_exch_body *x,
  * bytes; NULL when a receive begins it while the send is under way (the
  * send labels it when it returns: label_late). */
 static inline __attribute__((always_inline)) struct obs_exch_body *
-http_exchange_begin(struct obs_conn *c, const struct obs_data *d)
+http_exchange_begin(struct obs_conn *c, const struct obs_data *d,
+		    const uint8_t *one)
 {
 	uint8_t head[OBS_HTTP_LOOK];
 	const uint8_t *p = NULL;
@@ -526,8 +527,12 @@ http_exchange_begin(struct obs_conn *c, const struct obs_data *d)
 		c->x_label_late = true;
 		return x;
 	}
-	if (d) /* all we look at in the first buffer: no copy */
+	if (one) { /* d is that one buffer, d->len bytes in it */
+		p = one;
+		n = d->len < sizeof(head) ? d->len : sizeof(head);
+	} else if (d) { /* all we look at in the first buffer: no copy */
 		p = data_head(d, head, sizeof(head), &n);
+	}
 	recalled = http_recall(c, p, n);
 	c->x_http = recalled || (n > 0 && obs_http_line(p, n, &line));
 	/* the same request as one whose HTTP record is in this segment:
@@ -585,10 +590,12 @@ static __attribute__((noinline)) void label_late(struct obs_conn *c,
 /* Exchange k+1 begins with a send entered at t3 whose TLS records are of
  * types (OBS_TLS_*; lost: the walk gave up): the handshake's, or a
  * request, labelled when it is HTTP/1.x. d: the bytes it moved, or NULL
- * (a receive begins it: the prediction has them). */
+ * (a receive begins it: the prediction has them); one: where they are
+ * when d is one buffer that holds all d->len of them (the plain way's),
+ * else NULL. */
 static inline __attribute__((always_inline)) struct obs_exch_body *
 begin_for_send(struct obs_conn *c, int64_t t3, unsigned int types, bool lost,
-	       const struct obs_data *d)
+	       const struct obs_data *d, const uint8_t *one)
 {
 	struct obs_exch_body *x;
 
@@ -600,7 +607,7 @@ begin_for_send(struct obs_conn *c, int64_t t3, unsigned int types, bool lost,
 		x = handshake_begin(c, t3);
 	} else {
 		if (c->proto == OBS_PROTO_HTTP) {
-			x = http_exchange_begin(c, d);
+			x = http_exchange_begin(c, d, one);
 		} else {
 			x = exchange_begin(c);
 			__atomic_store_n(&c->x_handshake, false,
@@ -843,7 +850,7 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 				types = tls_send(c, d, &records);
 		}
 		x = begin_for_send(c, c->pending_send ? c->pending_send : t_in,
-				   types, c->tls.lost, d);
+				   types, c->tls.lost, d, NULL);
 		__atomic_store_n(&c->xphase, OBS_X_SENDING, __ATOMIC_RELAXED);
 	} else {
 		x = &c->xrec->u.exch;
@@ -987,7 +994,7 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		bool after_hs = c->xphase == OBS_X_SENDING; /* x_handshake */
 
 		x = begin_for_send(c, t3, pred ? c->tx_types : 0,
-				   pred && c->tx_lost, NULL);
+				   pred && c->tx_lost, NULL, NULL);
 		if (after_hs)
 			c->x_after_handshake = true;
 		x->t5 = t_in > x->t3 ? t_in : x->t3;
@@ -1149,7 +1156,7 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 			*counted_io = true;
 			x = begin_for_send(
 				c, c->pending_send ? c->pending_send : t_in, 0,
-				c->tls.lost, d);
+				c->tls.lost, d, d->iov[0].iov_base);
 			__atomic_store_n(&c->xphase, OBS_X_SENDING,
 					 __ATOMIC_RELAXED);
 			goto sent;
@@ -1185,7 +1192,7 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 		if (!t_in)
 			t_in = t_out; /* the lock-free hint was stale */
 		x = begin_for_send(c, c->pending_send ? c->pending_send : t_in,
-				   0, c->tls.lost, d);
+				   0, c->tls.lost, d, d->iov[0].iov_base);
 		__atomic_store_n(&c->xphase, OBS_X_SENDING, __ATOMIC_RELAXED);
 	} else {
 		obs_conn_unlock(c);

@@ -291,7 +291,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
  * is no peek: the kernel wrote buf[0..ret)). False when
  * c is not such a connection now, or the call is not the usual one:
  * nothing was done, the caller goes the general way. A receive may also
- * be an end of stream (ret 0, bytes asked for). A send's entry: *counted,
+ * be an end of stream (ret 0, bytes asked for). A send's d is one buffer
+ * that holds its d->len bytes (write, send). A send's entry: *counted,
  * what obs_xm_send_begin returned; or announced (obs_xm_send_announce),
  * and then *counted is set to what that entry would have returned, also
  * when the call declines (the announcement is settled then). */

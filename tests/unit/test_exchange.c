@@ -100,8 +100,8 @@ static void test_send_settle(struct obs_conn *c, bool counted, bool announced,
 			     int64_t t_in, int64_t t_out, ssize_t ret, int err,
 			     const struct obs_data *d)
 {
-	if (via_plain && ret > 0 && d && d->iov &&
-	    d->tls_in == OBS_TLSIN_NONE) {
+	if (via_plain && ret > 0 && d && d->iov && d->iovcnt == 1 &&
+	    (size_t)ret <= d->iov[0].iov_len && d->tls_in == OBS_TLSIN_NONE) {
 		if (obs_xm_send_plain(c, &counted, announced, t_in, t_out,
 				      (size_t)ret, d)) {
 			plain_taken++;

@@ -163,16 +163,20 @@ void fd_lost(int fd, struct obs_conn *c)
  * whatever the table still holds for it is stale (closed behind our back).
  * Not in a vfork() child (the table is its parent's), nor from a signal
  * handler inside the layer. */
-void fd_fresh(int fd)
+int fd_fresh(int fd)
 {
 	struct obs_conn *stale;
+	int err = errno;
 
 	if (obs_in_vfork_child() || !obs_enter())
-		return;
+		goto out;
 	stale = conn_of(fd);
 	if (stale)
 		fd_lost(fd, stale);
 	obs_leave();
+out:
+	errno = err;
+	return fd;
 }
 
 /* The process leaves at t: every connection still open ends with it

@@ -69,8 +69,9 @@ OBS_HIDDEN void conn_unref_info(struct obs_conn *c, int64_t t7,
 OBS_HIDDEN void fd_lost(int fd, struct obs_conn *c);
 /* An fd number came back from the kernel: drop what the table still holds
  * for it (stale, closed behind our back), as fd_lost. Enters the layer
- * itself; does nothing in a vfork() child or when re-entered. */
-OBS_HIDDEN void fd_fresh(int fd);
+ * itself; does nothing in a vfork() child or when re-entered. Keeps
+ * errno; returns fd (a tail call for fd_from_kernel). */
+OBS_HIDDEN int fd_fresh(int fd);
 /* The process leaves at t (exit, _exit, exec): every connection still open
  * ends with class exit, T7 = t; undo takes that back (exec failed). The
  * caller is inside the layer. */
@@ -81,11 +82,8 @@ OBS_HIDDEN void conns_exit(int64_t t, bool undo);
  * (fd_fresh). Keeps errno; returns fd. */
 static inline int fd_from_kernel(int fd)
 {
-	if (fd >= 0 && __builtin_expect(conn_of(fd) != NULL, 0)) {
-		int err = errno;
-		fd_fresh(fd);
-		errno = err;
-	}
+	if (fd >= 0 && __builtin_expect(conn_of(fd) != NULL, 0))
+		return fd_fresh(fd);
 	return fd;
 }
 

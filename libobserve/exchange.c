@@ -1069,10 +1069,9 @@ void obs_xm_claim(struct obs_conn *c)
 	if (!a || (a & OBS_ANN_CLAIMED))
 		return; /* settled, or claimed and its sender not back yet */
 	/* obs_xm_send_begin's registration, for bytes it would have found
-	 * to be what an HTTP/1.x connection sends (obs_xm_tx_head): their
-	 * address is the sender's to put in (OBS_ANN_ID until then). A
-	 * connection's first send is not read (its buffer is the sender's,
-	 * maybe not readable): no prediction, its bookkeeping tells. */
+	 * to be what an HTTP/1.x connection sends (obs_xm_tx_head, which
+	 * reads none of them): their address is the sender's to put in
+	 * (OBS_ANN_ID until then) */
 	c->ann_counted = false;
 	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
 		if (c->sends_inflight == 0 && !c->begun_for_send) {
@@ -1140,19 +1139,11 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 	if (announced) {
 		if (LIKELY(__atomic_load_n(&c->ann, __ATOMIC_RELAXED) ==
 			   (uint64_t)t_in) &&
-		    (LIKELY(plain(c)) ||
-		     (plain_but_proto(c) && c->proto == OBS_PROTO_UNKNOWN &&
-		      *(const uint8_t *)d->iov[0].iov_base != 22 &&
-		      !obs_data_begins(d, "PRI * HTTP/2.0", 14))) &&
-		    c->xphase != OBS_X_SENDING && c->sends_inflight == 0) {
+		    LIKELY(plain(c)) && c->xphase != OBS_X_SENDING &&
+		    c->sends_inflight == 0) {
 			/* not claimed, and the send that begins the next
 			 * exchange, alone: as registered and at once taken
-			 * back (the "alone" case below); a connection's
-			 * first, whose first byte (read now: the kernel
-			 * took it) is no TLS hello's (obs_data_no_tls_hello)
-			 * and which is no HTTP/2 preface, is HTTP/1.x from
-			 * now on, as below */
-			c->proto = OBS_PROTO_HTTP;
+			 * back (the "alone" case below) */
 			__atomic_store_n(&c->ann, 0, __ATOMIC_RELAXED);
 			*counted_io = true;
 			x = begin_for_send(

@@ -602,9 +602,9 @@ obs_xm_send_begin(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 }
 
 /* The lock-free entry of a send that may begin an exchange (the
- * obs_xm_send_needs_entry hint said so) on a connection speaking HTTP/1.x
- * or a connection's first send, in place of obs_xm_send_begin: its entry
- * time t_in stored in c->ann, when
+ * obs_xm_send_needs_entry hint said so) on a connection speaking HTTP/1.x,
+ * in place of obs_xm_send_begin: its entry time t_in stored in c->ann,
+ * when
  * no other send is announced. Nothing else is done before the real call;
  * the first locked section after it registers the send as
  * obs_xm_send_begin would have (obs_xm_claim, from obs_conn_lock): a
@@ -613,9 +613,11 @@ obs_xm_send_begin(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
  * which learns from c->ann whether it was claimed. n: the bytes it asks
  * to send (none: no announcement); they are not read before the kernel
  * read them (a buffer the program cannot read fails the call with EFAULT,
- * as without the layer), so a claim of a connection's first send predicts
- * nothing of it. False: not announced, the caller takes the locked
- * entry. */
+ * as without the layer): an HTTP/1.x connection's registration needs
+ * nothing of them. A connection's first send is not announced: its
+ * locked entry predicts its protocol from its first byte, for a receive
+ * in another thread that may answer it first. False: not announced, the
+ * caller takes the locked entry. */
 #define OBS_ANN_CLAIMED (1ull << 63)
 /* c->tx_id of a claimed announcement's send, until its sender puts in its
  * own buffers' address (no buffers are at this address). */
@@ -626,9 +628,7 @@ static inline bool obs_xm_send_announce(struct obs_conn *c, int64_t t_in,
 {
 	uint64_t none = 0;
 
-	/* OBS_PROTO_UNKNOWN (0) or OBS_PROTO_HTTP (2), one test */
-	return (__atomic_load_n(&c->proto, __ATOMIC_RELAXED) &
-		~OBS_PROTO_HTTP) == 0 &&
+	return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) == OBS_PROTO_HTTP &&
 	       n > 0 && t_in > 0 &&
 	       __atomic_compare_exchange_n(&c->ann, &none, (uint64_t)t_in,
 					   false, __ATOMIC_SEQ_CST,

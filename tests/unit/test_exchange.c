@@ -1523,15 +1523,13 @@ static void test_announced_send(void **state)
 
 	(void)state;
 	open_blocking(1000, 1100);
-	/* a connection's first send: announced, its bytes not read before
-	 * the call; settled, what it sent makes the connection HTTP/1.x */
-	assert_false(obs_xm_send_announce(&conn, 1200, 0)); /* nothing */
-	assert_true(obs_xm_send_announce(&conn, 1200, n));
-	assert_true(
-		obs_xm_send_plain(&conn, &counted, true, 1200, 1210, n, &d));
-	assert_true(counted);
+	/* a connection's first send is not announced: its locked entry
+	 * predicts its protocol from its first byte */
+	assert_false(obs_xm_send_announce(&conn, 1200, n));
+	send_bytes(1200, 1210, req, n);
 	assert_int_equal(conn.proto, OBS_PROTO_HTTP);
 	recv_bytes(1220, 1300, response, len);
+	assert_false(obs_xm_send_announce(&conn, 1400, 0)); /* nothing */
 	assert_int_equal(exchange(1)->t3, 1200);
 	assert_string_equal(http_of(1)->u.http.path, "/ann");
 
@@ -1607,27 +1605,6 @@ static void test_announced_send(void **state)
 	assert_null(exchange(6));
 	assert_int_equal(conn.sends_inflight, 0);
 	assert_int_equal(conn.ann, 0);
-
-	/* a connection's first send that is a TLS hello, announced (its
-	 * byte not read before the call): the plain way declines when it
-	 * returns, and the general one finds TLS */
-	{
-		static const uint8_t hello[] = { 22, 3, 1, 0, 4, 1, 0, 0, 0 };
-		struct iovec hv = { (void *)hello, sizeof(hello) };
-		struct obs_data hd = { &hv, 1, sizeof(hello), OBS_TLSIN_NONE };
-
-		open_blocking(6000, 6100);
-		assert_true(obs_xm_send_announce(&conn, 6200, sizeof(hello)));
-		counted = false;
-		assert_false(obs_xm_send_plain(&conn, &counted, true, 6200,
-					       6210, sizeof(hello), &hd));
-		assert_true(counted);
-		assert_int_equal(conn.ann, 0);
-		obs_xm_send_done(&conn, counted, 6200, 6210,
-				 (ssize_t)sizeof(hello), 0, &hd);
-		assert_int_equal(conn.proto, OBS_PROTO_TLS);
-		assert_int_equal(conn.sends_inflight, 0);
-	}
 }
 
 /* The same over TLS 1.3 (JSSE): the ServerHello is read before the

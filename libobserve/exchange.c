@@ -1069,14 +1069,16 @@ void obs_xm_claim(struct obs_conn *c)
 	if (!a || (a & OBS_ANN_CLAIMED))
 		return; /* settled, or claimed and its sender not back yet */
 	/* obs_xm_send_begin's registration, for bytes it would have found
-	 * to be what an HTTP/1.x connection sends (obs_xm_tx_head, which
-	 * reads none of them): their address is the sender's to put in
-	 * (OBS_ANN_ID until then) */
+	 * to be what an HTTP/1.x connection sends, or a first send that is
+	 * no TLS hello (obs_xm_tx_head; obs_xm_send_announce looked at the
+	 * first byte): their address is the sender's to put in (OBS_ANN_ID
+	 * until then) */
 	c->ann_counted = false;
 	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
 		if (c->sends_inflight == 0 && !c->begun_for_send) {
 			c->tx_pred = OBS_TXP_NONE;
-			if (c->proto == OBS_PROTO_HTTP &&
+			if ((c->proto == OBS_PROTO_HTTP ||
+			     c->proto == OBS_PROTO_UNKNOWN) &&
 			    c->h2mode == OBS_H2M_NONE) {
 				c->tx_t3 = t3;
 				c->tx_types = 0;
@@ -1139,11 +1141,17 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 	if (announced) {
 		if (LIKELY(__atomic_load_n(&c->ann, __ATOMIC_RELAXED) ==
 			   (uint64_t)t_in) &&
-		    LIKELY(plain(c)) && c->xphase != OBS_X_SENDING &&
-		    c->sends_inflight == 0) {
+		    (LIKELY(plain(c)) ||
+		     (plain_but_proto(c) && c->proto == OBS_PROTO_UNKNOWN &&
+		      !obs_data_begins(d, "PRI * HTTP/2.0", 14))) &&
+		    c->xphase != OBS_X_SENDING && c->sends_inflight == 0) {
 			/* not claimed, and the send that begins the next
 			 * exchange, alone: as registered and at once taken
-			 * back (the "alone" case below) */
+			 * back (the "alone" case below); a connection's
+			 * first (its first byte is no TLS hello's, the
+			 * announcement's test) is HTTP/1.x from now on, as
+			 * below */
+			c->proto = OBS_PROTO_HTTP;
 			__atomic_store_n(&c->ann, 0, __ATOMIC_RELAXED);
 			*counted_io = true;
 			x = begin_for_send(

@@ -603,33 +603,36 @@ obs_xm_send_begin(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 
 /* The lock-free entry of a send that may begin an exchange (the
  * obs_xm_send_needs_entry hint said so) on a connection speaking HTTP/1.x,
- * in place of obs_xm_send_begin: its entry time t_in stored in c->ann,
- * when
+ * or a connection's first send whose first byte tells it from a TLS hello
+ * (what obs_xm_send_begin finds by the same test), in place of
+ * obs_xm_send_begin: its entry time t_in stored in c->ann, when
  * no other send is announced. Nothing else is done before the real call;
  * the first locked section after it registers the send as
  * obs_xm_send_begin would have (obs_xm_claim, from obs_conn_lock): a
  * receive in another thread that brings the answer first, or the sender's
  * own bookkeeping when it returns (obs_xm_send_plain, obs_xm_send_settle),
- * which learns from c->ann whether it was claimed. n: the bytes it asks
- * to send (none: no announcement); they are not read before the kernel
- * read them (a buffer the program cannot read fails the call with EFAULT,
- * as without the layer): an HTTP/1.x connection's registration needs
- * nothing of them. A connection's first send is not announced: its
- * locked entry predicts its protocol from its first byte, for a receive
- * in another thread that may answer it first. False: not announced, the
- * caller takes the locked entry. */
+ * which learns from c->ann whether it was claimed. buf, n: what it asks to
+ * send (none: no announcement). Of an HTTP/1.x connection's send nothing
+ * is read before the call (a buffer the program cannot read fails it with
+ * EFAULT, as without the layer); of a connection's first send, the first
+ * byte, as obs_xm_send_begin reads it: the claim of a receive that answers
+ * it first predicts its protocol from it. False: not announced, the caller
+ * takes the locked entry. */
 #define OBS_ANN_CLAIMED (1ull << 63)
 /* c->tx_id of a claimed announcement's send, until its sender puts in its
  * own buffers' address (no buffers are at this address). */
 #define OBS_ANN_ID ((const void *)(uintptr_t)1)
 
 static inline bool obs_xm_send_announce(struct obs_conn *c, int64_t t_in,
-					size_t n)
+					const void *buf, size_t n)
 {
+	uint8_t proto = __atomic_load_n(&c->proto, __ATOMIC_RELAXED);
 	uint64_t none = 0;
 
-	return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) == OBS_PROTO_HTTP &&
-	       n > 0 && t_in > 0 &&
+	return n > 0 && t_in > 0 &&
+	       (proto == OBS_PROTO_HTTP ||
+		(proto == OBS_PROTO_UNKNOWN &&
+		 *(const uint8_t *)buf != 22)) && /* obs_data_no_tls_hello */
 	       __atomic_compare_exchange_n(&c->ann, &none, (uint64_t)t_in,
 					   false, __ATOMIC_SEQ_CST,
 					   __ATOMIC_RELAXED);

@@ -127,7 +127,8 @@ static inline bool plain_hint(const struct obs_conn *c)
                                                                                \
 		if (obs_xm_send_needs_entry(c)) {                              \
 			sx_.t_in = obs_now();                                  \
-			ann_ = obs_xm_send_announce((c), sx_.t_in, (n));       \
+			ann_ = obs_xm_send_announce((c), sx_.t_in, (buf),      \
+						    (n));                      \
 			if (!ann_) {                                           \
 				obs_enter_again();                             \
 				sx_.counted =                                  \

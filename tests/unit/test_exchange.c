@@ -133,7 +133,8 @@ static void test_send(struct obs_conn *c, int64_t t_in, int64_t t_out,
 	if (via_plain && t_in && d && d->iov && d->iovcnt > 0 &&
 	    d->iov[0].iov_len > 0 && d->tls_in == OBS_TLSIN_NONE &&
 	    obs_xm_plain_hint(c) && obs_xm_send_needs_entry(c))
-		announced = obs_xm_send_announce(c, t_in, d->len);
+		announced = obs_xm_send_announce(c, t_in, d->iov[0].iov_base,
+						 d->len);
 	if (announced)
 		announced_n++;
 	else
@@ -1523,20 +1524,22 @@ static void test_announced_send(void **state)
 
 	(void)state;
 	open_blocking(1000, 1100);
-	/* a connection's first send is not announced: its locked entry
-	 * predicts its protocol from its first byte */
-	assert_false(obs_xm_send_announce(&conn, 1200, n));
-	send_bytes(1200, 1210, req, n);
+	/* a connection's first send: announced unless it may be a TLS
+	 * hello; settled, it makes the connection HTTP/1.x */
+	assert_false(obs_xm_send_announce(&conn, 1200, "\x16\x03\x01", 3));
+	assert_true(obs_xm_send_announce(&conn, 1200, req, n));
+	assert_true(
+		obs_xm_send_plain(&conn, &counted, true, 1200, 1210, n, &d));
+	assert_true(counted);
 	assert_int_equal(conn.proto, OBS_PROTO_HTTP);
 	recv_bytes(1220, 1300, response, len);
-	assert_false(obs_xm_send_announce(&conn, 1400, 0)); /* nothing */
 	assert_int_equal(exchange(1)->t3, 1200);
 	assert_string_equal(http_of(1)->u.http.path, "/ann");
 
 	/* claimed by the receive that brings the answer first */
-	assert_true(obs_xm_send_announce(&conn, 2000, n));
-	assert_false(obs_xm_send_announce(&conn, 2001, n)); /* one */
-	assert_false(obs_xm_send_announce(&conn, 0, n));
+	assert_true(obs_xm_send_announce(&conn, 2000, req, n));
+	assert_false(obs_xm_send_announce(&conn, 2001, req, n)); /* one */
+	assert_false(obs_xm_send_announce(&conn, 0, req, n));
 	recv_bytes(2300, 2400, response, len);
 	assert_true(conn.ann & OBS_ANN_CLAIMED);
 	x = exchange(2);
@@ -1559,7 +1562,7 @@ static void test_announced_send(void **state)
 
 	/* claimed by a section that is no receive: the send goes on the
 	 * plain way as registered */
-	assert_true(obs_xm_send_announce(&conn, 3000, n));
+	assert_true(obs_xm_send_announce(&conn, 3000, req, n));
 	obs_xm_so_error(&conn, 3005, 0);
 	assert_true(conn.ann & OBS_ANN_CLAIMED);
 	assert_int_equal(conn.sends_inflight, 1);
@@ -1575,7 +1578,7 @@ static void test_announced_send(void **state)
 	assert_string_equal(x->method, "GET");
 
 	/* not claimed: the plain way takes it at once */
-	assert_true(obs_xm_send_announce(&conn, 4000, n));
+	assert_true(obs_xm_send_announce(&conn, 4000, req, n));
 	counted = false;
 	assert_true(
 		obs_xm_send_plain(&conn, &counted, true, 4000, 4010, n, &d));
@@ -1586,14 +1589,14 @@ static void test_announced_send(void **state)
 	assert_int_equal(exchange(4)->t4, 4010);
 
 	/* a send that fails: settled, its entry the T3 of the retry's */
-	assert_true(obs_xm_send_announce(&conn, 5000, n));
+	assert_true(obs_xm_send_announce(&conn, 5000, req, n));
 	counted = obs_xm_send_settle(&conn, &d);
 	assert_true(counted);
 	obs_xm_send_done(&conn, counted, 5000, 5010, -1, EAGAIN, &d);
 	assert_int_equal(conn.ann, 0);
 	assert_int_equal(conn.sends_inflight, 0);
 	assert_int_equal(conn.pending_send, 5000);
-	assert_true(obs_xm_send_announce(&conn, 5100, n));
+	assert_true(obs_xm_send_announce(&conn, 5100, req, n));
 	counted = false;
 	assert_true(
 		obs_xm_send_plain(&conn, &counted, true, 5100, 5110, n, &d));

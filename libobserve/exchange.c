@@ -1408,13 +1408,6 @@ void obs_xm_exit_undo(struct obs_conn *c)
 	obs_conn_unlock(c);
 }
 
-void obs_xm_tcp_info(struct obs_conn *c, const struct obs_tcp_info *ti)
-{
-	obs_conn_lock(c);
-	tcp_info_locked(c, ti);
-	obs_conn_unlock(c);
-}
-
 void obs_xm_dns(struct obs_conn *c, const char *name, int64_t t_start,
 		int64_t t_end)
 {

@@ -357,7 +357,6 @@ struct obs_tcp_info {
 	uint32_t rtt_us, rttvar_us, min_rtt_us, retrans, snd_cwnd, pmtu;
 	uint64_t delivery_rate;
 };
-void obs_xm_tcp_info(struct obs_conn *c, const struct obs_tcp_info *ti);
 /* The name lookup that gave the peer's address: its name (NUL-padded,
  * 40 bytes), and its times when this connect is the first to use it. */
 void obs_xm_dns(struct obs_conn *c, const char *name, int64_t t_start,
@@ -372,7 +371,7 @@ void obs_xm_close(struct obs_conn *c, int64_t t_out);
  * t_out 0). An error that ended it already keeps its class. */
 void obs_xm_end(struct obs_conn *c, int64_t t_out, uint8_t end_class);
 /* One fd's reference to c goes (c->refs); the last one ends the
- * connection as obs_xm_end, with ti (NULL: none) as obs_xm_tcp_info, in
+ * connection as obs_xm_end, with ti (NULL: none) in its info record, in
  * the same locked section. Returns whether it was the last. */
 bool obs_xm_unref(struct obs_conn *c, int64_t t_out, uint8_t end_class,
 		  const struct obs_tcp_info *ti);

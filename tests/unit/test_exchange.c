@@ -1979,8 +1979,14 @@ static void test_tcp_info(void **state)
 	(void)state;
 	open_blocking(1000, 1100);
 	request(2000, 2100, 80, 2200, 2900, 3500, 1000);
-	obs_xm_tcp_info(&conn, &ti);
-	obs_xm_close(&conn, 4000);
+	/* a drop that is not the last writes nothing; the last writes
+	 * TCP_INFO with the end */
+	conn.refs = 2;
+	assert_false(obs_xm_unref(&conn, 3900, OBS_END_NONE, &ti));
+	info = record_of(OBS_REC_INFO);
+	assert_true(!info || !(info->u.info.flags & OBS_IF_TCPINFO));
+	assert_true(obs_xm_unref(&conn, 4000, OBS_END_NONE, &ti));
+	assert_int_equal(conn.phase, OBS_PH_CLOSED);
 	info = record_of(OBS_REC_INFO);
 	assert_non_null(info);
 	assert_int_equal(info->conn_seq, 1);

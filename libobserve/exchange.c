@@ -252,27 +252,32 @@ exchange_begin(struct obs_conn *c)
  * sent, tls_hello); with http (the send's own bookkeeping) anything else
  * makes it HTTP, which http_exchange_begin() tells from the rest. Nothing
  * to look at: decide on a later send. */
+static void tls_found(struct obs_conn *c)
+{
+	struct obs_info_body *info;
+
+	c->proto = OBS_PROTO_TLS;
+	c->tls_hello = true;
+	c->crec->u.conn.flags |= OBS_CF_TLS;
+	info = info_of(c);
+	if (info)
+		info->flags |= OBS_IF_TLS;
+}
+
 static void first_bytes(struct obs_conn *c, const struct obs_data *d, bool http)
 {
 	uint8_t head[8];
 	const uint8_t *p = NULL;
 	size_t n = 0;
-	struct obs_info_body *info;
 
 	if (d)
 		p = data_head(d, head, sizeof(head), &n);
 	if (n == 0)
 		return;
-	if (obs_tls_hello(p, n)) {
-		c->proto = OBS_PROTO_TLS;
-		c->tls_hello = true;
-		c->crec->u.conn.flags |= OBS_CF_TLS;
-		info = info_of(c);
-		if (info)
-			info->flags |= OBS_IF_TLS;
-	} else if (http) {
+	if (obs_tls_hello(p, n))
+		tls_found(c);
+	else if (http)
 		c->proto = OBS_PROTO_HTTP;
-	}
 }
 
 /* An exchange whose sends so far carry only TLS handshake, change cipher
@@ -625,24 +630,22 @@ begin_for_send(struct obs_conn *c, int64_t t3, unsigned int types, bool lost,
 	return x;
 }
 
-/* What the send entered at t_in carries, read from its buffers (d: the
- * bytes it asks to send) before the real call: its protocol when it is
- * the connection's first, its TLS record types, its HTTP/1.x request. A
- * receive in another thread that brings the answer before this send's
- * bookkeeping ran begins the exchange with it (obs_xm_recv), and the
- * send's own bookkeeping takes the request's fields from it. */
-void obs_xm_predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
+/* What the send of a TLS connection entered at t_in carries, read from its
+ * buffers (d: the bytes it asks to send, a TLS library's) before the real
+ * call: its record types. A receive in another thread that brings the
+ * answer before this send's bookkeeping ran begins the exchange with them
+ * (obs_xm_recv): a request's, or the handshake's. */
+void obs_xm_predict_tls(struct obs_conn *c, int64_t t_in,
+			const struct obs_data *d)
 {
-	if (c->proto == OBS_PROTO_UNKNOWN)
-		first_bytes(c, d, false);
 	c->tx_t3 = t_in;
-	if (c->proto == OBS_PROTO_TLS && c->tls_versioned) {
+	c->tx_pred = OBS_TXP_OTHER;
+	if (c->tls_versioned) {
 		/* the handshake is over: application data (a closing alert
 		 * too, in 1.3), no walk needed */
 		c->tx_types = OBS_TLS_APPDATA;
 		c->tx_lost = c->tls.lost;
-		c->tx_pred = OBS_TXP_OTHER;
-	} else if (c->proto == OBS_PROTO_TLS) {
+	} else {
 		struct obs_tls_walk w = c->tls;
 		uint8_t seen = c->tls_seen;
 		bool versioned = c->tls_versioned, hello = c->tls_hello;
@@ -652,12 +655,6 @@ void obs_xm_predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 
 		c->tx_types = (uint8_t)tls_types(s, d, &records, &version);
 		c->tx_lost = w.lost;
-		c->tx_pred = OBS_TXP_OTHER;
-	} else if (c->proto == OBS_PROTO_UNKNOWN ||
-		   c->proto == OBS_PROTO_HTTP) {
-		c->tx_types = 0;
-		c->tx_lost = false;
-		obs_xm_tx_head(c, d);
 	}
 }
 
@@ -778,15 +775,15 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 {
 	struct obs_exch_body *x;
 	unsigned int types = 0, records = 0;
-	bool split = false, pred_bytes;
+	bool split = false;
 
 	obs_conn_lock(c);
 	if (counted && c->sends_inflight > 0)
 		c->sends_inflight--;
 	/* its buffers are the caller's again once it returns (and its own
 	 * bookkeeping reads them from d) */
-	pred_bytes = c->tx_pred == OBS_TXP_BYTES && d && c->tx_id == d->iov;
-	if (pred_bytes)
+	if ((c->tx_pred == OBS_TXP_BYTES || c->tx_pred == OBS_TXP_UNREAD) &&
+	    d && c->tx_id == d->iov)
 		c->tx_pred = OBS_TXP_NONE;
 	if (ret <= 0) {
 		if (ret < 0 && is_transient(err)) {
@@ -826,6 +823,13 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		/* Its answer came first (another thread): the exchange exists
 		 * and stays in its receiving phase. */
 		x = &c->xrec->u.exch;
+		if (UNLIKELY(c->proto == OBS_PROTO_UNKNOWN)) {
+			/* the answer told nothing (answer_tells): the
+			 * protocol from the bytes, for the exchanges after */
+			first_bytes(c, d, true);
+			if (c->proto == OBS_PROTO_TLS)
+				types = tls_send(c, d, &records);
+		}
 		if (c->x_label_late && d && c->tx_id == d->iov)
 			label_late(c, x, d);
 		if (c->sends_inflight == 0)
@@ -840,11 +844,7 @@ void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 	if (c->xphase != OBS_X_SENDING) {
 		if (!counted)
 			c->tx_pred = OBS_TXP_NONE; /* not read at its entry */
-		if (c->proto == OBS_PROTO_UNKNOWN && pred_bytes) {
-			/* its first bytes, looked at by obs_xm_predict, are
-			 * no TLS hello */
-			c->proto = OBS_PROTO_HTTP;
-		} else if (c->proto == OBS_PROTO_UNKNOWN) {
+		if (c->proto == OBS_PROTO_UNKNOWN) {
 			first_bytes(c, d, true);
 			if (c->proto == OBS_PROTO_TLS)
 				types = tls_send(c, d, &records);
@@ -913,6 +913,31 @@ static enum obs_rx_records tls_rx_records(struct obs_conn *c,
 	return OBS_RX_MAYBE;
 }
 
+/* A receive brought the first answer (d, its bytes, written by the
+ * kernel) on connection c while its first send is under way, not read
+ * (OBS_TXP_UNREAD): the answer tells what that send was. A TLS server
+ * answers a ClientHello with a handshake record (22) or an alert (21),
+ * each of version 3.x: the send was a TLS hello, its exchange the
+ * handshake's. Anything else: bytes that may be an HTTP/1.x request
+ * (the status of the answer is read, and the send labels its exchange
+ * when it returns, or takes the status back: label_late). Under the
+ * lock. */
+static void answer_tells(struct obs_conn *c, const struct obs_data *d)
+{
+	uint8_t head[2];
+	size_t n = 0;
+	const uint8_t *p = data_head(d, head, sizeof(head), &n);
+
+	if (n >= 2 && (p[0] == 22 || p[0] == 21) && p[1] == 3) {
+		tls_found(c);
+		c->tx_types = OBS_TLS_HANDSHAKE;
+		c->tx_lost = false;
+		c->tx_pred = OBS_TXP_OTHER;
+	} else {
+		c->tx_pred = OBS_TXP_BYTES;
+	}
+}
+
 /* A receive of the HTTP exchange x brought n > 0 bytes (d), and its status
  * is not read yet. The usual case first: the status line's first twelve
  * bytes (all obs_http_status reads) in the first buffer of the answer's
@@ -975,6 +1000,9 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		obs_conn_unlock(c); /* HTTP/2, or TLS alerts (exchange_h2.c) */
 		return;
 	}
+	if (UNLIKELY(c->tx_pred == OBS_TXP_UNREAD) && c->sends_inflight > 0 &&
+	    !c->begun_for_send && c->proto == OBS_PROTO_UNKNOWN && d && d->iov)
+		answer_tells(c, d);
 	if (c->proto == OBS_PROTO_TLS && c->rx_first != OBS_RX_DONE && !peek)
 		rx = tls_rx_records(c, d, (size_t)ret);
 	if (c->sends_inflight > 0 && !c->begun_for_send &&
@@ -1068,10 +1096,9 @@ void obs_xm_claim(struct obs_conn *c)
 
 	if (!a || (a & OBS_ANN_CLAIMED))
 		return; /* settled, or claimed and its sender not back yet */
-	/* obs_xm_send_begin's registration, for bytes it would have found
-	 * to be what an HTTP/1.x connection sends, or a first send that is
-	 * no TLS hello (obs_xm_tx_head; obs_xm_send_announce looked at the
-	 * first byte): their address is the sender's to put in (OBS_ANN_ID
+	/* obs_xm_send_begin's registration, for bytes on a connection that
+	 * speaks HTTP/1.x, or a connection's first send (OBS_TXP_UNREAD):
+	 * nothing read, their address is the sender's to put in (OBS_ANN_ID
 	 * until then) */
 	c->ann_counted = false;
 	if (c->xphase != OBS_X_SENDING || c->x_handshake) {
@@ -1084,7 +1111,9 @@ void obs_xm_claim(struct obs_conn *c)
 				c->tx_types = 0;
 				c->tx_lost = false;
 				c->tx_id = OBS_ANN_ID;
-				c->tx_pred = OBS_TXP_BYTES;
+				c->tx_pred = c->proto == OBS_PROTO_UNKNOWN
+						     ? OBS_TXP_UNREAD
+						     : OBS_TXP_BYTES;
 			}
 		}
 		c->sends_inflight++;
@@ -1143,14 +1172,14 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 			   (uint64_t)t_in) &&
 		    (LIKELY(plain(c)) ||
 		     (plain_but_proto(c) && c->proto == OBS_PROTO_UNKNOWN &&
+		      obs_data_no_tls_hello(d) &&
 		      !obs_data_begins(d, "PRI * HTTP/2.0", 14))) &&
 		    c->xphase != OBS_X_SENDING && c->sends_inflight == 0) {
 			/* not claimed, and the send that begins the next
 			 * exchange, alone: as registered and at once taken
 			 * back (the "alone" case below); a connection's
-			 * first (its first byte is no TLS hello's, the
-			 * announcement's test) is HTTP/1.x from now on, as
-			 * below */
+			 * first that is no TLS hello (read now: the kernel
+			 * read it) is HTTP/1.x from now on, as below */
 			c->proto = OBS_PROTO_HTTP;
 			__atomic_store_n(&c->ann, 0, __ATOMIC_RELAXED);
 			*counted_io = true;
@@ -1170,12 +1199,12 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 		return false;
 	}
 	if (UNLIKELY(c->proto != OBS_PROTO_HTTP)) {
-		/* a connection's first request: its entry found bytes that
-		 * are no TLS hello (obs_xm_predict), and they are no HTTP/2
-		 * preface either (obs_xh2_wanted's, in the hook) */
+		/* a connection's first request: bytes that are no TLS hello
+		 * and no HTTP/2 preface (obs_xh2_wanted's, in the hook) */
 		if (c->proto != OBS_PROTO_UNKNOWN || !counted ||
 		    c->xphase == OBS_X_SENDING || c->sends_inflight != 1 ||
-		    c->tx_pred != OBS_TXP_BYTES || c->tx_id != d->iov ||
+		    c->tx_pred != OBS_TXP_UNREAD || c->tx_id != d->iov ||
+		    !obs_data_no_tls_hello(d) ||
 		    obs_data_begins(d, "PRI * HTTP/2.0", 14)) {
 			obs_conn_unlock(c);
 			return false;
@@ -1198,7 +1227,8 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 		obs_conn_unlock(c);
 		return false;
 	}
-	if (c->tx_pred == OBS_TXP_BYTES && c->tx_id == d->iov)
+	if ((c->tx_pred == OBS_TXP_BYTES || c->tx_pred == OBS_TXP_UNREAD) &&
+	    c->tx_id == d->iov)
 		c->tx_pred = OBS_TXP_NONE;
 sent:
 	x->t4 = t_out;

@@ -73,6 +73,12 @@ enum obs_tx_pred {
 			    * looked at before the send returns (a receive
 			    * that begins its exchange first leaves the
 			    * label to the send: x_label_late) */
+	OBS_TXP_UNREAD = 4 /* a connection's first send: nothing of it read
+			    * before the call. A receive that answers it
+			    * before its bookkeeping tells its protocol from
+			    * the answer (a TLS server's is a handshake
+			    * record), and the send, when it returns, from
+			    * its own bytes (obs_xm_recv, first_bytes) */
 };
 
 enum obs_xphase {
@@ -270,13 +276,17 @@ void obs_xm_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
  * an exchange: a receive in another thread that returns bytes while such a
  * send is under way answers it (a connection shared by threads), and its
  * exchange begins with what the send carries: d, the bytes it asks to send
- * (len: at most that many; the buffers are read before the real call,
- * never kept), or NULL. _begin returns whether it counted the send; pass
- * that to _done. */
+ * (len: at most that many), or NULL. Only the records of a TLS
+ * connection's handshake are read before the real call (a TLS library's
+ * own buffers: obs_xm_send_reads); of other sends only the buffers'
+ * address is kept, never read. _begin returns whether it counted the send;
+ * pass that to _done. */
 static inline bool obs_xm_send_begin(struct obs_conn *c, int64_t t_in,
 				     const struct obs_data *d);
-/* (obs_xm_send_begin's reading of d, under the lock, out of line.) */
-void obs_xm_predict(struct obs_conn *c, int64_t t_in, const struct obs_data *d);
+/* (obs_xm_send_begin's walk of a TLS handshake's records in d, under the
+ * lock, out of line.) */
+void obs_xm_predict_tls(struct obs_conn *c, int64_t t_in,
+			const struct obs_data *d);
 void obs_xm_send_done(struct obs_conn *c, bool counted, int64_t t_in,
 		      int64_t t_out, ssize_t ret, int err,
 		      const struct obs_data *d);
@@ -536,10 +546,9 @@ static inline void obs_conn_unlock(struct obs_conn *c)
 	obs_spin_unlock(&c->lock);
 }
 
-/* Whether the first byte d will send is there, in its first buffer, and
- * tells that it is no TLS ClientHello (a handshake record begins with
- * 22, obs_tls_hello): then a connection's first send is what
- * obs_xm_predict would find, without the call. */
+/* Whether the first byte d sent is there, in its first buffer, and tells
+ * that it is no TLS ClientHello (a handshake record begins with 22,
+ * obs_tls_hello). Read after the call only: the kernel read it. */
 static inline bool obs_data_no_tls_hello(const struct obs_data *d)
 {
 	return d->iovcnt > 0 && d->iov[0].iov_len > 0 &&
@@ -578,16 +587,17 @@ obs_xm_send_begin(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 			    d->len && c->h2mode == OBS_H2M_NONE) {
 				if (__builtin_expect(c->proto == OBS_PROTO_HTTP,
 						     1) ||
-				    (c->proto == OBS_PROTO_UNKNOWN &&
-				     obs_data_no_tls_hello(d))) {
-					/* the usual case, inline:
-					 * obs_xm_predict's */
+				    c->proto == OBS_PROTO_UNKNOWN) {
+					/* nothing read: the bytes' address
+					 * (a first send's, OBS_TXP_UNREAD) */
 					c->tx_t3 = t_in;
 					c->tx_types = 0;
 					c->tx_lost = false;
 					obs_xm_tx_head(c, d);
+					if (c->proto == OBS_PROTO_UNKNOWN)
+						c->tx_pred = OBS_TXP_UNREAD;
 				} else {
-					obs_xm_predict(c, t_in, d);
+					obs_xm_predict_tls(c, t_in, d);
 				}
 			}
 		}
@@ -602,39 +612,43 @@ obs_xm_send_begin(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 
 /* The lock-free entry of a send that may begin an exchange (the
  * obs_xm_send_needs_entry hint said so) on a connection speaking HTTP/1.x,
- * or a connection's first send whose first byte tells it from a TLS hello
- * (what obs_xm_send_begin finds by the same test), in place of
- * obs_xm_send_begin: its entry time t_in stored in c->ann, when
- * no other send is announced. Nothing else is done before the real call;
- * the first locked section after it registers the send as
- * obs_xm_send_begin would have (obs_xm_claim, from obs_conn_lock): a
- * receive in another thread that brings the answer first, or the sender's
- * own bookkeeping when it returns (obs_xm_send_plain, obs_xm_send_settle),
- * which learns from c->ann whether it was claimed. buf, n: what it asks to
- * send (none: no announcement). Of an HTTP/1.x connection's send nothing
- * is read before the call (a buffer the program cannot read fails it with
- * EFAULT, as without the layer); of a connection's first send, the first
- * byte, as obs_xm_send_begin reads it: the claim of a receive that answers
- * it first predicts its protocol from it. False: not announced, the caller
- * takes the locked entry. */
+ * or a connection's first send, in place of obs_xm_send_begin: its entry
+ * time t_in stored in c->ann, when no other send is announced. Nothing
+ * else is done before the real call, and nothing of the send's bytes is
+ * read (a buffer the program cannot read fails the call with EFAULT, as
+ * without the layer); the first locked section after it registers the
+ * send as obs_xm_send_begin would have (obs_xm_claim, from obs_conn_lock):
+ * a receive in another thread that brings the answer first, or the
+ * sender's own bookkeeping when it returns (obs_xm_send_plain,
+ * obs_xm_send_settle), which learns from c->ann whether it was claimed.
+ * n: how many bytes it asks to send (none: no announcement). False: not
+ * announced, the caller takes the locked entry. */
 #define OBS_ANN_CLAIMED (1ull << 63)
 /* c->tx_id of a claimed announcement's send, until its sender puts in its
  * own buffers' address (no buffers are at this address). */
 #define OBS_ANN_ID ((const void *)(uintptr_t)1)
 
 static inline bool obs_xm_send_announce(struct obs_conn *c, int64_t t_in,
-					const void *buf, size_t n)
+					size_t n)
 {
 	uint8_t proto = __atomic_load_n(&c->proto, __ATOMIC_RELAXED);
 	uint64_t none = 0;
 
 	return n > 0 && t_in > 0 &&
-	       (proto == OBS_PROTO_HTTP ||
-		(proto == OBS_PROTO_UNKNOWN &&
-		 *(const uint8_t *)buf != 22)) && /* obs_data_no_tls_hello */
+	       (proto == OBS_PROTO_HTTP || proto == OBS_PROTO_UNKNOWN) &&
 	       __atomic_compare_exchange_n(&c->ann, &none, (uint64_t)t_in,
 					   false, __ATOMIC_SEQ_CST,
 					   __ATOMIC_RELAXED);
+}
+
+/* Whether obs_xm_send_begin may read the bytes of a send on c before the
+ * real call: the records of a TLS connection's handshake, which a TLS
+ * library sends from its own buffers. (A hint, without the lock: a hook
+ * that must read a program's structure to find the bytes, sendmsg's
+ * msghdr, reads it before the call only then.) */
+static inline bool obs_xm_send_reads(const struct obs_conn *c)
+{
+	return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) == OBS_PROTO_TLS;
 }
 
 /* An announced send (d: its buffers) whose bookkeeping

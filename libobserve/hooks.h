@@ -82,6 +82,15 @@ OBS_HIDDEN void obs_h2_attach_new(struct obs_conn *c);
  * real call fn made, then the new fd refers to what fd did. */
 OBS_HIDDEN int obs_fcntl_dup(int (*fn)(int, int, ...), int fd, int cmd,
 			     void *arg);
+/* Whether the kernel read what a call that returned (ret, err) was given
+ * (an address, a msghdr, buffers): anything but a failure with EFAULT.
+ * Only then does the layer read a program's structure it was handed (a
+ * pointer the program cannot read fails the call, as without the layer). */
+static inline bool kernel_read(long ret, int err)
+{
+	return ret >= 0 || err != EFAULT;
+}
+
 /* hooks_fd.c: an AF_INET/AF_INET6 address's bytes (zero-padded to 16) and
  * port. */
 OBS_HIDDEN void peer_of(const struct sockaddr *sa, uint8_t addr[16],
@@ -89,20 +98,17 @@ OBS_HIDDEN void peer_of(const struct sockaddr *sa, uint8_t addr[16],
 
 /* hooks_fd.c: a send with MSG_FASTOPEN and an address on an fd the layer
  * does not track (TCP Fast Open: the connect is in the send). Begin: true
- * when the layer tracks it (T1 taken); then end with the real call's
- * result, its flags and its buffers: records the connect and the bytes
- * sent, keeps errno, returns ret. */
+ * when the layer may track it (T1 taken; nothing of the call's address or
+ * buffers read); then end with the real call's result, its flags and what
+ * it was given (msg: its address and buffers, read only when the kernel
+ * read them): records the connect and the bytes sent, keeps errno,
+ * returns ret. */
 struct obs_fastopen {
-	struct obs_conn *c;
 	int64_t t_in;
-	int family;
-	uint8_t peer[16];
-	uint16_t port;
 };
-struct iovec;
-OBS_HIDDEN bool fastopen_begin(int fd, const struct sockaddr *addr,
-			       socklen_t len, struct obs_fastopen *f);
+struct msghdr;
+OBS_HIDDEN bool fastopen_begin(int fd, struct obs_fastopen *f);
 OBS_HIDDEN ssize_t fastopen_end(int fd, struct obs_fastopen *f, ssize_t ret,
-				int flags, const struct iovec *iov, int iovcnt);
+				int flags, const struct msghdr *msg);
 
 #endif

@@ -56,15 +56,24 @@ static void note_local_addr(struct obs_conn *c, int fd)
 	obs_xm_local_addr(c, addr, port);
 }
 
-/* Whether connect(fd, addr, len) may open a connection to track: an
- * AF_INET/AF_INET6 address of the right length, an fd the table can hold. */
+/* Whether a connect(fd, addr, len) may open a connection to track, before
+ * the call: an fd the table can hold, an address long enough for
+ * AF_INET. Nothing of addr is read: a program's address the kernel cannot
+ * read fails the call with EFAULT, and the layer must not fault first. */
+static inline bool connect_may_track(int fd, const struct sockaddr *addr,
+				     socklen_t len)
+{
+	return obs_fd_table_size && addr && len >= sizeof(struct sockaddr_in) &&
+	       (unsigned int)fd < obs_fd_table_size;
+}
+
+/* ... and, once the kernel read the address (the call did not fail with
+ * EFAULT), whether it is an AF_INET or AF_INET6 one of the right length. */
 static bool connect_trackable(int fd, const struct sockaddr *addr,
 			      socklen_t len)
 {
-	return obs_fd_table_size && addr && len >= sizeof(sa_family_t) &&
-	       (unsigned int)fd < obs_fd_table_size &&
-	       ((addr->sa_family == AF_INET &&
-		 len >= sizeof(struct sockaddr_in)) ||
+	return connect_may_track(fd, addr, len) &&
+	       (addr->sa_family == AF_INET ||
 		(addr->sa_family == AF_INET6 &&
 		 len >= sizeof(struct sockaddr_in6)));
 }
@@ -99,9 +108,10 @@ static bool connect_again(int fd, struct obs_conn *c,
 	return false;
 }
 
-/* The start of a call on fd that may open a connection to addr (connect,
- * or a TCP Fast Open send): its state, zeroed, and its peer; NULL when the
- * layer does not track it. Keeps errno. */
+/* A call on fd that may open a connection to addr (connect, or a TCP Fast
+ * Open send), once it returned and the kernel read addr (kernel_read): its
+ * state, zeroed, and its peer; NULL when the layer does not track it.
+ * Keeps errno. */
 static inline __attribute__((always_inline)) struct obs_conn *
 connect_prepare(int fd, const struct sockaddr *addr, socklen_t len,
 		uint8_t peer[16], uint16_t *port)
@@ -180,16 +190,22 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	}
 	if (c && connect_again(fd, c, addr, len, &ret))
 		return ret;
-	c = connect_prepare(fd, addr, len, peer, &port);
-	if (!c)
+	if (!connect_may_track(fd, addr, len))
 		return obs_real.connect(fd, addr, len);
 	t_in = obs_now();
 	ret = obs_real.connect(fd, addr, len);
 	err = errno;
-	/* in progress: T2 comes later, the return time is not used */
-	t_out = obs_xm_connect_pending(ret, err) ? 0 : obs_now();
-	connect_record(c, fd, addr->sa_family, peer, port, t_in, t_out, ret,
-		       err, NULL, 0);
+	t_out = obs_now();
+	/* the address is looked at once the kernel read it */
+	c = kernel_read(ret, err) ? connect_prepare(fd, addr, len, peer, &port)
+				  : NULL;
+	if (c) {
+		/* in progress: T2 comes later, the return time is not used */
+		if (obs_xm_connect_pending(ret, err))
+			t_out = 0;
+		connect_record(c, fd, addr->sa_family, peer, port, t_in, t_out,
+			       ret, err, NULL, 0);
+	}
 	errno = ret == 0 ? saved : err;
 	return ret;
 }
@@ -223,39 +239,45 @@ static bool connect_errno(int err)
  * succeeded, else in progress (T2 comes as after a non-blocking connect).
  * fastopen_begin: true when the layer tracks the call, then
  * fastopen_end with the real call's result. */
-bool fastopen_begin(int fd, const struct sockaddr *addr, socklen_t len,
-		    struct obs_fastopen *f)
+bool fastopen_begin(int fd, struct obs_fastopen *f)
 {
-	f->c = connect_prepare(fd, addr, len, f->peer, &f->port);
-	if (!f->c)
+	if (!obs_fd_table_size || (unsigned int)fd >= obs_fd_table_size)
 		return false;
-	f->family = addr->sa_family;
 	f->t_in = obs_now();
 	return true;
 }
 
 ssize_t fastopen_end(int fd, struct obs_fastopen *f, ssize_t ret, int flags,
-		     const struct iovec *iov, int iovcnt)
+		     const struct msghdr *msg)
 {
 	int err = errno;
 	int64_t t_out = obs_now();
-	struct obs_data d = { iov, iovcnt, ret > 0 ? (size_t)ret : 0, 0 };
-	bool waits = ret >= 0 && !(flags & MSG_DONTWAIT) &&
-		     !(REAL(fcntl)(fd, F_GETFL) & O_NONBLOCK);
+	struct obs_conn *c;
+	const struct sockaddr *addr;
+	struct obs_data d;
+	uint8_t peer[16];
+	uint16_t port = 0;
+	bool waits;
 
+	/* no connect at all (Fast Open off: EOPNOTSUPP; a bad call, EFAULT
+	 * among them: then nothing of msg is read): the program will
+	 * connect() the usual way */
 	if (ret < 0 && !connect_errno(err)) {
-		/* no connect at all (Fast Open off: EOPNOTSUPP; a bad
-		 * call): the program will connect() the usual way */
-		if (obs_enter()) {
-			conn_discard(f->c);
-			obs_leave();
-		}
 		errno = err;
 		return ret;
 	}
-	connect_record(f->c, fd, f->family, f->peer, f->port, f->t_in, t_out,
-		       waits ? 0 : -1, ret >= 0 ? EINPROGRESS : err,
-		       ret > 0 ? &d : NULL, ret);
+	addr = msg->msg_name;
+	c = connect_prepare(fd, addr, msg->msg_namelen, peer, &port);
+	if (c) {
+		d = (struct obs_data){ msg->msg_iov, (int)msg->msg_iovlen,
+				       ret > 0 ? (size_t)ret : 0, 0 };
+		waits = ret >= 0 && !(flags & MSG_DONTWAIT) &&
+			!(REAL(fcntl)(fd, F_GETFL) & O_NONBLOCK);
+		connect_record(c, fd, addr->sa_family, peer, port, f->t_in,
+			       t_out, waits ? 0 : -1,
+			       ret >= 0 ? EINPROGRESS : err,
+			       ret > 0 ? &d : NULL, ret);
+	}
 	errno = err;
 	return ret;
 }

@@ -127,8 +127,7 @@ static inline bool plain_hint(const struct obs_conn *c)
                                                                                \
 		if (obs_xm_send_needs_entry(c)) {                              \
 			sx_.t_in = obs_now();                                  \
-			ann_ = obs_xm_send_announce((c), sx_.t_in, (buf),      \
-						    (n));                      \
+			ann_ = obs_xm_send_announce((c), sx_.t_in, (n));       \
 			if (!ann_) {                                           \
 				obs_enter_again();                             \
 				sx_.counted =                                  \
@@ -251,12 +250,16 @@ sendto_slow(int fd, const void *buf, size_t n, int flags,
 	if (LIKELY(!c)) {
 		struct obs_fastopen f;
 
-		if ((flags & MSG_FASTOPEN) &&
-		    fastopen_begin(fd, addr, alen, &f))
-			return fastopen_end(
-				fd, &f,
-				obs_real.sendto(fd, buf, n, flags, addr, alen),
-				flags, &v, 1);
+		if ((flags & MSG_FASTOPEN) && fastopen_begin(fd, &f)) {
+			struct msghdr m = { .msg_name = (void *)addr,
+					    .msg_namelen = alen,
+					    .msg_iov = &v,
+					    .msg_iovlen = 1 };
+			ssize_t ret =
+				obs_real.sendto(fd, buf, n, flags, addr, alen);
+
+			return fastopen_end(fd, &f, ret, flags, &m);
+		}
 		return REAL(sendto)(fd, buf, n, flags, addr, alen);
 	}
 	sx = send_begin(c, &v, 1, n);
@@ -281,23 +284,28 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 static __attribute__((noinline)) ssize_t
 sendmsg_slow(int fd, const struct msghdr *msg, int flags, struct obs_conn *c)
 {
+	const struct msghdr *pre, *post;
 	struct send_ctx sx;
+	ssize_t ret;
 
 	if (LIKELY(!c)) {
 		struct obs_fastopen f;
 
-		if ((flags & MSG_FASTOPEN) && msg &&
-		    fastopen_begin(fd, msg->msg_name, msg->msg_namelen, &f))
-			return fastopen_end(
-				fd, &f, obs_real.sendmsg(fd, msg, flags), flags,
-				msg->msg_iov, (int)msg->msg_iovlen);
+		if ((flags & MSG_FASTOPEN) && msg && fastopen_begin(fd, &f)) {
+			ret = obs_real.sendmsg(fd, msg, flags);
+			return fastopen_end(fd, &f, ret, flags, msg);
+		}
 		return REAL(sendmsg)(fd, msg, flags);
 	}
-	sx = send_begin(c, msg ? msg->msg_iov : NULL,
-			msg ? (int)msg->msg_iovlen : 0, SIZE_MAX);
-	return send_end(fd, c, sx, obs_real.sendmsg(fd, msg, flags),
-			msg ? msg->msg_iov : NULL,
-			msg ? (int)msg->msg_iovlen : 0);
+	/* the program's msghdr is read once the kernel read it; before the
+	 * call only on a TLS connection (obs_xm_send_reads) */
+	pre = msg && obs_xm_send_reads(c) ? msg : NULL;
+	sx = send_begin(c, pre ? pre->msg_iov : NULL,
+			pre ? (int)pre->msg_iovlen : 0, SIZE_MAX);
+	ret = obs_real.sendmsg(fd, msg, flags);
+	post = msg && kernel_read(ret, errno) ? msg : NULL;
+	return send_end(fd, c, sx, ret, post ? post->msg_iov : NULL,
+			post ? (int)post->msg_iovlen : 0);
 }
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
@@ -545,6 +553,7 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 static __attribute__((noinline)) ssize_t
 recvmsg_slow(int fd, struct msghdr *msg, int flags, struct obs_conn *c)
 {
+	const struct msghdr *m;
 	int64_t t_in;
 	ssize_t ret;
 
@@ -552,12 +561,13 @@ recvmsg_slow(int fd, struct msghdr *msg, int flags, struct obs_conn *c)
 		return REAL(recvmsg)(fd, msg, flags);
 	t_in = recv_begin(c);
 	ret = obs_real.recvmsg(fd, msg, flags);
+	/* the program's msghdr is read only when the kernel read it */
+	m = ret >= 0 ? msg : NULL;
 	return recv_end(
 		fd, c, t_in, ret,
-		ret == 0 && msg ? iov_bytes(msg->msg_iov, (int)msg->msg_iovlen)
-				: 1,
-		flags & MSG_PEEK, msg ? written(msg->msg_iov, flags) : NULL,
-		msg ? (int)msg->msg_iovlen : 0);
+		ret == 0 && m ? iov_bytes(m->msg_iov, (int)m->msg_iovlen) : 1,
+		flags & MSG_PEEK, m ? written(m->msg_iov, flags) : NULL,
+		m ? (int)m->msg_iovlen : 0);
 }
 
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)

@@ -16,10 +16,15 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$prog" > "$work/bare2.txt"
 diff -u "$work/bare.txt" "$work/bare2.txt" ||
   fail "two bare runs differ: the program's output is not deterministic"
-env LD_PRELOAD="$lib" OBSERVE_DIR="$work/spool" "$prog" > "$work/observed.txt"
+status=0
+env LD_PRELOAD="$lib" OBSERVE_DIR="$work/spool" "$prog" > "$work/observed.txt" ||
+  status=$?
 if ! diff -u "$work/bare.txt" "$work/observed.txt"; then
+  [ "$status" -eq 0 ] || fail "the program died with the layer (exit status $status) after step" \
+    "$(grep -c '^[0-9]' "$work/observed.txt")"
   fail "the layer changed what the program sees"
 fi
+[ "$status" -eq 0 ] || fail "exit status $status with the layer, 0 without"
 echo "ok: identical output ($(tail -n 1 "$work/bare.txt"))"
 
 n=$(find "$work/spool" -name '*.spool' | wc -l)

@@ -309,24 +309,76 @@ int main(void)
 	errno = EDOM;
 	show_errno_kept("recv keeps errno", recv(c, buf, 2, 0), EDOM);
 
-	section("a request's send from memory the program cannot read fails "
-		"as it would (EFAULT): nothing reads it before the kernel");
+	section("what the program hands over and cannot read (a buffer, an "
+		"iovec array, a msghdr, an address) fails the call as it "
+		"would (EFAULT): nothing reads it before the kernel");
 	{
-		const void *volatile bad = (const void *)16; /* page 0 */
-		int f = connect_blocking(), fs = accept(lst, NULL, NULL);
+		void *volatile bad = (void *)16; /* page 0 */
+		struct iovec badv = { bad, 10 };
+		struct msghdr badm = { .msg_iov = &badv, .msg_iovlen = 1 };
+		static const char req[] = "GET /f HTTP/1.1\r\nHost: f\r\n\r\n";
+		static const char ok[] =
+			"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+		int f, fs;
 
-		show("write",
-		     write(f, "GET /f HTTP/1.1\r\nHost: f\r\n\r\n", 29));
-		show("recv (server)", recv(fs, buf, 29, MSG_WAITALL));
-		show("send (server)",
-		     send(fs, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-			  38, 0));
-		show("recv", recv(f, buf, 38, MSG_WAITALL));
+		/* a connection's first send, each way, then a request */
+		for (int way = 0; way < 4; way++) {
+			f = connect_blocking();
+			fs = accept(lst, NULL, NULL);
+			switch (way) {
+			case 0:
+				show("write, first send, unreadable buffer",
+				     write(f, bad, 10));
+				break;
+			case 1:
+				show("send, first send, unreadable buffer",
+				     send(f, bad, 10, 0));
+				break;
+			case 2:
+				show("writev, first send, unreadable buffer",
+				     writev(f, &badv, 1));
+				break;
+			default:
+				show("sendmsg, first send, unreadable buffer",
+				     sendmsg(f, &badm, 0));
+			}
+			show("write", write(f, req, sizeof(req) - 1));
+			show("recv (server)",
+			     recv(fs, buf, sizeof(req) - 1, MSG_WAITALL));
+			show("send (server)", send(fs, ok, sizeof(ok) - 1, 0));
+			show("recv", recv(f, buf, sizeof(ok) - 1, MSG_WAITALL));
+			if (way < 3) {
+				close(fs);
+				close(f);
+			}
+		}
+		/* the next request of that connection, each way */
 		show("write, next request, unreadable buffer",
 		     write(f, bad, 10));
 		show("send, next request, unreadable buffer",
 		     send(f, bad, 10, 0));
+		show("writev, unreadable iovec array", writev(f, bad, 1));
+		show("writev, unreadable buffer", writev(f, &badv, 1));
+		show("sendmsg, unreadable msghdr", sendmsg(f, bad, 0));
+		show("sendmsg, unreadable buffer", sendmsg(f, &badm, 0));
+		show("send (server)", send(fs, ok, sizeof(ok) - 1, 0));
+		wait_readable(f);
+		show("readv, unreadable iovec array", readv(f, bad, 1));
+		show("recvmsg, unreadable msghdr", recvmsg(f, bad, 0));
+		show("recvmsg, unreadable buffer", recvmsg(f, &badm, 0));
+		show("recv, unreadable buffer", recv(f, bad, 10, 0));
+		show("recv", recv(f, buf, sizeof(ok) - 1, MSG_WAITALL));
 		close(fs);
+		close(f);
+		/* a connect, a Fast Open send: the address */
+		f = socket(AF_INET, SOCK_STREAM, 0);
+		show("connect, unreadable address",
+		     connect(f, bad, sizeof(listener_addr)));
+		show("sendto MSG_FASTOPEN, unreadable address",
+		     sendto(f, req, 4, MSG_FASTOPEN, bad,
+			    sizeof(listener_addr)));
+		show("sendmsg MSG_FASTOPEN, unreadable msghdr",
+		     sendmsg(f, bad, MSG_FASTOPEN));
 		close(f);
 	}
 

@@ -133,8 +133,7 @@ static void test_send(struct obs_conn *c, int64_t t_in, int64_t t_out,
 	if (via_plain && t_in && d && d->iov && d->iovcnt > 0 &&
 	    d->iov[0].iov_len > 0 && d->tls_in == OBS_TLSIN_NONE &&
 	    obs_xm_plain_hint(c) && obs_xm_send_needs_entry(c))
-		announced = obs_xm_send_announce(c, t_in, d->iov[0].iov_base,
-						 d->len);
+		announced = obs_xm_send_announce(c, t_in, d->len);
 	if (announced)
 		announced_n++;
 	else
@@ -1524,10 +1523,9 @@ static void test_announced_send(void **state)
 
 	(void)state;
 	open_blocking(1000, 1100);
-	/* a connection's first send: announced unless it may be a TLS
-	 * hello; settled, it makes the connection HTTP/1.x */
-	assert_false(obs_xm_send_announce(&conn, 1200, "\x16\x03\x01", 3));
-	assert_true(obs_xm_send_announce(&conn, 1200, req, n));
+	/* a connection's first send: announced, nothing read; settled, its
+	 * bytes (no TLS hello) make the connection HTTP/1.x */
+	assert_true(obs_xm_send_announce(&conn, 1200, n));
 	assert_true(
 		obs_xm_send_plain(&conn, &counted, true, 1200, 1210, n, &d));
 	assert_true(counted);
@@ -1537,9 +1535,9 @@ static void test_announced_send(void **state)
 	assert_string_equal(http_of(1)->u.http.path, "/ann");
 
 	/* claimed by the receive that brings the answer first */
-	assert_true(obs_xm_send_announce(&conn, 2000, req, n));
-	assert_false(obs_xm_send_announce(&conn, 2001, req, n)); /* one */
-	assert_false(obs_xm_send_announce(&conn, 0, req, n));
+	assert_true(obs_xm_send_announce(&conn, 2000, n));
+	assert_false(obs_xm_send_announce(&conn, 2001, n)); /* one */
+	assert_false(obs_xm_send_announce(&conn, 0, n));
 	recv_bytes(2300, 2400, response, len);
 	assert_true(conn.ann & OBS_ANN_CLAIMED);
 	x = exchange(2);
@@ -1562,7 +1560,7 @@ static void test_announced_send(void **state)
 
 	/* claimed by a section that is no receive: the send goes on the
 	 * plain way as registered */
-	assert_true(obs_xm_send_announce(&conn, 3000, req, n));
+	assert_true(obs_xm_send_announce(&conn, 3000, n));
 	obs_xm_so_error(&conn, 3005, 0);
 	assert_true(conn.ann & OBS_ANN_CLAIMED);
 	assert_int_equal(conn.sends_inflight, 1);
@@ -1578,7 +1576,7 @@ static void test_announced_send(void **state)
 	assert_string_equal(x->method, "GET");
 
 	/* not claimed: the plain way takes it at once */
-	assert_true(obs_xm_send_announce(&conn, 4000, req, n));
+	assert_true(obs_xm_send_announce(&conn, 4000, n));
 	counted = false;
 	assert_true(
 		obs_xm_send_plain(&conn, &counted, true, 4000, 4010, n, &d));
@@ -1589,14 +1587,14 @@ static void test_announced_send(void **state)
 	assert_int_equal(exchange(4)->t4, 4010);
 
 	/* a send that fails: settled, its entry the T3 of the retry's */
-	assert_true(obs_xm_send_announce(&conn, 5000, req, n));
+	assert_true(obs_xm_send_announce(&conn, 5000, n));
 	counted = obs_xm_send_settle(&conn, &d);
 	assert_true(counted);
 	obs_xm_send_done(&conn, counted, 5000, 5010, -1, EAGAIN, &d);
 	assert_int_equal(conn.ann, 0);
 	assert_int_equal(conn.sends_inflight, 0);
 	assert_int_equal(conn.pending_send, 5000);
-	assert_true(obs_xm_send_announce(&conn, 5100, req, n));
+	assert_true(obs_xm_send_announce(&conn, 5100, n));
 	counted = false;
 	assert_true(
 		obs_xm_send_plain(&conn, &counted, true, 5100, 5110, n, &d));
@@ -1608,6 +1606,94 @@ static void test_announced_send(void **state)
 	assert_null(exchange(6));
 	assert_int_equal(conn.sends_inflight, 0);
 	assert_int_equal(conn.ann, 0);
+}
+
+/* A connection's first send reads nothing of the send before the real
+ * call (a buffer the program cannot read fails it with EFAULT, as without
+ * the layer); a receive that brings the answer before the send's
+ * bookkeeping tells the protocol from the answer: an HTTP/1.x status line
+ * (the send labels the exchange when it returns), or a TLS handshake
+ * record (the send was a hello: the handshake). */
+static void test_first_send_unread(void **state)
+{
+	static const char req[] = "GET /first HTTP/1.1\r\nHost: h\r\n\r\n";
+	static const uint8_t hello_t[] = { 22 }, sh_t[] = { 22 };
+	static const uint16_t hello_l[] = { 300 }, sh_l[] = { 90 };
+	uint8_t hello[400], sh[100];
+	size_t n = sizeof(req) - 1, nh, ns;
+	struct iovec v = { (void *)req, n },
+		     bad = { (void *)(uintptr_t)16, n }; /* page 0 */
+	struct obs_data d = { &v, 1, n, OBS_TLSIN_NONE },
+			dbad = { &bad, 1, n, OBS_TLSIN_NONE };
+	struct obs_exch_body *x;
+	bool counted = false;
+
+	(void)state;
+	/* from memory no one can read: both entries and a failed call's
+	 * bookkeeping read nothing (a read would fault here) */
+	open_blocking(1000, 1100);
+	counted = obs_xm_send_begin(&conn, 1200, &dbad);
+	assert_true(counted);
+	assert_int_equal(conn.tx_pred, OBS_TXP_UNREAD);
+	obs_xm_send_done(&conn, counted, 1200, 1210, -1, EFAULT, &dbad);
+	assert_true(obs_xm_send_announce(&conn, 1300, n));
+	counted = obs_xm_send_settle(&conn, &dbad);
+	obs_xm_send_done(&conn, counted, 1300, 1310, -1, EFAULT, &dbad);
+	assert_int_equal(conn.ann, 0);
+	assert_int_equal(conn.sends_inflight, 0);
+	assert_int_equal(conn.proto, OBS_PROTO_UNKNOWN);
+
+	/* the answer first: a status line, the exchange HTTP/1.x, labelled
+	 * by the send when it returns */
+	assert_true(obs_xm_send_announce(&conn, 2000, n));
+	recv_bytes(2100, 2200, response, sizeof(response) - 1);
+	assert_int_equal(conn.proto, OBS_PROTO_HTTP);
+	x = exchange(1);
+	assert_non_null(x);
+	assert_int_equal(x->t3, 1200); /* the first attempt's */
+	assert_int_equal(x->status, 404);
+	assert_false(
+		obs_xm_send_plain(&conn, &counted, true, 2000, 2300, n, &d));
+	obs_xm_send_done(&conn, counted, 2000, 2300, (ssize_t)n, 0, &d);
+	x = exchange(1);
+	assert_string_equal(x->method, "GET");
+	assert_string_equal(http_of(1)->u.http.path, "/first");
+	assert_int_equal(x->ds, n);
+	assert_int_equal(conn.sends_inflight, 0);
+	obs_xm_close(&conn, 2400);
+
+	/* the answer to a hello first: a handshake record, the handshake */
+	nh = tls_records(hello, hello_t, hello_l, 1);
+	ns = tls_records(sh, sh_t, sh_l, 1);
+	reset(NULL);
+	open_blocking(3000, 3100);
+	v.iov_base = hello;
+	v.iov_len = d.len = nh;
+	assert_true(obs_xm_send_announce(&conn, 3200, nh));
+	recv_bytes(3300, 3400, sh, ns);
+	assert_int_equal(conn.proto, OBS_PROTO_TLS);
+	assert_true(connection()->flags & OBS_CF_TLS);
+	counted = false;
+	assert_false(
+		obs_xm_send_plain(&conn, &counted, true, 3200, 3500, nh, &d));
+	obs_xm_send_done(&conn, counted, 3200, 3500, (ssize_t)nh, 0, &d);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 0);
+	assert_int_equal(record_of(OBS_REC_INFO)->u.info.tls_start, 3200);
+	assert_int_equal(conn.sends_inflight, 0);
+	obs_xm_close(&conn, 3600);
+
+	/* a hello that nothing claimed: its bytes, read when it returns */
+	reset(NULL);
+	open_blocking(4000, 4100);
+	assert_true(obs_xm_send_announce(&conn, 4200, nh));
+	counted = false;
+	assert_false(
+		obs_xm_send_plain(&conn, &counted, true, 4200, 4210, nh, &d));
+	assert_true(counted);
+	obs_xm_send_done(&conn, counted, 4200, 4210, (ssize_t)nh, 0, &d);
+	assert_int_equal(conn.proto, OBS_PROTO_TLS);
+	assert_int_equal(record_of(OBS_REC_INFO)->u.info.tls_start, 4200);
+	assert_int_equal(count_kind(OBS_REC_EXCHANGE), 0);
 }
 
 /* The same over TLS 1.3 (JSSE): the ServerHello is read before the
@@ -2062,6 +2148,7 @@ int main(void)
 			test_shared_connection_fields_and_order, reset, snap),
 		cmocka_unit_test_setup_teardown(test_announced_send, reset,
 						snap),
+		cmocka_unit_test_setup(test_first_send_unread, reset),
 		cmocka_unit_test_setup_teardown(test_shared_connection_tls,
 						reset, snap),
 		cmocka_unit_test_setup_teardown(test_connect_refused, reset,

@@ -1011,7 +1011,8 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 	      (c->tx_types & OBS_TLS_APPDATA)))) {
 		/* Another thread's send that begins an exchange is under way
 		 * and bytes come back: they answer it. Its exchange begins
-		 * here, with what the send carries (read at its entry); the
+		 * here, with what the send carries (noted at its entry, or
+		 * told by this answer: answer_tells); the
 		 * send adds T4 and Ds when it returns. A receive already
 		 * waiting when the send began starts the response at T3. */
 		bool pred = c->tx_pred != OBS_TXP_NONE;

@@ -64,7 +64,8 @@ enum obs_phase {
 	OBS_PH_CLOSED = 4,
 };
 
-/* What a send that begins an exchange carries, read at its entry. */
+/* What a send that begins an exchange carries, noted at its entry (a TLS
+ * handshake's records read there; other bytes only marked). */
 enum obs_tx_pred {
 	OBS_TXP_NONE = 0,  /* not read (no buffer, or no such send) */
 	OBS_TXP_EMPTY = 1, /* no bytes to look at */

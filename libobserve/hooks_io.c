@@ -32,9 +32,10 @@ struct send_ctx {
 };
 
 /* iov/iovcnt/n: what the call asks to send (n: at most that many bytes;
- * SIZE_MAX: as far as the buffers go), read before the real call when the
- * send may begin an exchange (obs_xm_send_begin): out of line, so that a
- * send in the middle of an exchange pays only for the hint. */
+ * SIZE_MAX: as far as the buffers go), noted before the real call when the
+ * send may begin an exchange (obs_xm_send_begin: read only on a TLS
+ * connection during its handshake): out of line, so that a send in the
+ * middle of an exchange pays only for the hint. */
 static __attribute__((noinline)) struct send_ctx
 send_begin_entry(struct obs_conn *c, const struct iovec *iov, int iovcnt,
 		 size_t n)

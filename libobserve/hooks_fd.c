@@ -195,17 +195,14 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	t_in = obs_now();
 	ret = obs_real.connect(fd, addr, len);
 	err = errno;
-	t_out = obs_now();
+	/* in progress: T2 comes later, the return time is not used */
+	t_out = obs_xm_connect_pending(ret, err) ? 0 : obs_now();
 	/* the address is looked at once the kernel read it */
 	c = kernel_read(ret, err) ? connect_prepare(fd, addr, len, peer, &port)
 				  : NULL;
-	if (c) {
-		/* in progress: T2 comes later, the return time is not used */
-		if (obs_xm_connect_pending(ret, err))
-			t_out = 0;
+	if (c)
 		connect_record(c, fd, addr->sa_family, peer, port, t_in, t_out,
 			       ret, err, NULL, 0);
-	}
 	errno = ret == 0 ? saved : err;
 	return ret;
 }

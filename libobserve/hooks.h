@@ -82,15 +82,6 @@ OBS_HIDDEN void obs_h2_attach_new(struct obs_conn *c);
  * real call fn made, then the new fd refers to what fd did. */
 OBS_HIDDEN int obs_fcntl_dup(int (*fn)(int, int, ...), int fd, int cmd,
 			     void *arg);
-/* Whether the kernel read what a call that returned (ret, err) was given
- * (an address, a msghdr, buffers): anything but a failure with EFAULT.
- * Only then does the layer read a program's structure it was handed (a
- * pointer the program cannot read fails the call, as without the layer). */
-static inline bool kernel_read(long ret, int err)
-{
-	return ret >= 0 || err != EFAULT;
-}
-
 /* hooks_fd.c: an AF_INET/AF_INET6 address's bytes (zero-padded to 16) and
  * port. */
 OBS_HIDDEN void peer_of(const struct sockaddr *sa, uint8_t addr[16],

@@ -57,13 +57,15 @@ static void note_local_addr(struct obs_conn *c, int fd)
 }
 
 /* Whether a connect(fd, addr, len) may open a connection to track, before
- * the call: an fd the table can hold, an address long enough for
- * AF_INET. Nothing of addr is read: a program's address the kernel cannot
- * read fails the call with EFAULT, and the layer must not fault first. */
+ * the call: an fd the table can hold, an address long enough for AF_INET
+ * and no longer than the kernel takes. Nothing of addr is read: a
+ * program's address the kernel cannot read fails the call with EFAULT,
+ * and the layer must not fault first. */
 static inline bool connect_may_track(int fd, const struct sockaddr *addr,
 				     socklen_t len)
 {
 	return obs_fd_table_size && addr && len >= sizeof(struct sockaddr_in) &&
+	       len <= sizeof(struct sockaddr_storage) &&
 	       (unsigned int)fd < obs_fd_table_size;
 }
 
@@ -108,8 +110,19 @@ static bool connect_again(int fd, struct obs_conn *c,
 	return false;
 }
 
+/* Whether connect's address was read by the kernel, the call having
+ * returned (ret, err): unless the fd was bad (EBADF comes first) or the
+ * address could not be read (EFAULT); connect_may_track turned away the
+ * lengths the kernel refuses before reading. Only then does the layer
+ * read it (a pointer the program cannot read fails the call, as without
+ * the layer). */
+static inline bool connect_read(int ret, int err)
+{
+	return ret == 0 || (err != EFAULT && err != EBADF);
+}
+
 /* A call on fd that may open a connection to addr (connect, or a TCP Fast
- * Open send), once it returned and the kernel read addr (kernel_read): its
+ * Open send), once it returned and the kernel read addr: its
  * state, zeroed, and its peer; NULL when the layer does not track it.
  * Keeps errno. */
 static inline __attribute__((always_inline)) struct obs_conn *
@@ -198,8 +211,8 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	/* in progress: T2 comes later, the return time is not used */
 	t_out = obs_xm_connect_pending(ret, err) ? 0 : obs_now();
 	/* the address is looked at once the kernel read it */
-	c = kernel_read(ret, err) ? connect_prepare(fd, addr, len, peer, &port)
-				  : NULL;
+	c = connect_read(ret, err) ? connect_prepare(fd, addr, len, peer, &port)
+				   : NULL;
 	if (c)
 		connect_record(c, fd, addr->sa_family, peer, port, t_in, t_out,
 			       ret, err, NULL, 0);

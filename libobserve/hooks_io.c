@@ -298,13 +298,14 @@ sendmsg_slow(int fd, const struct msghdr *msg, int flags, struct obs_conn *c)
 		}
 		return REAL(sendmsg)(fd, msg, flags);
 	}
-	/* the program's msghdr is read once the kernel read it; before the
-	 * call only on a TLS connection (obs_xm_send_reads) */
+	/* the program's msghdr is read once the call succeeded (the kernel
+	 * read it); before the call only on a TLS connection
+	 * (obs_xm_send_reads) */
 	pre = msg && obs_xm_send_reads(c) ? msg : NULL;
 	sx = send_begin(c, pre ? pre->msg_iov : NULL,
 			pre ? (int)pre->msg_iovlen : 0, SIZE_MAX);
 	ret = obs_real.sendmsg(fd, msg, flags);
-	post = msg && kernel_read(ret, errno) ? msg : NULL;
+	post = ret >= 0 ? msg : NULL; /* the kernel read it */
 	return send_end(fd, c, sx, ret, post ? post->msg_iov : NULL,
 			post ? (int)post->msg_iovlen : 0);
 }
@@ -562,7 +563,8 @@ recvmsg_slow(int fd, struct msghdr *msg, int flags, struct obs_conn *c)
 		return REAL(recvmsg)(fd, msg, flags);
 	t_in = recv_begin(c);
 	ret = obs_real.recvmsg(fd, msg, flags);
-	/* the program's msghdr is read only when the kernel read it */
+	/* the program's msghdr is read only when the call succeeded (the
+	 * kernel read it) */
 	m = ret >= 0 ? msg : NULL;
 	return recv_end(
 		fd, c, t_in, ret,

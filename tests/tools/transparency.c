@@ -379,7 +379,11 @@ int main(void)
 			    sizeof(listener_addr)));
 		show("sendmsg MSG_FASTOPEN, unreadable msghdr",
 		     sendmsg(f, bad, MSG_FASTOPEN));
+		show("connect, unreadable address of 200 bytes",
+		     connect(f, bad, 200));
 		close(f);
+		show("connect on a closed fd, unreadable address",
+		     connect(f, bad, sizeof(listener_addr)));
 	}
 
 	section("EAGAIN, SO_RCVTIMEO, EINTR from a timer signal");

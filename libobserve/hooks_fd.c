@@ -56,25 +56,28 @@ static void note_local_addr(struct obs_conn *c, int fd)
 	obs_xm_local_addr(c, addr, port);
 }
 
-/* Whether a connect(fd, addr, len) may open a connection to track, before
- * the call: an fd the table can hold, an address long enough for AF_INET
- * and no longer than the kernel takes. Nothing of addr is read: a
- * program's address the kernel cannot read fails the call with EFAULT,
- * and the layer must not fault first. */
-static inline bool connect_may_track(int fd, const struct sockaddr *addr,
-				     socklen_t len)
+/* Whether the address of a call that may open a connection (addr, len)
+ * may be one to track, before the call: long enough for AF_INET and no
+ * longer than the kernel takes. Nothing of addr is read: a program's
+ * address the kernel cannot read fails the call with EFAULT, and the
+ * layer must not fault first. */
+static inline bool addr_may_track(const struct sockaddr *addr, socklen_t len)
 {
-	return obs_fd_table_size && addr && len >= sizeof(struct sockaddr_in) &&
-	       len <= sizeof(struct sockaddr_storage) &&
-	       (unsigned int)fd < obs_fd_table_size;
+	return addr && len >= sizeof(struct sockaddr_in) &&
+	       len <= sizeof(struct sockaddr_storage);
 }
 
-/* ... and, once the kernel read the address (the call did not fail with
- * EFAULT), whether it is an AF_INET or AF_INET6 one of the right length. */
-static bool connect_trackable(int fd, const struct sockaddr *addr,
-			      socklen_t len)
+/* Whether fd is one the table can hold. */
+static inline bool fd_may_track(int fd)
 {
-	return connect_may_track(fd, addr, len) &&
+	return (unsigned int)fd < obs_fd_table_size;
+}
+
+/* ... and, once the kernel read the address, whether it is an AF_INET or
+ * AF_INET6 one of the right length. */
+static inline bool addr_trackable(const struct sockaddr *addr, socklen_t len)
+{
+	return addr_may_track(addr, len) &&
 	       (addr->sa_family == AF_INET ||
 		(addr->sa_family == AF_INET6 &&
 		 len >= sizeof(struct sockaddr_in6)));
@@ -112,7 +115,7 @@ static bool connect_again(int fd, struct obs_conn *c,
 
 /* Whether connect's address was read by the kernel, the call having
  * returned (ret, err): unless the fd was bad (EBADF comes first) or the
- * address could not be read (EFAULT); connect_may_track turned away the
+ * address could not be read (EFAULT); addr_may_track turned away the
  * lengths the kernel refuses before reading. Only then does the layer
  * read it (a pointer the program cannot read fails the call, as without
  * the layer). */
@@ -122,8 +125,8 @@ static inline bool connect_read(int ret, int err)
 }
 
 /* A call on fd that may open a connection to addr (connect, or a TCP Fast
- * Open send), once it returned and the kernel read addr: its
- * state, zeroed, and its peer; NULL when the layer does not track it.
+ * Open send; fd_may_track(fd)), once it returned and the kernel read addr:
+ * its state, zeroed, and its peer; NULL when the layer does not track it.
  * Keeps errno. */
 static inline __attribute__((always_inline)) struct obs_conn *
 connect_prepare(int fd, const struct sockaddr *addr, socklen_t len,
@@ -132,7 +135,7 @@ connect_prepare(int fd, const struct sockaddr *addr, socklen_t len,
 	int saved = errno;
 	struct obs_conn *c = NULL;
 
-	if (!connect_trackable(fd, addr, len) || !obs_enter())
+	if (!addr_trackable(addr, len) || !obs_enter())
 		return NULL;
 	if (!obs_in_vfork_child() && is_stream_socket(fd) &&
 	    obs_spool_ensure() == 0)
@@ -203,7 +206,7 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	}
 	if (c && connect_again(fd, c, addr, len, &ret))
 		return ret;
-	if (!connect_may_track(fd, addr, len))
+	if (!fd_may_track(fd) || !addr_may_track(addr, len))
 		return obs_real.connect(fd, addr, len);
 	t_in = obs_now();
 	ret = obs_real.connect(fd, addr, len);
@@ -251,7 +254,7 @@ static bool connect_errno(int err)
  * fastopen_end with the real call's result. */
 bool fastopen_begin(int fd, struct obs_fastopen *f)
 {
-	if (!obs_fd_table_size || (unsigned int)fd >= obs_fd_table_size)
+	if (!fd_may_track(fd))
 		return false;
 	f->t_in = obs_now();
 	return true;

@@ -117,7 +117,9 @@ static inline bool plain_hint(const struct obs_conn *c)
  * (obs_xm_send_begin; another send is announced), the bookkeeping of a
  * call that moved bytes by obs_xm_send_plain; anything else (an error,
  * nothing moved, a connection that is not plain) by send_end. real: the
- * real call, made between. */
+ * real call, made between. No errno to keep around obs_xm_send_plain: it
+ * makes no call that sets it (a record's reservation keeps it, even where
+ * it maps or rolls the spool over: spool_grow). */
 #define SEND_PLAIN(fd, c, buf, n, real)                                        \
 	do {                                                                   \
 		struct iovec v_ = { (void *)(buf), (n) };                      \
@@ -138,7 +140,6 @@ static inline bool plain_hint(const struct obs_conn *c)
 		}                                                              \
 		ret_ = (real);                                                 \
 		if (LIKELY(ret_ > 0)) {                                        \
-			int err_ = errno;                                      \
 			bool done_;                                            \
                                                                                \
 			d_.len = (size_t)ret_;                                 \
@@ -147,10 +148,8 @@ static inline bool plain_hint(const struct obs_conn *c)
 						  sx_.t_in, obs_now(),         \
 						  (size_t)ret_, &d_);          \
 			obs_leave();                                           \
-			if (LIKELY(done_)) {                                   \
-				errno = err_;                                  \
+			if (LIKELY(done_))                                     \
 				return ret_;                                   \
-			}                                                      \
 		} else if (ann_) {                                             \
 			int err_ = errno;                                      \
                                                                                \

@@ -57,20 +57,11 @@ run_with() {
   env ${pre:+LD_PRELOAD=$pre} OBSERVE_DIR="$dir" "$@"
 }
 # hook_ir CALLGRIND_FILE OBJECT: the instructions spent inside OBJECT's
-# hooks: the inclusive count of each function of OBJECT that has a
-# namesake in libc (write, read, connect, close...: the hooks), minus that
-# of the libc function (the real call the hook makes). Unlike the whole
+# hooks: every call into OBJECT, inclusive, less the real calls its hooks
+# make (scripts/hook-ir.py reads callgrind's file itself). Unlike the whole
 # program's count it does not move with ab's timing-dependent paths.
 hook_ir() {
-  callgrind_annotate --threshold=100 --inclusive=yes "$1" 2>/dev/null | tr -d , |
-    awk -v obj="$2" '/ \[[^]]*\]$/ && $1 ~ /^[0-9]+$/ {
-      o = $NF; gsub(/[][]/, "", o)
-      line = $0; sub(/ \[[^]]*\]$/, "", line)
-      n = split(line, a, ":"); f = a[n]; sub(/@.*/, "", f)
-      if (index(o, obj)) pre[f] += $1
-      else if (o ~ /libc\.so/) libc[f] += $1
-    }
-    END { for (f in pre) if (f in libc) s += pre[f] - libc[f]; print s + 0 }'
+  python3 "$REPO/scripts/hook-ir.py" "$1" "$2"
 }
 # ir PRELOAD N [ab options]: "total hooks": user instructions of one ab
 # run, and those inside the preload's hooks (0 bare)

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""hook-ir.py CALLGRIND_FILE OBJECT: the instructions spent inside OBJECT's
-hooks (an LD_PRELOAD library: libobserve.so, or the probe), read from
-callgrind's own file.
+"""hook-ir.py CALLGRIND_FILE OBJECT [HOOKS]: the instructions spent inside
+OBJECT's hooks (an LD_PRELOAD library: libobserve.so, or the probe), read
+from callgrind's own file. HOOKS (a regular expression): only the hooks of
+those names, and nothing nested in their real calls (the TLS hooks' own
+part: SSL_(write|read)); every call of one of those names out of OBJECT is
+then taken for a real call.
 
 Inside the hooks = the inclusive cost of every call into OBJECT from
 outside it, less the cost of the real calls the hooks make: a call from a
@@ -23,6 +26,7 @@ import sys
 
 def main():
     path, obj = sys.argv[1], sys.argv[2]
+    only = re.compile(sys.argv[3]) if len(sys.argv) > 3 else None
     names = {}  # (kind, id) -> name
 
     def name(kind, s):
@@ -63,9 +67,15 @@ def main():
                     in_obj = obj in (ob or "")
                     callee_in = obj in (c_ob or "")
                     if callee_in and not in_obj:
-                        into += cost
-                    elif in_obj and not callee_in and real_of(fn, c_fn):
-                        out_real += cost
+                        if not only or only.fullmatch(base(c_fn)):
+                            into += cost
+                    elif in_obj and not callee_in:
+                        # with HOOKS, every call of one of them out of
+                        # OBJECT is a real one (hooks_tls.c makes it from
+                        # a helper: openssl_write)
+                        if (only.fullmatch(base(c_fn)) if only
+                                else real_of(fn, c_fn)):
+                            out_real += cost
                 pending = None
                 continue
             if line.startswith("ob="):

@@ -604,7 +604,8 @@ begin_for_send(struct obs_conn *c, int64_t t3, unsigned int types, bool lost,
 {
 	struct obs_exch_body *x;
 
-	/* bytes of a first send that is no TLS hello (obs_xm_predict) */
+	/* a first send whose answer, come first, is no TLS record
+	 * (answer_tells) */
 	if (c->proto == OBS_PROTO_UNKNOWN && c->tx_pred == OBS_TXP_BYTES)
 		c->proto = OBS_PROTO_HTTP;
 	if (c->proto == OBS_PROTO_TLS && !lost && types &&

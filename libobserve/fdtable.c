@@ -112,11 +112,6 @@ static void conn_free(struct obs_conn *c)
 	obs_spin_unlock(&pool_lock);
 }
 
-void conn_discard(struct obs_conn *c)
-{
-	conn_free(c);
-}
-
 void conn_ref(struct obs_conn *c)
 {
 	obs_conn_lock(c);

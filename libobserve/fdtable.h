@@ -46,8 +46,6 @@ OBS_HIDDEN void fd_table_forget(void);
 OBS_HIDDEN void conn_attach(int fd, struct obs_conn *c);
 /* A zeroed connection from the pool, or NULL when memory runs out. */
 OBS_HIDDEN struct obs_conn *conn_new(void);
-/* Give back a connection from conn_new that was never opened. */
-OBS_HIDDEN void conn_discard(struct obs_conn *c);
 /* The number of the next connection opened in this process (from 1). */
 OBS_HIDDEN uint64_t conn_next_seq(void);
 /* One more fd refers to c. */

@@ -386,6 +386,40 @@ int main(void)
 		     connect(f, bad, sizeof(listener_addr)));
 	}
 
+	section("arguments the kernel refuses, on a tracked connection");
+	{
+		static const char req[] = "GET /g HTTP/1.1\r\nHost: g\r\n\r\n";
+		struct iovec v[2] = { { buf, 10 }, { buf, 10 } };
+		struct msghdr m = { .msg_iov = v, .msg_iovlen = 100000 };
+		/* (volatile: the compiler would refuse them) */
+		volatile int neg = -1, many = 100000;
+		int f = connect_blocking(), fs = accept(lst, NULL, NULL);
+
+		show("writev, iovcnt -1", writev(f, v, neg));
+		show("writev, iovcnt 100000", writev(f, v, many));
+		show("writev, no buffers", writev(f, NULL, 0));
+		show("sendmsg, msg_iovlen 100000", sendmsg(f, &m, 0));
+		show("sendmsg, NULL msghdr", sendmsg(f, NULL, 0));
+		show("write of 0 bytes, NULL", write(f, NULL, 0));
+		show("write", write(f, req, sizeof(req) - 1));
+		show("recv (server)",
+		     recv(fs, buf, sizeof(req) - 1, MSG_WAITALL));
+		show("send (server)",
+		     send(fs, "HTTP/1.1 204 No Content\r\n\r\n", 27, 0));
+		wait_readable(f);
+		show("readv, iovcnt -1", readv(f, v, neg));
+		show("recvmsg, msg_iovlen 100000", recvmsg(f, &m, 0));
+		show("recvmsg, NULL msghdr", recvmsg(f, NULL, 0));
+		show("recv", recv(f, buf, 27, MSG_WAITALL));
+		close(fs);
+		close(f);
+		f = socket(AF_INET, SOCK_STREAM, 0);
+		show("connect, 3-byte address",
+		     connect(f, (struct sockaddr *)&listener_addr, 3));
+		show("connect, NULL address", connect(f, NULL, 0));
+		close(f);
+	}
+
 	section("EAGAIN, SO_RCVTIMEO, EINTR from a timer signal");
 	fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK);
 	show("recv (nothing there)", recv(c, buf, sizeof(buf), 0));

@@ -644,12 +644,14 @@ static inline bool obs_xm_send_announce(struct obs_conn *c, int64_t t_in,
 
 /* Whether obs_xm_send_begin may read the bytes of a send on c before the
  * real call: the records of a TLS connection's handshake, which a TLS
- * library sends from its own buffers. (A hint, without the lock: a hook
- * that must read a program's structure to find the bytes, sendmsg's
- * msghdr, reads it before the call only then.) */
+ * library sends from its own buffers (after it, obs_xm_predict_tls reads
+ * nothing). A hint, without the lock: a hook that must read a program's
+ * structure to find the bytes, sendmsg's msghdr, reads it before the call
+ * only then. */
 static inline bool obs_xm_send_reads(const struct obs_conn *c)
 {
-	return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) == OBS_PROTO_TLS;
+	return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) == OBS_PROTO_TLS &&
+	       !__atomic_load_n(&c->tls_versioned, __ATOMIC_RELAXED);
 }
 
 /* An announced send (d: its buffers) whose bookkeeping

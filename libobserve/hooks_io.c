@@ -298,7 +298,7 @@ sendmsg_slow(int fd, const struct msghdr *msg, int flags, struct obs_conn *c)
 		return REAL(sendmsg)(fd, msg, flags);
 	}
 	/* the program's msghdr is read once the call succeeded (the kernel
-	 * read it); before the call only on a TLS connection
+	 * read it); before the call only during a TLS handshake
 	 * (obs_xm_send_reads) */
 	pre = msg && obs_xm_send_reads(c) ? msg : NULL;
 	sx = send_begin(c, pre ? pre->msg_iov : NULL,

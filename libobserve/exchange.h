@@ -503,15 +503,42 @@ static inline void obs_cpu_relax(void)
 #endif
 }
 
+/* Whether this process has a single thread: glibc's own flag, which
+ * pthread_create clears (before the new thread runs) and a fork child's
+ * copy sets. While it is set no other thread exists to exclude, and none
+ * can appear in the middle of the layer's bookkeeping (only the one thread
+ * could create it); libstdc++ skips its atomic reference counts on the
+ * same flag. Threads made by a raw clone() are not seen by it (nor by
+ * libstdc++). A signal handler is no other thread: obs_inside keeps it
+ * out of the bookkeeping (layer.h). */
+#if defined(__GLIBC__) &&                                                      \
+	(__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+#include <sys/single_threaded.h>
+static inline bool obs_alone(void)
+{
+	return __builtin_expect(__libc_single_threaded != 0, 1);
+}
+#else
+static inline bool obs_alone(void)
+{
+	return false;
+}
+#endif
+
 /* A spin lock (obs_spin_lock): a connection's, and the pool's of free
  * connections (fdtable.c).
  * A connection's spin lock: guards its state and its records. Held for a
  * few dozen instructions of bookkeeping, never across a real call; its
  * holder may take the layer's mutex (a new record may grow the spool), never
  * the other way round (layer.h). A holder preempted mid-way is waited out
- * with sched_yield after a short spin. */
+ * with sched_yield after a short spin. In a process of one thread
+ * (obs_alone) it is not taken: nothing to exclude, and no atomic
+ * exchange's cost (its release stores 0 all the same: a lock word is 0
+ * whenever its one thread is outside). */
 static inline void obs_spin_lock(int *lock)
 {
+	if (obs_alone())
+		return;
 	while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) {
 		unsigned int spins = 0;
 
@@ -635,9 +662,19 @@ static inline bool obs_xm_send_announce(struct obs_conn *c, int64_t t_in,
 	uint8_t proto = __atomic_load_n(&c->proto, __ATOMIC_RELAXED);
 	uint64_t none = 0;
 
-	return n > 0 && t_in > 0 &&
-	       (proto == OBS_PROTO_HTTP || proto == OBS_PROTO_UNKNOWN) &&
-	       __atomic_compare_exchange_n(&c->ann, &none, (uint64_t)t_in,
+	if (n == 0 || t_in <= 0 ||
+	    (proto != OBS_PROTO_HTTP && proto != OBS_PROTO_UNKNOWN))
+		return false;
+	if (obs_alone()) {
+		/* no other thread: no race for the word (a signal handler
+		 * runs between this thread's instructions, not inside one) */
+		if (__atomic_load_n(&c->ann, __ATOMIC_RELAXED) != 0)
+			return false;
+		__atomic_store_n(&c->ann, (uint64_t)t_in, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		return true;
+	}
+	return __atomic_compare_exchange_n(&c->ann, &none, (uint64_t)t_in,
 					   false, __ATOMIC_SEQ_CST,
 					   __ATOMIC_RELAXED);
 }

@@ -12,7 +12,11 @@
  * handler (ITIMER_REAL, 200 us, SA_RESTART): send 1 'h' (MSG_DONTWAIT),
  * and every 8th time a short connection.
  *
- * usage: sigsend SECONDS
+ * With "alone", the servers run in a forked child and the program keeps
+ * one thread: the layer then takes no locks (obs_alone), and the handler's
+ * calls meet its bookkeeping without them.
+ *
+ * usage: sigsend SECONDS [alone]
  * Prints "rounds R main M handler H received_M RM received_h RH answers A
  * port P" (P: the data listener's port); exit status 0 when the server
  * got every byte that was sent.
@@ -24,11 +28,13 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -176,6 +182,9 @@ int main(int argc, char **argv)
 	pthread_t data_th, side_th;
 	sigset_t alrm;
 	long rounds = 0;
+	bool alone = argc > 2 && strcmp(argv[2], "alone") == 0;
+	int counts[2] = { -1, -1 };
+	pid_t server = 0;
 
 	if (seconds <= 0 || seconds > 60) {
 		fprintf(stderr, "usage: sigsend SECONDS (0-60]\n");
@@ -185,9 +194,34 @@ int main(int argc, char **argv)
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	pthread_sigmask(SIG_BLOCK, &alrm, NULL); /* the servers' threads */
-	if (pthread_create(&data_th, NULL, data_server, &data_l) ||
-	    pthread_create(&side_th, NULL, side_server, &side_l))
+	if (alone) {
+		/* the servers in a child, which sends its counts back */
+		if (pipe(counts) != 0 || (server = fork()) < 0)
+			die("fork");
+		if (server == 0) {
+			long got[3];
+
+			close(counts[0]);
+			if (pthread_create(&side_th, NULL, side_server,
+					   &side_l))
+				die("pthread_create");
+			data_server(&data_l);
+			side_stop = 1;
+			short_connection();
+			pthread_join(side_th, NULL);
+			got[0] = received_m;
+			got[1] = received_h;
+			got[2] = answers;
+			_exit(write(counts[1], got, sizeof(got)) ==
+					      (ssize_t)sizeof(got)
+				      ? 0
+				      : 2);
+		}
+		close(counts[1]);
+	} else if (pthread_create(&data_th, NULL, data_server, &data_l) ||
+		   pthread_create(&side_th, NULL, side_server, &side_l)) {
 		die("pthread_create");
+	}
 	data_fd = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(data_fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	if (connect(data_fd, (struct sockaddr *)&data_addr,
@@ -207,11 +241,24 @@ int main(int argc, char **argv)
 	setitimer(ITIMER_REAL, &off, NULL);
 	pthread_sigmask(SIG_BLOCK, &alrm, NULL);
 	shutdown(data_fd, SHUT_WR);
-	pthread_join(data_th, NULL);
-	close(data_fd);
-	side_stop = 1;
-	short_connection(); /* wakes the side server's accept */
-	pthread_join(side_th, NULL);
+	if (alone) {
+		long got[3];
+		int status;
+
+		if (read(counts[0], got, sizeof(got)) != (ssize_t)sizeof(got) ||
+		    waitpid(server, &status, 0) != server || status != 0)
+			die("the server child");
+		received_m = got[0];
+		received_h = got[1];
+		answers = got[2];
+		close(data_fd);
+	} else {
+		pthread_join(data_th, NULL);
+		close(data_fd);
+		side_stop = 1;
+		short_connection(); /* wakes the side server's accept */
+		pthread_join(side_th, NULL);
+	}
 	printf("rounds %ld main %ld handler %ld received_M %ld received_h %ld "
 	       "answers %ld port %d\n",
 	       rounds, rounds * ROUND_BYTES, (long)handler_sent, received_m,

@@ -1160,6 +1160,41 @@ bool obs_xm_send_settle(struct obs_conn *c, const struct obs_data *d)
  * six arguments on every call; "inline" with the extern declaration of
  * exchange.h still makes this the external definition the unit tests
  * call. */
+/* A request on a plain HTTP/1.x connection that is the same as one
+ * remembered (the connection's last, or this thread's: to its Host line),
+ * whose HTTP record is in this segment: what begin_for_send does for it,
+ * without the questions whose answers that case fixes (the protocol, no
+ * TLS record types, the bytes in one buffer, a label by reference). NULL,
+ * with nothing changed, when it is not that case. p[0..n): the bytes
+ * sent. */
+static inline __attribute__((always_inline)) struct obs_exch_body *
+steady_begin(struct obs_conn *c, int64_t t_in, const uint8_t *p, size_t n)
+{
+	uint32_t epoch = obs_record_epoch();
+	struct obs_http_seen *m;
+	struct obs_exch_body *x;
+
+	if (n > OBS_HTTP_LOOK)
+		n = OBS_HTTP_LOOK;
+	m = http_recall(c, p, n);
+	if (!m || !m->ref_seq || m->ref_epoch != epoch)
+		return NULL;
+	x = exchange_begin_with(c, NULL);
+	__atomic_store_n(&c->x_handshake, false, __ATOMIC_RELAXED);
+	c->x_http = true;
+	if (LIKELY(obs_record_epoch() == epoch)) {
+		http_label_ref(c, x, m);
+	} else { /* a roll-over meanwhile: a record after all */
+		epoch = obs_record_epoch();
+		http_label(c, x, obs_record_alloc(), p, n, NULL, m, epoch);
+	}
+	x->t3 = c->pending_send ? c->pending_send : t_in;
+	c->pending_send = 0;
+	c->pending_recv = 0;
+	c->tx_pred = OBS_TXP_NONE;
+	return x;
+}
+
 __attribute__((always_inline)) inline bool
 obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 		  int64_t t_in, int64_t t_out, size_t ret,
@@ -1185,9 +1220,13 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 			c->proto = OBS_PROTO_HTTP;
 			__atomic_store_n(&c->ann, 0, __ATOMIC_RELAXED);
 			*counted_io = true;
-			x = begin_for_send(
-				c, c->pending_send ? c->pending_send : t_in, 0,
-				c->tls.lost, d, d->iov[0].iov_base);
+			x = steady_begin(c, t_in, d->iov[0].iov_base, ret);
+			if (!x)
+				x = begin_for_send(
+					c,
+					c->pending_send ? c->pending_send
+							: t_in,
+					0, c->tls.lost, d, d->iov[0].iov_base);
 			__atomic_store_n(&c->xphase, OBS_X_SENDING,
 					 __ATOMIC_RELAXED);
 			goto sent;

@@ -1280,6 +1280,24 @@ sent:
 	return true;
 }
 
+/* The status of an answer that begins at p (12 bytes there): the last
+ * one's, when it began with the same bytes. */
+static inline __attribute__((always_inline)) uint16_t
+status_of(struct obs_conn *c, const uint8_t *p)
+{
+	uint64_t a;
+	uint32_t b;
+
+	memcpy(&a, p, sizeof(a));
+	memcpy(&b, p + 8, sizeof(b));
+	if (LIKELY(a == c->status_a && b == c->status_b))
+		return c->status_last;
+	c->status_a = a;
+	c->status_b = b;
+	c->status_last = obs_http_status(p, 12);
+	return c->status_last;
+}
+
 __attribute__((always_inline)) inline bool
 obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out, size_t ret,
 		  const void *buf)
@@ -1299,7 +1317,7 @@ obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out, size_t ret,
 		 * the general way (HTTP/2 may follow) */
 		if (c->x_http && c->plain_rx_seq != c->exch_seq &&
 		    c->plain_head_seq != c->exch_seq && ret >= 12) {
-			status = obs_http_status(buf, 12);
+			status = status_of(c, buf);
 			status_now = true;
 			if (UNLIKELY(status == 101))
 				goto decline;

@@ -186,6 +186,13 @@ struct obs_conn {
 					 * by handshake_begin */
 	struct obs_http_seen http_seen; /* the last request, to its Host line:
 					 * nothing while len is 0 */
+	/* The first 12 bytes of the last answer whose status the plain way
+	 * read, and that status (obs_http_status, a function of those bytes
+	 * alone): the next answer the same is not parsed again. Right from
+	 * any earlier connection too: never cleared. */
+	uint64_t status_a;
+	uint32_t status_b;
+	uint16_t status_last;
 };
 
 /* A connection as new: every field zero but the three above, which need

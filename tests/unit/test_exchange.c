@@ -1310,6 +1310,54 @@ static void test_http_status_and_not_http(void **state)
 	assert_int_equal(count_kind(OBS_REC_HTTP), 0);
 }
 
+/* Answers of other statuses, one after another on one connection, and
+ * on a connection after it: the plain way remembers the last answer's
+ * first twelve bytes and its status, and keeps them across connections
+ * (a connection's state from the pool is not cleared of them); an answer
+ * that begins otherwise is read anew. */
+static void test_http_status_changes(void **state)
+{
+	static const char req[] = "GET /s HTTP/1.1\r\nHost: h\r\n\r\n";
+	static const char *const resp[] = {
+		"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n",
+	};
+	static const uint16_t want[] = { 200, 200, 404, 404, 200, 0, 503 };
+	uint64_t a;
+	uint32_t b;
+	uint16_t last;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	for (unsigned int i = 0; i < 7; i++) {
+		int64_t t = 2000 + 1000 * (int64_t)i;
+
+		send_bytes(t, t + 10, req, sizeof(req) - 1);
+		recv_bytes(t + 20, t + 100, resp[i], strlen(resp[i]));
+		assert_int_equal(exchange(i + 1)->status, want[i]);
+	}
+	/* a connection after it, with what the pool leaves in the state */
+	a = conn.status_a;
+	b = conn.status_b;
+	last = conn.status_last;
+	reset(NULL);
+	open_blocking(20000, 20100);
+	conn.status_a = a;
+	conn.status_b = b;
+	conn.status_last = last;
+	send_bytes(21000, 21010, req, sizeof(req) - 1);
+	recv_bytes(21020, 21100, resp[6], strlen(resp[6]));
+	send_bytes(22000, 22010, req, sizeof(req) - 1);
+	recv_bytes(22020, 22100, resp[0], strlen(resp[0]));
+	assert_int_equal(exchange(1)->status, 503);
+	assert_int_equal(exchange(2)->status, 200);
+}
+
 static void peek_bytes(int64_t t_in, int64_t t_out, const void *p, size_t n)
 {
 	struct iovec v = { (void *)p, n };
@@ -2115,6 +2163,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_http_memory_wiped, reset,
 						snap),
 		cmocka_unit_test_setup_teardown(test_plain_declines, reset,
+						snap),
+		cmocka_unit_test_setup_teardown(test_http_status_changes, reset,
 						snap),
 		cmocka_unit_test_setup_teardown(test_http_status_and_not_http,
 						reset, snap),

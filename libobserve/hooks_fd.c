@@ -17,7 +17,7 @@
 #include "hooks.h"
 #include "raw_syscall.h"
 
-/* Whether fd is a stream socket (one getsockopt, only at connect). */
+/* Whether fd is a stream socket (one getsockopt). */
 static bool is_stream_socket(int fd)
 {
 	int type = 0;
@@ -25,6 +25,32 @@ static bool is_stream_socket(int fd)
 
 	return REAL(getsockopt)(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
 	       type == SOCK_STREAM;
+}
+
+/* What a connect that returned (ret, err) on an AF_INET or AF_INET6
+ * socket says of its type, asked at most once (*tfo: what
+ * TCP_FASTOPEN_CONNECT said, 1 on, 0 off, -1 not asked):
+ * - a connect in progress (EINPROGRESS) is a connection-oriented one: a
+ *   datagram socket connects at once (TCP, or SCTP, whose one-to-many
+ *   sockets are then taken as streams too); no call;
+ * - a connect that succeeded: TCP_FASTOPEN_CONNECT, which only a TCP
+ *   socket answers, and whose answer syn_deferred wants anyway; SO_TYPE
+ *   where it is not answered (UDP, an older kernel);
+ * - any other end: SO_TYPE. */
+static bool stream_after_connect(int fd, int ret, int err, int *tfo)
+{
+	int on = 0;
+	socklen_t len = sizeof(on);
+
+	*tfo = -1;
+	if (ret < 0 && err == EINPROGRESS)
+		return true;
+	if (ret == 0 && REAL(getsockopt)(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT,
+					 &on, &len) == 0) {
+		*tfo = on != 0;
+		return true;
+	}
+	return is_stream_socket(fd);
 }
 
 void peer_of(const struct sockaddr *sa, uint8_t addr[16], uint16_t *port)
@@ -127,17 +153,23 @@ static inline bool connect_read(int ret, int err)
 /* A call on fd that may open a connection to addr (connect, or a TCP Fast
  * Open send; fd_may_track(fd)), once it returned and the kernel read addr:
  * its state, zeroed, and its peer; NULL when the layer does not track it.
- * Keeps errno. */
+ * A connect passes what it returned (ret, err) and tfo, for
+ * stream_after_connect to tell the socket's type from (and what it asked,
+ * into *tfo); a Fast Open send passes NULL: SO_TYPE. Keeps errno. */
 static inline __attribute__((always_inline)) struct obs_conn *
 connect_prepare(int fd, const struct sockaddr *addr, socklen_t len,
-		uint8_t peer[16], uint16_t *port)
+		uint8_t peer[16], uint16_t *port, int ret, int err, int *tfo)
 {
 	int saved = errno;
 	struct obs_conn *c = NULL;
 
+	if (tfo)
+		*tfo = -1;
 	if (!addr_trackable(addr, len) || !obs_enter())
 		return NULL;
-	if (!obs_in_vfork_child() && is_stream_socket(fd) &&
+	if (!obs_in_vfork_child() &&
+	    (tfo ? stream_after_connect(fd, ret, err, tfo)
+		 : is_stream_socket(fd)) &&
 	    obs_spool_ensure() == 0)
 		c = conn_new();
 	obs_leave();
@@ -149,17 +181,19 @@ connect_prepare(int fd, const struct sockaddr *addr, socklen_t len,
 
 /* Whether connect() returned 0 on fd with its SYN deferred to the first
  * send: TCP_FASTOPEN_CONNECT with a Fast Open cookie (curl --tcp-fastopen)
- * leaves the socket in SYN_SENT. One getsockopt per connect that returned
- * 0, a second only where the option is set. */
-static bool syn_deferred(int fd)
+ * leaves the socket in SYN_SENT. tfo: what the option said when
+ * stream_after_connect asked (1, 0), or -1: asked here. A second
+ * getsockopt only where the option is set. */
+static bool syn_deferred(int fd, int tfo)
 {
 	int on = 0;
 	socklen_t len = sizeof(on);
 	struct tcp_info ti;
 
-	if (REAL(getsockopt)(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &on,
-			     &len) != 0 ||
-	    !on)
+	if (tfo == 0 ||
+	    (tfo < 0 && (REAL(getsockopt)(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT,
+					  &on, &len) != 0 ||
+			 !on)))
 		return false;
 	len = sizeof(ti);
 	return REAL(getsockopt)(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
@@ -173,14 +207,14 @@ static bool syn_deferred(int fd)
 static inline __attribute__((always_inline)) void
 connect_record(struct obs_conn *c, int fd, int family, const uint8_t peer[16],
 	       uint16_t port, int64_t t_in, int64_t t_out, int ret, int err,
-	       const struct obs_data *data, ssize_t sent)
+	       const struct obs_data *data, ssize_t sent, int tfo)
 {
 	obs_enter_again();
 	obs_xm_connect_first(c, conn_next_seq(), fd, family, peer, port, t_in,
 			     t_out, ret, err);
 	if (data)
 		obs_xm_fastopen(c, t_in, t_out, sent, data);
-	else if (ret == 0 && syn_deferred(fd))
+	else if (ret == 0 && syn_deferred(fd, tfo))
 		obs_xm_fastopen_deferred(c);
 	note_local_addr(c, fd);
 	dns_match(c, family, peer, t_in);
@@ -193,7 +227,7 @@ connect_record(struct obs_conn *c, int fd, int family, const uint8_t peer[16],
 
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	int saved = errno, ret, err;
+	int saved = errno, ret, err, tfo;
 	struct obs_conn *c = conn_of(fd);
 	int64_t t_in, t_out;
 	uint8_t peer[16];
@@ -214,11 +248,12 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	/* in progress: T2 comes later, the return time is not used */
 	t_out = obs_xm_connect_pending(ret, err) ? 0 : obs_now();
 	/* the address is looked at once the kernel read it */
-	c = connect_read(ret, err) ? connect_prepare(fd, addr, len, peer, &port)
+	c = connect_read(ret, err) ? connect_prepare(fd, addr, len, peer, &port,
+						     ret, err, &tfo)
 				   : NULL;
 	if (c)
 		connect_record(c, fd, addr->sa_family, peer, port, t_in, t_out,
-			       ret, err, NULL, 0);
+			       ret, err, NULL, 0, tfo);
 	errno = ret == 0 ? saved : err;
 	return ret;
 }
@@ -280,7 +315,8 @@ ssize_t fastopen_end(int fd, struct obs_fastopen *f, ssize_t ret, int flags,
 		return ret;
 	}
 	addr = msg->msg_name;
-	c = connect_prepare(fd, addr, msg->msg_namelen, peer, &port);
+	c = connect_prepare(fd, addr, msg->msg_namelen, peer, &port, 0, 0,
+			    NULL);
 	if (c) {
 		d = (struct obs_data){ msg->msg_iov, (int)msg->msg_iovlen,
 				       ret > 0 ? (size_t)ret : 0, 0 };
@@ -289,7 +325,7 @@ ssize_t fastopen_end(int fd, struct obs_fastopen *f, ssize_t ret, int flags,
 		connect_record(c, fd, addr->sa_family, peer, port, f->t_in,
 			       t_out, waits ? 0 : -1,
 			       ret >= 0 ? EINPROGRESS : err,
-			       ret > 0 ? &d : NULL, ret);
+			       ret > 0 ? &d : NULL, ret, -1);
 	}
 	errno = err;
 	return ret;

@@ -1081,12 +1081,20 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
  * last exchange no handshake's. Under the lock. */
 static inline bool plain_but_proto(const struct obs_conn *c)
 {
-	return obs_xm_kind_is(c, OBS_PROTO_UNKNOWN, false);
+	return obs_xm_kind_is(c, OBS_PROTO_UNKNOWN, 0);
 }
 
+/* A plain connection: HTTP/1.x, or another protocol that is no TLS
+ * (OBS_PROTO_OTHER), with none of the cases the general way is for. */
 static inline bool plain(const struct obs_conn *c)
 {
-	return obs_xm_kind_is(c, OBS_PROTO_HTTP, true);
+	return obs_xm_kind_is(c, OBS_PROTO_HTTP, OBS_PROTO_HTTP);
+}
+
+/* ... and HTTP/1.x. */
+static inline bool plain_http(const struct obs_conn *c)
+{
+	return obs_xm_kind_is(c, OBS_PROTO_HTTP, 0xff);
 }
 
 /* ---- the announced send (obs_xm_send_announce) ---- */
@@ -1195,6 +1203,26 @@ steady_begin(struct obs_conn *c, int64_t t_in, const uint8_t *p, size_t n)
 	return x;
 }
 
+/* The send that begins the next exchange of a plain connection of another
+ * protocol (OBS_PROTO_OTHER: no label), announced and not claimed, alone:
+ * its exchange, begun (xphase SENDING); NULL, with nothing changed, when
+ * it is not that case. Under the lock; out of line, for the HTTP/1.x
+ * way's registers. */
+static __attribute__((noinline)) struct obs_exch_body *
+other_begin(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
+{
+	struct obs_exch_body *x;
+
+	if (__atomic_load_n(&c->ann, __ATOMIC_RELAXED) != (uint64_t)t_in ||
+	    !plain(c) || c->xphase == OBS_X_SENDING || c->sends_inflight != 0)
+		return NULL;
+	__atomic_store_n(&c->ann, 0, __ATOMIC_RELAXED);
+	x = begin_for_send(c, c->pending_send ? c->pending_send : t_in, 0,
+			   c->tls.lost, d, d->iov[0].iov_base);
+	__atomic_store_n(&c->xphase, OBS_X_SENDING, __ATOMIC_RELAXED);
+	return x;
+}
+
 __attribute__((always_inline)) inline bool
 obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 		  int64_t t_in, int64_t t_out, size_t ret,
@@ -1207,7 +1235,7 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 	if (announced) {
 		if (LIKELY(__atomic_load_n(&c->ann, __ATOMIC_RELAXED) ==
 			   (uint64_t)t_in) &&
-		    (LIKELY(plain(c)) ||
+		    (LIKELY(plain_http(c)) ||
 		     (plain_but_proto(c) && c->proto == OBS_PROTO_UNKNOWN &&
 		      obs_data_no_tls_hello(d) &&
 		      !obs_data_begins(d, "PRI * HTTP/2.0", 14))) &&
@@ -1231,21 +1259,25 @@ obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 					 __ATOMIC_RELAXED);
 			goto sent;
 		}
+		if (c->proto == OBS_PROTO_OTHER &&
+		    (x = other_begin(c, t_in, d)) != NULL) {
+			*counted_io = true;
+			goto sent;
+		}
 		*counted_io = counted = settle(c, d);
 	} else if (UNLIKELY(__atomic_load_n(&c->ann, __ATOMIC_RELAXED))) {
 		obs_xm_claim(c); /* another send's */
 	}
-	if (UNLIKELY(!plain_but_proto(c))) {
+	if (UNLIKELY(!plain_but_proto(c) || c->proto == OBS_PROTO_TLS)) {
 		obs_conn_unlock(c);
 		return false;
 	}
-	if (UNLIKELY(c->proto != OBS_PROTO_HTTP)) {
+	if (UNLIKELY(c->proto == OBS_PROTO_UNKNOWN)) {
 		/* a connection's first request: bytes that are no TLS hello
 		 * and no HTTP/2 preface (obs_xh2_wanted's, in the hook) */
-		if (c->proto != OBS_PROTO_UNKNOWN || !counted ||
-		    c->xphase == OBS_X_SENDING || c->sends_inflight != 1 ||
-		    c->tx_pred != OBS_TXP_UNREAD || c->tx_id != d->iov ||
-		    !obs_data_no_tls_hello(d) ||
+		if (!counted || c->xphase == OBS_X_SENDING ||
+		    c->sends_inflight != 1 || c->tx_pred != OBS_TXP_UNREAD ||
+		    c->tx_id != d->iov || !obs_data_no_tls_hello(d) ||
 		    obs_data_begins(d, "PRI * HTTP/2.0", 14)) {
 			obs_conn_unlock(c);
 			return false;

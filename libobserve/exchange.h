@@ -334,13 +334,15 @@ bool obs_xm_recv_plain(struct obs_conn *c, int64_t t_in, int64_t t_out,
 	 OBS_KIND_BYTE(syn_data, 0xff) | OBS_KIND_BYTE(begun_for_send, 0xff) | \
 	 OBS_KIND_BYTE(x_handshake, 0xff))
 
+/* proto_bits: which bits of proto must be as in proto (0: any protocol;
+ * 0xff: proto; OBS_PROTO_HTTP, 2: HTTP or OTHER, 3, see
+ * obs_xm_plain_hint's assertion) */
 static inline bool obs_xm_kind_is(const struct obs_conn *c, uint8_t proto,
-				  bool with_proto)
+				  uint8_t proto_bits)
 {
-	uint64_t mask =
-		OBS_KIND_MASK | (with_proto ? OBS_KIND_BYTE(proto, 0xff) : 0);
+	uint64_t mask = OBS_KIND_MASK | OBS_KIND_BYTE(proto, proto_bits);
 	uint64_t want = OBS_KIND_BYTE(phase, OBS_PH_UP) |
-			(with_proto ? OBS_KIND_BYTE(proto, proto) : 0);
+			OBS_KIND_BYTE(proto, proto & proto_bits);
 
 	return (__atomic_load_n(&c->kind_word, __ATOMIC_RELAXED) & mask) ==
 		       want &&
@@ -348,23 +350,22 @@ static inline bool obs_xm_kind_is(const struct obs_conn *c, uint8_t proto,
 }
 #else
 static inline bool obs_xm_kind_is(const struct obs_conn *c, uint8_t proto,
-				  bool with_proto)
+				  uint8_t proto_bits)
 {
 	return c->phase == OBS_PH_UP && !c->h2 && c->h2mode == OBS_H2M_NONE &&
 	       !c->syn_data && !c->begun_for_send && !c->x_handshake &&
-	       (!with_proto || c->proto == proto);
+	       (c->proto & proto_bits) == (proto & proto_bits);
 }
 #endif
 
-/* Whether a call on c may go the plain way: its protocol is HTTP/1.x or
- * not known yet (its first request), one test (OBS_PROTO_UNKNOWN is 0,
- * OBS_PROTO_HTTP 2). Read without the lock: a hint that keeps the
- * connections of other protocols (TLS, anything else) from asking twice;
- * the plain functions ask the rest under the lock. */
+/* Whether a call on c may go the plain way: its protocol is HTTP/1.x, a
+ * protocol that is neither it nor TLS (OBS_PROTO_OTHER: a database's, a
+ * cache's), or not known yet (its first send): not TLS. Read without the
+ * lock: a hint that keeps TLS connections from asking twice; the plain
+ * functions ask the rest under the lock. */
 static inline bool obs_xm_plain_hint(const struct obs_conn *c)
 {
-	return (__atomic_load_n(&c->proto, __ATOMIC_RELAXED) &
-		~OBS_PROTO_HTTP) == 0;
+	return __atomic_load_n(&c->proto, __ATOMIC_RELAXED) != OBS_PROTO_TLS;
 }
 _Static_assert(OBS_PROTO_UNKNOWN == 0 && OBS_PROTO_HTTP == 2 &&
 		       OBS_PROTO_TLS == 1 && OBS_PROTO_OTHER == 3,
@@ -669,8 +670,7 @@ static inline bool obs_xm_send_announce(struct obs_conn *c, int64_t t_in,
 	uint8_t proto = __atomic_load_n(&c->proto, __ATOMIC_RELAXED);
 	uint64_t none = 0;
 
-	if (n == 0 || t_in <= 0 ||
-	    (proto != OBS_PROTO_HTTP && proto != OBS_PROTO_UNKNOWN))
+	if (n == 0 || t_in <= 0 || proto == OBS_PROTO_TLS)
 		return false;
 	if (obs_alone()) {
 		/* no other thread: no race for the word (a signal handler

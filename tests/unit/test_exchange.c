@@ -1669,6 +1669,82 @@ static void test_announced_send(void **state)
 	assert_int_equal(conn.ann, 0);
 }
 
+/* The same on a connection of another protocol (a cache's: OBS_PROTO_OTHER),
+ * which goes the plain way too: announced sends not claimed, claimed by a
+ * receive that brings the answer first, and claimed by a section that is
+ * no receive; a send in the middle of a request; T3 to T6 and the bytes
+ * as the general way has them (the harness compares the records). */
+static void test_announced_send_other(void **state)
+{
+	static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+	static const char pong[] = "+PONG\r\n";
+	size_t n = sizeof(ping) - 1;
+	struct iovec v = { (void *)ping, n };
+	struct obs_data d = { &v, 1, n, OBS_TLSIN_NONE };
+	struct obs_exch_body *x;
+	bool counted = false;
+
+	(void)state;
+	open_blocking(1000, 1100);
+	send_bytes(1200, 1210, ping, n);
+	recv_bytes(1220, 1300, pong, 7);
+	assert_int_equal(conn.proto, OBS_PROTO_OTHER);
+	assert_int_equal(count_kind(OBS_REC_HTTP), 0);
+
+	/* not claimed: the plain way takes it at once */
+	assert_true(obs_xm_send_announce(&conn, 2000, n));
+	assert_true(
+		obs_xm_send_plain(&conn, &counted, true, 2000, 2010, n, &d));
+	assert_true(counted);
+	assert_int_equal(conn.ann, 0);
+	assert_int_equal(conn.proto, OBS_PROTO_OTHER);
+	send_bytes(2015, 2020, ping, n); /* the middle of a request */
+	recv_bytes(2030, 2100, pong, 7);
+	x = exchange(2);
+	assert_int_equal(x->t3, 2000);
+	assert_int_equal(x->t4, 2020);
+	assert_int_equal(x->t5, 2030);
+	assert_int_equal(x->ds, 2 * n);
+	assert_int_equal(x->dr, 7);
+	assert_int_equal(x->send_calls, 2);
+	assert_string_equal(x->method, "");
+	assert_int_equal(x->status, 0);
+
+	/* claimed by the receive that brings the answer first */
+	assert_true(obs_xm_send_announce(&conn, 3000, n));
+	recv_bytes(3300, 3400, pong, 7);
+	assert_true(conn.ann & OBS_ANN_CLAIMED);
+	counted = false;
+	assert_false(obs_xm_send_plain(&conn, &counted, true, 3000, 3500, n,
+				       &d)); /* settled, then declined */
+	assert_true(counted);
+	assert_int_equal(conn.ann, 0);
+	obs_xm_send_done(&conn, counted, 3000, 3500, (ssize_t)n, 0, &d);
+	x = exchange(3);
+	assert_non_null(x);
+	assert_int_equal(x->t3, 3000);
+	assert_int_equal(x->ds, n);
+	assert_int_equal(x->dr, 7);
+	assert_int_equal(conn.sends_inflight, 0);
+
+	/* claimed by a section that is no receive */
+	assert_true(obs_xm_send_announce(&conn, 4000, n));
+	obs_xm_so_error(&conn, 4005, 0);
+	assert_true(conn.ann & OBS_ANN_CLAIMED);
+	counted = false;
+	assert_true(
+		obs_xm_send_plain(&conn, &counted, true, 4000, 4010, n, &d));
+	recv_bytes(4020, 4100, pong, 7);
+	x = exchange(4);
+	assert_int_equal(x->t3, 4000);
+	assert_int_equal(x->t4, 4010);
+	assert_int_equal(x->t5, 4020);
+	assert_int_equal(x->t6, 4100);
+	assert_null(exchange(5));
+	assert_int_equal(conn.proto, OBS_PROTO_OTHER);
+	assert_int_equal(count_kind(OBS_REC_HTTP), 0);
+}
+
 /* A connection's first send reads nothing of the send before the real
  * call (a buffer the program cannot read fails it with EFAULT, as without
  * the layer); a receive that brings the answer before the send's
@@ -2166,6 +2242,8 @@ int main(void)
 						snap),
 		cmocka_unit_test_setup_teardown(test_http_status_changes, reset,
 						snap),
+		cmocka_unit_test_setup_teardown(test_announced_send_other,
+						reset, snap),
 		cmocka_unit_test_setup_teardown(test_http_status_and_not_http,
 						reset, snap),
 		cmocka_unit_test_setup_teardown(

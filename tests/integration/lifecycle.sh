@@ -36,15 +36,25 @@ threads)
   # below the layer): the reader has the answer before the send returns,
   # every time. Still: the request's method, path and status, and the
   # times in order (T4 <= T5 <= TFB).
+  # Then the same shared use of a connection of another protocol (lines,
+  # no HTTP), which takes the plain way too: its exchanges unlabelled,
+  # each one line and its answer, the times in order.
   SHARED_N=10 SLOWSEND_US=20000 env LD_PRELOAD="$LAYER_PRELOAD:$BUILD/lib/slowsend.so" OBSERVE_DIR="$SPOOL" \
-    python3 "$client" threads 127.0.0.1 "$NGINX_PORT" || fail "the client failed"
+    python3 "$client" threads 127.0.0.1 "$NGINX_PORT" > "$WORK/out" || fail "the client failed"
   "$SLICER" -q -o "$DB" "$SPOOL"
-  expect_eq "$(q "$DB" "SELECT count(*) FROM connection")" 5 "connections"
-  expect_eq "$(q "$DB" "SELECT group_concat(n, ' ') FROM (SELECT count(*) n FROM exchange GROUP BY connection_id ORDER BY n)")" "5 5 5 5 10" "exchanges per connection"
-  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange e WHERE dr > 0 AND ds = (SELECT min(ds) FROM exchange x WHERE x.connection_id = e.connection_id) AND dr = (SELECT min(dr) FROM exchange x WHERE x.connection_id = e.connection_id)")" 30 "each exchange one request and its whole response"
+  other=$(sed -n 's/^other_port //p' "$WORK/out")
+  [ -n "$other" ] || fail "the client did not say its line server's port"
+  on_other="FROM exchange e JOIN connection c ON c.id = e.connection_id WHERE c.peer_port = $other"
+  expect_eq "$(q "$DB" "SELECT count(*) $on_other")" 10 "exchanges on the shared connection of another protocol"
+  expect_eq "$(q "$DB" "SELECT count(*) $on_other AND e.ds = 7 AND e.dr = 7 AND coalesce(e.method, '') = '' AND coalesce(e.path, '') = '' AND coalesce(e.status, 0) = 0 AND e.t3_ns <= e.t4_ns AND e.t4_ns <= e.t5_ns AND e.t5_ns <= e.tfb_ns AND e.tfb_ns <= e.t6_ns")" 10 \
+    "each of them one line and its answer, unlabelled, T3 <= T4 <= T5 <= TFB <= T6"
+  echo "$(q "$DB" "SELECT count(*) $on_other AND e.tfb_ns < e.t3_ns + 20000000") of 10 answers on it came before their sends returned"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM connection WHERE peer_port = $NGINX_PORT")" 5 "connections to nginx"
+  expect_eq "$(q "$DB" "SELECT group_concat(n, ' ') FROM (SELECT count(*) n FROM exchange e JOIN connection c ON c.id = e.connection_id WHERE c.peer_port = $NGINX_PORT GROUP BY connection_id ORDER BY n)")" "5 5 5 5 10" "exchanges per connection"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange e JOIN connection c ON c.id = e.connection_id WHERE c.peer_port = $NGINX_PORT AND dr > 0 AND ds = (SELECT min(ds) FROM exchange x WHERE x.connection_id = e.connection_id) AND dr = (SELECT min(dr) FROM exchange x WHERE x.connection_id = e.connection_id)")" 30 "each exchange one request and its whole response"
   # (every time on an idle machine; a reader held off the CPU for 20 ms by
   # load misses the race for that request, which is then an ordinary one)
-  raced=$(q "$DB" "SELECT count(*) FROM exchange_metrics e JOIN (SELECT connection_id FROM exchange GROUP BY connection_id HAVING count(*) = 10) s USING (connection_id) WHERE tfb_ns < t3_ns + 20000000")
+  raced=$(q "$DB" "SELECT count(*) FROM exchange_metrics e JOIN (SELECT x.connection_id FROM exchange x JOIN connection c ON c.id = x.connection_id WHERE c.peer_port = $NGINX_PORT GROUP BY x.connection_id HAVING count(*) = 10) s USING (connection_id) WHERE tfb_ns < t3_ns + 20000000")
   [ "$raced" -ge 1 ] || fail "no answer on the shared connection came before its send returned: the race was not run"
   echo "$raced of 10 answers on the shared connection came before their sends returned"
   check_args+=(--http)

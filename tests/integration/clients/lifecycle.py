@@ -84,6 +84,48 @@ elif case == "threads":
     rt.join(60)
     s.close()
     assert got == [b"HTTP/1.1 200 OK"] * shared_n, got
+    # the same on a connection of another protocol (lines, no HTTP; its
+    # server a thread of this process, on an accepted socket the layer
+    # does not track): "PING i" answered by "PONG i"
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def serve():
+        c, _ = srv.accept()
+        for line in c.makefile("rb"):
+            c.sendall(b"PONG " + line[5:])
+        c.close()
+
+    st = threading.Thread(target=serve)
+    st.start()
+    s = socket.create_connection(srv.getsockname())
+    answered = threading.Semaphore(0)
+    got = []
+
+    def line_reader():
+        buf = b""
+        for _ in range(shared_n):
+            while b"\n" not in buf:
+                data = s.recv(65536)
+                if not data:
+                    return
+                buf += data
+            line, buf = buf.split(b"\n", 1)
+            got.append(line)
+            answered.release()
+
+    rt = threading.Thread(target=line_reader)
+    rt.start()
+    for i in range(shared_n):
+        s.sendall(b"PING %d\n" % i)
+        if not answered.acquire(timeout=60):
+            break
+    rt.join(60)
+    s.close()
+    st.join(60)
+    assert got == [b"PONG %d" % i for i in range(shared_n)], got
+    print("other_port", srv.getsockname()[1], flush=True)
 elif case == "closeall":
     # usage: lifecycle.py closeall HOST PORT FILE [range|from|loop]
     # A connection is left open (one exchange done) when every fd from 3 up

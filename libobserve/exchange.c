@@ -1163,11 +1163,6 @@ bool obs_xm_send_settle(struct obs_conn *c, const struct obs_data *d)
 	return counted;
 }
 
-/* The plain functions are inlined into the hooks that call them (the
- * layer is built with LTO), saving the call, its frame and the passing of
- * six arguments on every call; "inline" with the extern declaration of
- * exchange.h still makes this the external definition the unit tests
- * call. */
 /* A request on a plain HTTP/1.x connection that is the same as one
  * remembered (the connection's last, or this thread's: to its Host line),
  * whose HTTP record is in this segment: what begin_for_send does for it,
@@ -1223,6 +1218,11 @@ other_begin(struct obs_conn *c, int64_t t_in, const struct obs_data *d)
 	return x;
 }
 
+/* The plain functions are inlined into the hooks that call them (the
+ * layer is built with LTO), saving the call, its frame and the passing of
+ * six arguments on every call; "inline" with the extern declaration of
+ * exchange.h still makes this the external definition the unit tests
+ * call. */
 __attribute__((always_inline)) inline bool
 obs_xm_send_plain(struct obs_conn *c, bool *counted_io, bool announced,
 		  int64_t t_in, int64_t t_out, size_t ret,

@@ -47,42 +47,54 @@ elif case == "threads":
     for t in ts:
         t.join()
     # one connection used from two threads: one sends, the other receives.
-    # The sender waits until the reader has the whole previous response, so
+    # The sender waits until the reader has the whole previous answer, so
     # the requests are never sent back to back (that would be one burst):
     # SHARED_N exchanges, whatever the scheduling.
     shared_n = int(os.environ.get("SHARED_N", "10"))
-    s = socket.create_connection((host, port))
-    answered = threading.Semaphore(0)
-    got = []
 
-    def reader():
-        buf = b""
-        for _ in range(shared_n):
-            while b"\r\n\r\n" not in buf:
-                data = s.recv(65536)
-                if not data:
-                    return
-                buf += data
-            head, buf = buf.split(b"\r\n\r\n", 1)
-            length = int([h for h in head.split(b"\r\n") if h.lower()
-                          .startswith(b"content-length:")][0].split(b":")[1])
-            while len(buf) < length:
-                data = s.recv(65536)
-                if not data:
-                    return
-                buf += data
-            buf = buf[length:]
-            got.append(head.split(b"\r\n")[0])
-            answered.release()
+    def shared(address, request, answer):
+        """request(i): the bytes of request i; answer(buf): the first
+        answer at the start of buf and the bytes after it, or None while
+        it is not all there. The answers, in order."""
+        s = socket.create_connection(address)
+        answered = threading.Semaphore(0)
+        got = []
 
-    rt = threading.Thread(target=reader)
-    rt.start()
-    for _ in range(shared_n):
-        s.sendall(f"GET /100b HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
-        if not answered.acquire(timeout=60):
-            break
-    rt.join(60)
-    s.close()
+        def reader():
+            buf = b""
+            for _ in range(shared_n):
+                while (a := answer(buf)) is None:
+                    data = s.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                got.append(a[0])
+                buf = a[1]
+                answered.release()
+
+        rt = threading.Thread(target=reader)
+        rt.start()
+        for i in range(shared_n):
+            s.sendall(request(i))
+            if not answered.acquire(timeout=60):
+                break
+        rt.join(60)
+        s.close()
+        return got
+
+    def http_answer(buf):
+        if b"\r\n\r\n" not in buf:
+            return None
+        head, rest = buf.split(b"\r\n\r\n", 1)
+        length = int([h for h in head.split(b"\r\n") if h.lower()
+                      .startswith(b"content-length:")][0].split(b":")[1])
+        if len(rest) < length:
+            return None
+        return head.split(b"\r\n")[0], rest[length:]
+
+    got = shared((host, port),
+                 lambda i: f"GET /100b HTTP/1.1\r\nHost: {host}\r\n\r\n"
+                 .encode(), http_answer)
     assert got == [b"HTTP/1.1 200 OK"] * shared_n, got
     # the same on a connection of another protocol (lines, no HTTP; its
     # server a thread of this process, on an accepted socket the layer
@@ -99,30 +111,9 @@ elif case == "threads":
 
     st = threading.Thread(target=serve)
     st.start()
-    s = socket.create_connection(srv.getsockname())
-    answered = threading.Semaphore(0)
-    got = []
-
-    def line_reader():
-        buf = b""
-        for _ in range(shared_n):
-            while b"\n" not in buf:
-                data = s.recv(65536)
-                if not data:
-                    return
-                buf += data
-            line, buf = buf.split(b"\n", 1)
-            got.append(line)
-            answered.release()
-
-    rt = threading.Thread(target=line_reader)
-    rt.start()
-    for i in range(shared_n):
-        s.sendall(b"PING %d\n" % i)
-        if not answered.acquire(timeout=60):
-            break
-    rt.join(60)
-    s.close()
+    got = shared(srv.getsockname(), lambda i: b"PING %d\n" % i,
+                 lambda buf: tuple(buf.split(b"\n", 1)) if b"\n" in buf
+                 else None)
     st.join(60)
     assert got == [b"PONG %d" % i for i in range(shared_n)], got
     print("other_port", srv.getsockname()[1], flush=True)

@@ -353,13 +353,15 @@ PY
       -w '%{time_pretransfer} %{time_starttransfer}\n' "https://127.0.0.1:$TICKET_PORT/x" >> "$WORK/curl.w"
   done
   # Per run: the answer's first byte 50 ms or more after T3 (the server
-  # waits 50 ms after reading the request: no load breaks that); Tw inside
-  # curl's starttransfer - pretransfer (curl's clock before its send and
-  # after its first read; 5 us: curl prints microseconds); Tw at least 25 ms
-  # and Trecv below 25 ms (halfway: the tickets taken for the answer would
-  # put Tw near 0 and the 50 ms into Trecv; a loaded machine moves a
-  # wake-up by milliseconds). Over the four: curl - ours within 1 ms at the
-  # median (curl's own work; load delays some clock reads, not most).
+  # waits 50 ms after reading the request: no load breaks that); Tw at
+  # least 25 ms and Trecv below 25 ms (halfway: the tickets taken for the
+  # answer would put Tw near 0 and the 50 ms into Trecv; a loaded machine moves a
+  # wake-up by milliseconds). Over the four: curl's starttransfer -
+  # pretransfer minus our Tw within [-5 us, 1 ms] at the median, not in
+  # every run: curl stamps pretransfer after its request's send returned,
+  # and a curl preempted between the two starts its interval after our
+  # T4 (89 us once, a benchmark running beside the suite; see
+  # docs/accuracy.md, Tw).
   "$PYTHON" - "$DB" "$WORK/curl.w" <<'PY' || fail "Tw after session tickets"
 import sqlite3, statistics, sys
 db = sqlite3.connect(sys.argv[1])
@@ -370,10 +372,10 @@ assert len(rows) == len(curl) == 4, (rows, curl)
 for (tw, trecv, dr, first), c in zip(rows, curl):
     print(f"Tw {tw:.3f} ms, curl {c:.3f} ms, Trecv {trecv:.3f} ms, TFB - T3 {first:.3f} ms, Dr {dr}")
     assert first >= 50, first        # the answer, not the tickets, is the first byte
-    assert 25 <= tw <= c + 0.005, (tw, c)
+    assert tw >= 25, (tw, c)
     assert trecv < 25, trecv         # the answer's bytes, not the 50 ms
     assert dr > 500, dr              # the tickets' bytes still count in Dr
-assert statistics.median(c - r[0] for r, c in zip(rows, curl)) <= 1.0, (rows, curl)
+assert -0.005 <= statistics.median(c - r[0] for r, c in zip(rows, curl)) <= 1.0, (rows, curl)
 print("ok: Tw is the answer's 50 ms in 4 runs, not the session tickets")
 PY
   ;;

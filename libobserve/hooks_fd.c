@@ -28,8 +28,8 @@ static bool is_stream_socket(int fd)
 }
 
 /* What a connect that returned (ret, err) on an AF_INET or AF_INET6
- * socket says of its type, asked at most once (*tfo: what
- * TCP_FASTOPEN_CONNECT said, 1 on, 0 off, -1 not asked):
+ * socket says of its type, asked at most once (*tfo, -1 on entry: what
+ * TCP_FASTOPEN_CONNECT said, 1 on, 0 off; left -1 when not asked):
  * - a connect in progress (EINPROGRESS) is a connection-oriented one: a
  *   datagram socket connects at once (TCP, or SCTP, whose one-to-many
  *   sockets are then taken as streams too); no call;
@@ -42,7 +42,6 @@ static bool stream_after_connect(int fd, int ret, int err, int *tfo)
 	int on = 0;
 	socklen_t len = sizeof(on);
 
-	*tfo = -1;
 	if (ret < 0 && err == EINPROGRESS)
 		return true;
 	if (ret == 0 && REAL(getsockopt)(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT,

@@ -51,7 +51,8 @@ void fd_table_forget(void)
 	pool_lock = 0;	  /* (a thread of the parent may have held it) */
 }
 
-void conn_attach(int fd, struct obs_conn *c)
+__attribute__((always_inline)) inline void conn_attach(int fd,
+						       struct obs_conn *c)
 {
 	int high = __atomic_load_n(&fd_high, __ATOMIC_RELAXED);
 
@@ -83,7 +84,8 @@ static struct obs_conn *pool_grow(void)
 	return &arr[0];
 }
 
-struct obs_conn *conn_new(void)
+/* (inlined into connect, as conn_attach: one frame for the connect) */
+__attribute__((always_inline)) inline struct obs_conn *conn_new(void)
 {
 	struct obs_conn *c;
 
@@ -104,7 +106,7 @@ uint64_t conn_next_seq(void)
 	return __atomic_add_fetch(&conn_seq, 1, __ATOMIC_RELAXED);
 }
 
-static void conn_free(struct obs_conn *c)
+static inline void conn_free(struct obs_conn *c)
 {
 	obs_spin_lock(&pool_lock);
 	c->next_free = pool_free;
@@ -122,8 +124,10 @@ void conn_ref(struct obs_conn *c)
 /* Drop one fd's reference; the last one ends the connection at t7 with
  * end_class (OBS_END_NONE: closed by the program or the peer, as seen)
  * and ti (NULL: none), in one locked section (obs_xm_unref). */
-void conn_unref_info(struct obs_conn *c, int64_t t7, uint8_t end_class,
-		     const struct obs_tcp_info *ti)
+/* (inlined into the close: see obs_xm_unref) */
+__attribute__((always_inline)) inline void
+conn_unref_info(struct obs_conn *c, int64_t t7, uint8_t end_class,
+		const struct obs_tcp_info *ti)
 {
 	if (obs_xm_unref(c, t7, end_class, ti))
 		conn_free(c);

@@ -46,18 +46,43 @@ enum { OBS_F_DUPFD = 0, OBS_F_DUPFD_CLOEXEC = 1030 };
 int fcntl(OBS_FCNTL_ARGS);
 int fcntl64(OBS_FCNTL_ARGS);
 
+/* The rest, out of line: a dup, or the real function not resolved yet
+ * (the hook itself then needs no frame: a load, two compares and a tail
+ * call). */
+static __attribute__((noinline)) int fcntl_slow(int fd, int cmd, void *arg)
+{
+	if (LIKELY(cmd != OBS_F_DUPFD && cmd != OBS_F_DUPFD_CLOEXEC))
+		return REAL(fcntl)(fd, cmd, arg);
+	return obs_fcntl_dup(REAL(fcntl), fd, cmd, arg);
+}
+
+static __attribute__((noinline)) int fcntl64_slow(int fd, int cmd, void *arg)
+{
+	if (LIKELY(cmd != OBS_F_DUPFD && cmd != OBS_F_DUPFD_CLOEXEC))
+		return REAL(fcntl64)(fd, cmd, arg);
+	return obs_fcntl_dup(REAL(fcntl64), fd, cmd, arg);
+}
+
 EXPORT int fcntl(OBS_FCNTL_ARGS)
 {
+	int (*fn)(int, int, ...) =
+		__atomic_load_n(&obs_real.fcntl, __ATOMIC_ACQUIRE);
+
 	OBS_FCNTL_TAKE();
-	if (LIKELY(cmd != OBS_F_DUPFD && cmd != OBS_F_DUPFD_CLOEXEC))
-		return REAL(fcntl)(fd, cmd, arg); /* a tail call */
-	return obs_fcntl_dup(REAL(fcntl), fd, cmd, arg);
+	if (LIKELY(fn != NULL) &&
+	    LIKELY(cmd != OBS_F_DUPFD && cmd != OBS_F_DUPFD_CLOEXEC))
+		return fn(fd, cmd, arg); /* a tail call */
+	return fcntl_slow(fd, cmd, arg);
 }
 
 EXPORT int fcntl64(OBS_FCNTL_ARGS)
 {
+	int (*fn)(int, int, ...) =
+		__atomic_load_n(&obs_real.fcntl64, __ATOMIC_ACQUIRE);
+
 	OBS_FCNTL_TAKE();
-	if (LIKELY(cmd != OBS_F_DUPFD && cmd != OBS_F_DUPFD_CLOEXEC))
-		return REAL(fcntl64)(fd, cmd, arg);
-	return obs_fcntl_dup(REAL(fcntl64), fd, cmd, arg);
+	if (LIKELY(fn != NULL) &&
+	    LIKELY(cmd != OBS_F_DUPFD && cmd != OBS_F_DUPFD_CLOEXEC))
+		return fn(fd, cmd, arg);
+	return fcntl64_slow(fd, cmd, arg);
 }

@@ -66,7 +66,8 @@ void peer_of(const struct sockaddr *sa, uint8_t addr[16], uint16_t *port)
 	}
 }
 
-static void note_local_addr(struct obs_conn *c, int fd)
+static inline __attribute__((always_inline)) void
+note_local_addr(struct obs_conn *c, int fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);

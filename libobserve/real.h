@@ -39,10 +39,17 @@ OBS_HIDDEN extern struct obs_real obs_real;
 OBS_HIDDEN void obs_resolve(void);
 
 /* The real function `field`, resolving on first use. NULL only while dlsym
- * itself is running (then the caller falls back to a raw system call). */
+ * itself is running (then the caller falls back to a raw system call).
+ * One load when it is resolved. */
 #define REAL(field)                                                            \
-	(LIKELY(__atomic_load_n(&obs_real.field, __ATOMIC_ACQUIRE) != NULL)    \
-		 ? obs_real.field                                              \
-		 : (obs_resolve(), obs_real.field))
+	__extension__({                                                        \
+		__typeof__(obs_real.field) real_ =                             \
+			__atomic_load_n(&obs_real.field, __ATOMIC_ACQUIRE);    \
+		if (UNLIKELY(real_ == NULL)) {                                 \
+			obs_resolve();                                         \
+			real_ = obs_real.field;                                \
+		}                                                              \
+		real_;                                                         \
+	})
 
 #endif

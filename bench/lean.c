@@ -23,7 +23,10 @@
  *   socket: a stale entry for a reused fd number dropped;
  * - fcntl interposed (F_DUPFD), as the layer does;
  * - the spool allocated before it is mapped (posix_fallocate: a full disk
- *   fails here, never as SIGBUS in the host), opened O_NOFOLLOW|O_EXCL.
+ *   fails here, never as SIGBUS in the host), opened O_NOFOLLOW|O_EXCL
+ *   (the directory's owner and mode are not checked, as the layer checks
+ *   them: this is a benchmark's sketch, not something to preload
+ *   elsewhere).
  * Every event is 64 bytes, its kind stored last (release): a reader skips
  * a slot whose kind is 0, as after a crash.
  *

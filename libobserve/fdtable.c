@@ -123,8 +123,8 @@ void conn_ref(struct obs_conn *c)
 
 /* Drop one fd's reference; the last one ends the connection at t7 with
  * end_class (OBS_END_NONE: closed by the program or the peer, as seen)
- * and ti (NULL: none), in one locked section (obs_xm_unref). */
-/* (inlined into the close: see obs_xm_unref) */
+ * and ti (NULL: none), in one locked section (obs_xm_unref). Inlined
+ * into the close, as obs_xm_unref. */
 __attribute__((always_inline)) inline void
 conn_unref_info(struct obs_conn *c, int64_t t7, uint8_t end_class,
 		const struct obs_tcp_info *ti)

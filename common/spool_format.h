@@ -163,7 +163,13 @@ struct obs_conn_body {
 	uint32_t exchanges;	/* 108 exchanges started so far */
 	uint32_t flags;		/* 112 OBS_CF_* */
 	uint8_t app_proto;	/* 116 enum obs_app_proto (version 3) */
-	uint8_t pad[11];	/* 117 */
+	uint8_t pad[3];		/* 117 */
+	/* the entry of a send that may begin the connection's next exchange
+	 * (exchanges + 1) while that send has not returned, else 0: a send
+	 * the process never came back from (killed, or ended, while it
+	 * blocked) is that exchange, begun at T3 = this (version 5; zero
+	 * padding before) */
+	int64_t tsend_open; /* 120 */
 };
 
 struct obs_exch_body {

@@ -189,7 +189,7 @@ static const char *record_problem(const struct obs_spool *sp,
 			return "unknown connection class";
 		if (!time_ok(h, c->t1) || !time_ok(h, c->t2) ||
 		    !time_ok(h, c->teof) || !time_ok(h, c->t7) ||
-		    !time_ok(h, c->tshut))
+		    !time_ok(h, c->tshut) || !time_ok(h, c->tsend_open))
 			return "time out of range";
 	} else if (r->kind == OBS_REC_HTTP) {
 		if (r->u.http.seq == 0)

@@ -1258,6 +1258,29 @@ static int ingest_flush(struct ingest *in)
 	return ingest_exch(in, &in->held, in->held_offset, NULL);
 }
 
+/* The exchange a send the process never came back from began (the
+ * connection record's tsend_open, version 5): stored once the process is
+ * gone, as exchange exchanges + 1 of the connection, T3 its entry and
+ * nothing after it (no T4: the send never returned; Ds unknown, 0). Not
+ * on an HTTP/2 connection: a frame's send begins no exchange there. */
+static int ingest_send_cut(struct ingest *in, const struct obs_record *r,
+			   size_t offset)
+{
+	struct obs_record x;
+
+	if (!in->over || in->sp.hdr->version < 5 || r->u.conn.tsend_open <= 0 ||
+	    r->u.conn.app_proto == OBS_AP_H2 ||
+	    r->u.conn.app_proto == OBS_AP_H2C)
+		return 0;
+	memset(&x, 0, sizeof(x));
+	x.kind = OBS_REC_EXCHANGE;
+	x.state = OBS_RS_COMPLETE;
+	x.conn_seq = r->conn_seq;
+	x.u.exch.seq = r->u.conn.exchanges + 1;
+	x.u.exch.t3 = r->u.conn.tsend_open;
+	return ingest_exch(in, &x, offset, NULL);
+}
+
 /* One record stored. An exchange's record is held back until the next
  * one: when that is its HTTP record (the layer writes it right after, in
  * the usual case) host and path go into the same INSERT, not an UPDATE
@@ -1274,7 +1297,8 @@ static int ingest_record(struct ingest *in, const struct obs_record *r,
 	if (ingest_flush(in) != 0)
 		return -1;
 	if (r->kind == OBS_REC_CONNECTION)
-		return ingest_conn(in, r);
+		return ingest_conn(in, r) != 0 ? -1
+					       : ingest_send_cut(in, r, offset);
 	if (r->kind == OBS_REC_EXCHANGE) {
 		in->held = *r;
 		in->held_offset = offset;

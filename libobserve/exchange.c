@@ -1034,6 +1034,9 @@ void obs_xm_recv(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 			c->x_after_handshake = true;
 		x->t5 = t_in > x->t3 ? t_in : x->t3;
 		c->begun_for_send = true;
+		/* the send still under way has its exchange now: nothing for
+		 * the slicer to make of its entry if it never returns */
+		obs_xm_send_returned(c);
 	} else if (c->xphase == OBS_X_NONE) {
 		/* The server speaks first (a banner): an exchange with no send.
 		 */

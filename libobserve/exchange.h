@@ -504,6 +504,25 @@ static inline bool obs_xm_send_needs_entry(const struct obs_conn *c)
 	       __atomic_load_n(&c->x_handshake, __ATOMIC_RELAXED);
 }
 
+/* A send that may begin the next exchange (obs_xm_send_needs_entry) is
+ * about to be made at t_in on a connection that is not TLS: its entry
+ * goes into the connection's record, for a process that never comes back
+ * from it (killed, or ended, while the send blocked: an upload into a
+ * full socket buffer); obs_xm_send_returned takes it back, after every
+ * send (a store where a test would cost as much). The connection
+ * record's own field, no lock: the sender writes it, and the slicer reads
+ * it only of a process that is gone (and not of an HTTP/2 connection,
+ * whose frames begin no exchange: its app_proto says so). */
+static inline void obs_xm_send_opens(struct obs_conn *c, int64_t t_in)
+{
+	__atomic_store_n(&c->crec->u.conn.tsend_open, t_in, __ATOMIC_RELAXED);
+}
+
+static inline void obs_xm_send_returned(struct obs_conn *c)
+{
+	__atomic_store_n(&c->crec->u.conn.tsend_open, 0, __ATOMIC_RELAXED);
+}
+
 static inline void obs_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

@@ -47,6 +47,8 @@ send_begin_entry(struct obs_conn *c, const struct iovec *iov, int iovcnt,
 	obs_enter_again();
 	d.tls_in = tls_in_of(c);
 	sx.counted = obs_xm_send_begin(c, sx.t_in, &d);
+	if (obs_xm_plain_hint(c))
+		obs_xm_send_opens(c, sx.t_in);
 	obs_leave();
 	return sx;
 }
@@ -87,6 +89,8 @@ send_end(int fd, struct obs_conn *c, struct send_ctx sx, ssize_t ret,
 
 	if (!sx.observed)
 		return ret;
+	/* send_begin_entry's obs_xm_send_opens, taken back */
+	obs_xm_send_returned(c);
 	if (ret < 0 && !sx.counted && sx.t_in == 0 && is_again(err))
 		return ret; /* mid-exchange EAGAIN: nothing to record */
 	obs_enter_again();
@@ -131,7 +135,9 @@ static inline bool plain_hint(const struct obs_conn *c)
 		if (obs_xm_send_needs_entry(c)) {                              \
 			sx_.t_in = obs_now();                                  \
 			ann_ = obs_xm_send_announce((c), sx_.t_in, (n));       \
-			if (!ann_) {                                           \
+			if (ann_)                                              \
+				obs_xm_send_opens((c), sx_.t_in);              \
+			else {                                                 \
 				obs_enter_again();                             \
 				sx_.counted =                                  \
 					obs_xm_send_begin((c), sx_.t_in, &d_); \
@@ -139,6 +145,7 @@ static inline bool plain_hint(const struct obs_conn *c)
 			}                                                      \
 		}                                                              \
 		ret_ = (real);                                                 \
+		obs_xm_send_returned(c);                                       \
 		if (LIKELY(ret_ > 0)) {                                        \
 			bool done_;                                            \
                                                                                \

@@ -9,6 +9,7 @@ DB=$WORK/run.db
 client=$REPO/tests/integration/clients/lifecycle.py
 check_args=()
 pids=()
+with_nginx=1 # 0: the case talks to no nginx (no access log to hold it to)
 
 case $case in
 kill)
@@ -20,7 +21,38 @@ kill)
   wait "$pid" 2>/dev/null || true
   "$SLICER" -q -o "$DB" "$SPOOL"
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange WHERE complete = 1 AND dr > 100")" 20 "exchanges kept after SIGKILL"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange")" 20 "no exchange made of a send that returned"
   expect_eq "$(q "$DB" "SELECT end_class FROM connection")" unterminated "end class"
+  ;;
+sendcut)
+  # One request answered, then an upload into a server that reads no more:
+  # the send blocks, and the process is killed inside it. The upload is
+  # still an exchange: begun at its send's entry, nothing after.
+  env LD_PRELOAD="$LAYER_PRELOAD" OBSERVE_DIR="$SPOOL" python3 "$client" sendcut 127.0.0.1 0 > "$WORK/out" &
+  pid=$!
+  wait_until 60 grep -q '^sending ' "$WORK/out" || fail "the client did not get to its upload in 60 s"
+  lport=$(sed -n 's/^sending //p' "$WORK/out")
+  # blocked: the main thread asleep, the socket's send queue not empty
+  blocked() {
+    local tx
+    [ "$(awk '{print $3}' "/proc/$pid/task/$pid/stat" 2>/dev/null)" = S ] || return 1
+    tx=$(awk -v p="$(printf '%04X' "$lport")" 'NR > 1 { split($2, a, ":"); if (a[2] == p) { split($5, q, ":"); print q[1]; exit } }' "/proc/$pid/net/tcp")
+    [ -n "$tx" ] && [ $((16#$tx)) -gt 0 ]
+  }
+  wait_until 60 blocked || fail "the upload's send did not block in 60 s"
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null || true
+  grep -q 'returned' "$WORK/out" && fail "the upload's send returned: nothing was cut"
+  "$SLICER" -q -o "$DB" "$SPOOL"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange")" 2 "exchanges: the request answered and the upload cut"
+  expect_eq "$(q "$DB" "SELECT method || ' ' || status || ' ' || (t4_ns IS NOT NULL) || ' ' || complete FROM exchange WHERE seq = 1")" "GET 200 1 1" \
+    "the first: labelled, answered, complete"
+  expect_eq "$(q "$DB" "SELECT (t3_ns IS NOT NULL) || ' ' || (t4_ns IS NULL) || ' ' || (t5_ns IS NULL) || ' ' || (t6_ns IS NULL) || ' ' || ds || ' ' || complete FROM exchange WHERE seq = 2")" "1 1 1 1 0 1" \
+    "the upload: T3, nothing after it, complete"
+  expect_eq "$(q "$DB" "SELECT count(*) FROM exchange u JOIN exchange f ON f.connection_id = u.connection_id AND f.seq = 1 WHERE u.seq = 2 AND u.t3_ns >= f.t6_ns")" 1 \
+    "the upload began after the first answer"
+  expect_eq "$(q "$DB" "SELECT end_class FROM connection")" unterminated "end class"
+  with_nginx=0
   ;;
 fork)
   parent=$(preload python3 "$client" fork 127.0.0.1 "$NGINX_PORT")
@@ -146,6 +178,7 @@ dup)
 *) fail "unknown case $case" ;;
 esac
 
+[ "$with_nginx" = 1 ] || exit 0
 nginx_settle
 python3 "$REPO/tests/lib/check_access.py" "$DB" "$NGINX_LOG" "$NGINX_PORT" "${check_args[@]}" ||
   fail "$case: access log and database disagree"

@@ -31,6 +31,32 @@ if case == "kill":
         c.getresponse().read()
     print("ready", flush=True)
     time.sleep(60)
+elif case == "sendcut":
+    # a server of its own (a thread; the layer follows connect()s only)
+    # that answers one request and then reads nothing more: the upload
+    # after it fills the socket buffers, and the send blocks until the
+    # process is killed
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def serve():
+        s, _ = srv.accept()
+        got = b""
+        while b"\r\n\r\n" not in got:
+            got += s.recv(4096)
+        s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        time.sleep(120)
+
+    threading.Thread(target=serve, daemon=True).start()
+    c = socket.create_connection(srv.getsockname())
+    c.sendall(b"GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = b""
+    while not got.endswith(b"ok"):
+        got += c.recv(4096)
+    print("sending", c.getsockname()[1], flush=True)
+    c.sendall(b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\n" + b"a" * 50000000)
+    print("the upload returned", flush=True)
 elif case == "fork":
     requests(2)
     pid = os.fork()

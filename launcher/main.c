@@ -413,7 +413,8 @@ static void print_summary(obs_store *store, const int64_t *ids, size_t n_ids,
 	if (asprintf(&sql,
 		     "SELECT em.program, em.pid, em.peer_addr, em.peer_port, "
 		     "em.connection_id, em.seq, em.te_ms, em.ts_ms, em.tw_ms, "
-		     "em.tr_ms, em.tt_ms, em.ds, em.dr "
+		     "em.tr_ms, em.tt_ms, em.ds, em.dr, "
+		     "em.t3_ns IS NOT NULL AND em.t4_ns IS NULL "
 		     "FROM exchange_metrics em JOIN connection c "
 		     "ON c.id = em.connection_id WHERE c.process_id IN (%s) "
 		     "ORDER BY coalesce(em.t3_ns, em.t5_ns, em.t1_ns), em.seq",
@@ -437,6 +438,8 @@ static void print_summary(obs_store *store, const int64_t *ids, size_t n_ids,
 			continue;
 		fmt_ms(te, sizeof(te), st, 6);
 		fmt_ms(ts, sizeof(ts), st, 7);
+		if (sqlite3_column_int(st, 13)) /* a send never came back */
+			snprintf(ts, sizeof(ts), "cut");
 		fmt_ms(tw, sizeof(tw), st, 8);
 		fmt_ms(tr, sizeof(tr), st, 9);
 		fmt_ms(tt, sizeof(tt), st, 10);

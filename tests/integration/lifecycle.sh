@@ -52,6 +52,19 @@ sendcut)
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange u JOIN exchange f ON f.connection_id = u.connection_id AND f.seq = 1 WHERE u.seq = 2 AND u.t3_ns >= f.t6_ns")" 1 \
     "the upload began after the first answer"
   expect_eq "$(q "$DB" "SELECT end_class FROM connection")" unterminated "end class"
+  # the same through observe: its table says where the send was cut
+  rm -f "$SPOOL"/*
+  (cd "$WORK" && exec "$OBSERVE" -o "$WORK/observe.db" -- python3 "$client" sendcut 127.0.0.1 0 > "$WORK/out2" 2> "$WORK/table") &
+  opid=$!
+  wait_until 60 grep -q '^sending ' "$WORK/out2" || fail "the client under observe did not get to its upload in 60 s"
+  pid=$(pgrep -P "$opid" | head -n 1) # observe runs the command as its child
+  [ -n "$pid" ] || fail "no client under observe"
+  lport=$(sed -n 's/^sending //p' "$WORK/out2")
+  wait_until 60 blocked || fail "the upload's send under observe did not block in 60 s"
+  kill -9 "$pid"
+  wait "$opid" 2>/dev/null || true
+  grep -Eq '^python[^ ]* +[0-9]+ +127\.0\.0\.1:[0-9]+ +[0-9]+ +2 +cut ' "$WORK/table" ||
+    fail "observe's table does not say the upload was cut: $(cat "$WORK/table")"
   with_nginx=0
   ;;
 fork)

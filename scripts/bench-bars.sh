@@ -9,6 +9,11 @@
 #               schema, on real spools made by the layer (ab -k, wrk,
 #               Chromium, as installed): scripts/bench-slicer.sh REQUESTS
 #               RUNS (min over min, and user CPU).
+# Beside the layer's rows, for reference (no bar): bench/lean.c, the sketch
+# of the other design (one event per call, the exchanges built later; the
+# layer's duties on ab's calls), against the probe, and the layer against
+# it: what the current design costs over that one (docs/performance.md,
+# "What 2x takes").
 # Each part prints its own table as it goes; a summary follows. Takes 10-20
 # minutes (callgrind). Defaults: 200000 requests, 3 runs. The build
 # directory is ./build, or $OBSERVE_BUILD. Exit status 0 whether or not a
@@ -21,7 +26,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "== the layer against the probe"
-HOOKS_ONLY=1 scripts/bench-floor.sh 1000 3000 | tee "$tmp/floor"
+gcc -O2 -shared -fPIC -o "$tmp/lean.so" bench/lean.c -ldl
+BEFORE=$tmp/lean.so HOOKS_ONLY=1 scripts/bench-floor.sh 1000 3000 | tee "$tmp/floor"
 echo
 echo "== the slicer against the SQLite floor"
 scripts/bench-slicer.sh "$REQUESTS" "$RUNS" | tee "$tmp/slicer"
@@ -32,6 +38,12 @@ printf '%-56s %12s %12s %7s %4s  %s\n' what measured floor ratio bar met
 awk '($1 == "keep-alive" || $1 == "new-connection") && NF >= 4 && $2 ~ /^[0-9.]+$/ {
     printf "%-56s %12s %12s %7.2f %4s  %s\n", "layer, " $1 ", instructions in the hooks/request",
       $3, $2, $4, 2, ($4 <= 2 ? "met" : "NOT met")
+    if (NF >= 6) {
+      printf "%-56s %12s %12s %7.2f %4s  %s\n", "  sketch (bench/lean.c), " $1, $5, $2, $6, "-",
+        "for reference: no bar"
+      printf "%-56s %12s %12s %7.2f %4s  %s\n", "  layer against the sketch, " $1, $3, $5, $3 / $5, "-",
+        "what this design costs over that one"
+    }
   }' "$tmp/floor"
 # bench-slicer's rows: spool n slicer-ms user RSS floor-ms user ratio cpu again share
 awk 'NF >= 11 && $8 ~ /x$/ && $2 ~ /^[0-9]+$/ {

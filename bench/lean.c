@@ -22,6 +22,14 @@
  * - close: TCP_INFO (one getsockopt) and the end time, in two slots;
  *   socket: a stale entry for a reused fd number dropped;
  * - fcntl interposed (F_DUPFD), as the layer does;
+ * - since 2026-11-27 evening, the checks the layer makes on these calls
+ *   for what the sketch does not follow, so that its count is the whole
+ *   count: the fd table sized by RLIMIT_NOFILE (loaded through a pointer
+ *   and a size, as the layer's), a TLS library's call in progress tested
+ *   in every send and receive, the HTTP/2 client preface looked for in a
+ *   connection's first send, and the entry of a send that may begin an
+ *   exchange stored in the spool while the send is under way (cleared when
+ *   it returns: a process killed inside it keeps that exchange);
  * - the spool allocated before it is mapped (posix_fallocate: a full disk
  *   fails here, never as SIGBUS in the host), opened O_NOFOLLOW|O_EXCL
  *   (the directory's owner and mode are not checked, as the layer checks
@@ -31,10 +39,10 @@
  * a slot whose kind is 0, as after a crash.
  *
  * What it leaves out: threads sharing one connection (each event carries
- * its own times; the slicer would order them), TLS and HTTP/2 (their
- * connections would keep the in-process state machine: one test of the
- * first send's first byte), roll-over into segments (a fixed, allocated
- * segment per spool file here), dup and fork.
+ * its own times; the slicer would order them), TLS and HTTP/2 themselves
+ * (their connections would keep the in-process state machine), roll-over
+ * into segments (a fixed, allocated segment per spool file here; each
+ * reservation checks its end, as a segment's would), dup and fork.
  *
  * Build: gcc -O2 -shared -fPIC -o lean.so bench/lean.c -ldl
  * Measure: BEFORE=$PWD/lean.so scripts/bench-floor.sh (the "before"
@@ -53,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -90,15 +99,23 @@ struct ev {
 _Static_assert(sizeof(struct ev) == 64, "event size");
 
 struct fdst {
-	uint8_t on, dir;
+	uint8_t on, dir, h2;
 	uint64_t conn;
+	struct ev *open; /* the connection's EV_CONNECT: a send's entry */
 };
 
-static struct fdst fds[65536];
+/* sized by RLIMIT_NOFILE at start, as the layer's table: fds past 65536
+ * are tracked too */
+static struct fdst *fds;
+static unsigned int fds_size;
 static struct ev *spool;
 static uint64_t spool_n, spool_cap = 1u << 20, spool_dropped, conn_seq;
 static int32_t my_pid;
 static __thread int inside __attribute__((tls_model("initial-exec")));
+/* the TLS library call in progress (the layer's obs_tls_cur): its socket
+ * calls are the library's, not the exchange's; always NULL here, tested
+ * as the layer tests it */
+static __thread void *tls_cur __attribute__((tls_model("initial-exec")));
 static __thread struct {
 	uint16_t len;
 	uint8_t b[HEAD_MAX];
@@ -137,6 +154,23 @@ __attribute__((constructor)) static void init(void)
 	r_socket = dlsym(RTLD_NEXT, "socket");
 	r_fcntl = dlsym(RTLD_NEXT, "fcntl");
 	my_pid = getpid();
+	{
+		struct rlimit rl;
+		size_t nfd = 65536;
+		void *m;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_max != RLIM_INFINITY && rl.rlim_max > nfd)
+			nfd = rl.rlim_max;
+		m = mmap(NULL, nfd * sizeof(struct fdst),
+			 PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m != MAP_FAILED) {
+			fds = m;
+			__atomic_store_n(&fds_size, (unsigned int)nfd,
+					 __ATOMIC_RELEASE);
+		}
+	}
 	/* (the pid and the time: an exec keeps the pid) */
 	snprintf(p, sizeof(p), "%s/lean.%d.%lld", dir ? dir : "/tmp", my_pid,
 		 (long long)now());
@@ -172,7 +206,11 @@ static inline void publish(struct ev *e, uint32_t kind)
 
 static inline struct fdst *tracked(int fd)
 {
-	return (unsigned int)fd < 65536 && fds[fd].on ? &fds[fd] : NULL;
+	return (unsigned int)fd < __atomic_load_n(&fds_size,
+						  __ATOMIC_RELAXED) &&
+			       fds[fd].on
+		       ? &fds[fd]
+		       : NULL;
 }
 
 /* Whether a[0..n) and b[0..n) are the same, n <= HEAD_MAX: sixteen bytes
@@ -214,6 +252,11 @@ call_event(struct fdst *s, int fd, uint32_t kind, int64_t t_in, int64_t t_out,
 	size_t n = 0;
 
 	if (kind == EV_SEND && ret > 0 && s->dir != DIR_SEND) {
+		/* the client preface makes the connection HTTP/2 (whose frames
+		 * the layer would parse in the process) */
+		if (s->dir == DIR_NONE && ret >= 4 &&
+		    memcmp(buf, "PRI ", 4) == 0)
+			s->h2 = 1;
 		n = (size_t)ret < HEAD_MAX ? (size_t)ret : HEAD_MAX;
 		if (n == last_head.len && same_head(buf, last_head.b, n)) {
 			flags = EF_SAME;
@@ -262,7 +305,7 @@ EXPORT int socket(int domain, int type, int protocol)
 {
 	int fd = r_socket(domain, type, protocol);
 
-	if ((unsigned int)fd < 65536 && UNLIKELY(fds[fd].on))
+	if ((unsigned int)fd < fds_size && UNLIKELY(fds[fd].on))
 		fds[fd].on = 0; /* closed where we could not see */
 	return fd;
 }
@@ -297,6 +340,7 @@ static void conn_open(int fd, const struct sockaddr *a, socklen_t l,
 	fds[fd].on = 1;
 	fds[fd].dir = DIR_NONE;
 	fds[fd].conn = __atomic_add_fetch(&conn_seq, 1, __ATOMIC_RELAXED);
+	fds[fd].open = e;
 	e->fd = fd;
 	e->conn = fds[fd].conn;
 	e->t_in = t_in;
@@ -320,7 +364,7 @@ EXPORT int connect(int fd, const struct sockaddr *a, socklen_t l)
 	int64_t t_in;
 	int ret, err;
 
-	if (UNLIKELY(inside) || (unsigned int)fd >= 65536 || !a ||
+	if (UNLIKELY(inside) || (unsigned int)fd >= fds_size || !a ||
 	    l < sizeof(struct sockaddr_in) ||
 	    l > sizeof(struct sockaddr_storage))
 		return r_connect(fd, a, l);
@@ -347,10 +391,17 @@ EXPORT int connect(int fd, const struct sockaddr *a, socklen_t l)
 		ssize_t r_;                                                    \
 		int e_;                                                        \
                                                                                \
-		if (!s_ || UNLIKELY(inside))                                   \
+		if (!s_ || UNLIKELY(inside) || UNLIKELY(tls_cur != NULL))      \
 			return call;                                           \
 		t_ = now();                                                    \
+		/* the entry of a send that may begin an exchange, in the      \
+		 * spool while the send is under way (a process killed in      \
+		 * it keeps that exchange), cleared when it returns */         \
+		if (kind == EV_SEND && s_->dir != DIR_SEND)                    \
+			memcpy(s_->open->tail, &t_, sizeof(t_));               \
 		r_ = call;                                                     \
+		if (kind == EV_SEND)                                           \
+			memset(s_->open->tail, 0, sizeof(t_));                 \
 		e_ = errno;                                                    \
 		inside = 1;                                                    \
 		call_event(s_, fd, kind, t_, now(), r_, e_, buf);              \

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""module-deps.py - the module graph of the tools, and a check that it has
+"""module-deps.py - the module graph of the tools and the core, and a check that it has
 no cycle: no module calls back into one that depends on it, none into a
 command's main.
 
 A module is a source file and its header of the same name (common/store.c
 and common/store.h are common/store). Two graphs are checked:
   - includes: module A includes B's header (#include "b.h": looked up
-    beside A, then in common/);
+    beside A, then in common/, then in core/);
   - symbols (with --objects BUILD): A's object file uses a function or
     variable that B's object defines (nm), which also catches a call made
     through a declaration written by hand.
@@ -21,7 +21,9 @@ import subprocess
 import sys
 import tempfile
 
-DIRS = ("common", "slicer", "manager", "launcher")
+# libobserve/ joins once its capture is the core's (core/capture.c): its
+# record-building state machine still has cycles (exchange <-> h2 ...).
+DIRS = ("common", "core", "slicer", "manager", "launcher")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -41,7 +43,7 @@ def include_graph(root):
             with open(os.path.join(base, name), encoding="utf-8") as f:
                 text = f.read()
             for inc in INCLUDE.findall(text):
-                for where in (d, "common"):
+                for where in (d, "common", "core"):
                     if os.path.exists(os.path.join(root, where, inc)):
                         target = f"{where}/{os.path.splitext(inc)[0]}"
                         if target != module:

@@ -1,0 +1,28 @@
+/* calls.c - the recent call events of a direction (calls.h). */
+#include "calls.h"
+
+void obs_calls_add(struct obs_calls *w, const struct obs_event *ev)
+{
+	w->ring[w->n++ % OBS_CALLS_KEPT] = *ev;
+}
+
+const struct obs_event *obs_calls_find(const struct obs_calls *w, uint64_t at)
+{
+	uint32_t kept = w->n < OBS_CALLS_KEPT ? w->n : OBS_CALLS_KEPT;
+	const struct obs_event *oldest = NULL;
+
+	for (uint32_t i = 0; i < kept; i++) {
+		const struct obs_event *ev =
+			&w->ring[(w->n - 1 - i) % OBS_CALLS_KEPT];
+
+		if (at >= ev->offset && at - ev->offset < ev->bytes)
+			return ev;
+		oldest = ev;
+	}
+	return oldest;
+}
+
+const struct obs_event *obs_calls_last(const struct obs_calls *w)
+{
+	return w->n ? &w->ring[(w->n - 1) % OBS_CALLS_KEPT] : NULL;
+}

@@ -1,0 +1,326 @@
+/* capture.c - calls into events, bytes into facts (see capture.h and
+ * event.h for the rules). */
+#include "capture.h"
+
+#include <errno.h>
+#include <string.h>
+
+static uint64_t put(struct obs_capture *c, const struct obs_event *ev)
+{
+	return c->sink->put(c->sink->ctx, ev);
+}
+
+/* Direction dir's bytes are read as app from offset `at` on. */
+static void choose(struct obs_capture *c, enum obs_dir dir, uint8_t app,
+		   uint64_t at)
+{
+	struct obs_event ev = {
+		.kind = OBS_EV_PROTO,
+		.dir = (uint8_t)dir,
+		.aux = app,
+		.offset = at,
+		.u.proto.level = c->level[dir],
+	};
+
+	c->app[dir] = app;
+	c->base[dir] = at;
+	put(c, &ev);
+}
+
+/* The first byte of a level's bytes chooses its protocol: the program's
+ * TLS ClientHello, or anything else it sends first (HTTP/1 then says
+ * whether it is). A server that speaks first speaks another protocol. The
+ * other direction, on the same level and not chosen yet, follows. */
+static void choose_first(struct obs_capture *c, enum obs_dir dir, uint8_t first,
+			 uint64_t at)
+{
+	enum obs_dir other = dir == OBS_TX ? OBS_RX : OBS_TX;
+	bool paired = c->level[other] == c->level[dir];
+	uint8_t app = paired && c->app[other] != OBS_APP_UNKNOWN ? c->app[other]
+		      : dir == OBS_RX				 ? OBS_APP_OTHER
+		      : first == 22				 ? OBS_APP_TLS
+								 : OBS_APP_H1;
+
+	if (app == OBS_APP_H1 && !(paired && c->app[other] == OBS_APP_H1))
+		obs_h1_init(&c->h1, c->h1.emit, c);
+	choose(c, dir, app, at);
+	if (paired && c->app[other] == OBS_APP_UNKNOWN)
+		choose(c, other, app, c->base[other]);
+}
+
+static void h1_fact(void *ctx, const struct obs_h1_fact *f)
+{
+	struct obs_capture *c = ctx;
+	enum obs_dir dir = f->dir;
+	uint64_t base = c->base[dir];
+	struct obs_event *m = &c->msg[dir];
+	struct obs_event ev = {
+		.kind = OBS_EV_H1,
+		.dir = (uint8_t)dir,
+		.offset = base + f->offset,
+	};
+
+	switch (f->kind) {
+	case OBS_H1_HEAD:
+		*m = ev;
+		m->u.h1.kind = OBS_H1_HEAD;
+		m->u.h1.begin = base + f->begin;
+		m->u.h1.head = *f->head;
+		c->msg_handle[dir] = put(c, m);
+		c->msg_open[dir] = true;
+		return;
+	case OBS_H1_END:
+		if (!c->msg_open[dir] || m->u.h1.begin != base + f->begin) {
+			/* cut short before its head was complete */
+			*m = ev;
+			m->u.h1.kind = OBS_H1_HEAD;
+			m->u.h1.begin = base + f->begin;
+			m->u.h1.head = *f->head;
+			m->u.h1.ended = true;
+			m->u.h1.end = base + f->offset;
+			put(c, m);
+		} else {
+			m->u.h1.ended = true;
+			m->u.h1.end = base + f->offset;
+			m->u.h1.head.flags |=
+				f->head->flags & OBS_H1F_CUT_SHORT;
+			c->sink->update(c->sink->ctx, c->msg_handle[dir], m);
+		}
+		c->msg_open[dir] = false;
+		c->edge = true;
+		return;
+	case OBS_H1_SWITCH:
+		ev.u.h1.kind = OBS_H1_SWITCH;
+		ev.u.h1.head.sw = f->sw;
+		put(c, &ev);
+		c->edge = true;
+		c->base[dir] = ev.offset;
+		if (f->sw == OBS_H1_SW_TUNNEL) {
+			enum obs_dir other = dir == OBS_TX ? OBS_RX : OBS_TX;
+
+			c->level[dir]++;
+			c->app[dir] = OBS_APP_UNKNOWN;
+			if (c->level[other] == c->level[dir] &&
+			    c->app[other] != OBS_APP_UNKNOWN)
+				choose(c, dir, c->app[other], ev.offset);
+		} else if (f->sw == OBS_H1_SW_WEBSOCKET) {
+			c->app[dir] = OBS_APP_WS;
+			obs_ws_init(&c->ws[dir]);
+		} else {
+			c->app[dir] = OBS_APP_OTHER;
+		}
+		if (dir == c->feeding_dir) {
+			c->switched = true;
+			c->switch_at = ev.offset;
+		}
+		return;
+	default: /* OBS_H1_LOST */
+		ev.u.h1.kind = OBS_H1_LOST;
+		ev.u.h1.reason = f->reason;
+		put(c, &ev);
+		c->edge = true;
+		c->app[dir] = OBS_APP_OTHER;
+		return;
+	}
+}
+
+static void ws_message(void *ctx, uint8_t opcode, uint64_t size, uint64_t end)
+{
+	struct obs_capture *c = ctx;
+	struct obs_event ev = {
+		.kind = OBS_EV_WS,
+		.dir = c->feeding_dir,
+		.offset = c->base[c->feeding_dir] + end,
+		.u.ws = { .opcode = opcode, .size = size },
+	};
+
+	put(c, &ev);
+	c->edge = true;
+}
+
+/* Direction dir's bytes p[0..n), which begin at offset at, to the
+ * follower of their protocol; on past a switch to the next one. */
+static void follow(struct obs_capture *c, enum obs_dir dir, const uint8_t *p,
+		   size_t n, uint64_t at)
+{
+	c->feeding_dir = (uint8_t)dir;
+	while (n) {
+		switch (c->app[dir]) {
+		case OBS_APP_UNKNOWN:
+			choose_first(c, dir, p[0], at);
+			continue;
+		case OBS_APP_H1: {
+			size_t k;
+
+			c->switched = false;
+			obs_h1_feed(&c->h1, dir, p, n);
+			if (!c->switched)
+				return;
+			k = (size_t)(c->switch_at - at);
+			p += k;
+			n -= k;
+			at += k;
+			continue;
+		}
+		case OBS_APP_WS:
+			obs_ws_feed(&c->ws[dir], p, n, ws_message, c);
+			return;
+		default: /* TLS, another protocol: nothing read */
+			return;
+		}
+	}
+}
+
+/* Whether the next byte of direction dir would begin a message. */
+static bool at_boundary(const struct obs_capture *c, enum obs_dir dir)
+{
+	switch (c->app[dir]) {
+	case OBS_APP_UNKNOWN:
+		return true;
+	case OBS_APP_H1:
+		return obs_h1_at_boundary(&c->h1, dir);
+	case OBS_APP_WS:
+		return obs_ws_at_boundary(&c->ws[dir]);
+	default:
+		return false;
+	}
+}
+
+void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink)
+{
+	memset(c, 0, sizeof(*c));
+	c->sink = sink;
+	obs_h1_init(&c->h1, h1_fact, c);
+}
+
+void obs_cap_connect(struct obs_capture *c, int64_t t_in, int64_t t_out,
+		     int err)
+{
+	struct obs_event ev = {
+		.kind = OBS_EV_CONNECT,
+		.err = err,
+		.calls = 1,
+		.t_in = t_in,
+		.t_out = t_out,
+	};
+
+	put(c, &ev);
+	c->last_open = false;
+}
+
+void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err)
+{
+	struct obs_event ev = {
+		.kind = OBS_EV_UP,
+		.aux = how,
+		.err = err,
+		.t_in = t,
+		.t_out = t,
+	};
+
+	put(c, &ev);
+	c->last_open = false;
+}
+
+static bool is_transient(int err)
+{
+	return err == EAGAIN || err == EWOULDBLOCK || err == EINTR ||
+	       err == ENOBUFS;
+}
+
+/* Feed the first n bytes of iov to the followers of direction dir. */
+static void feed(struct obs_capture *c, enum obs_dir dir,
+		 const struct iovec *iov, int iovcnt, size_t n)
+{
+	uint64_t at = c->pos[dir];
+
+	for (int i = 0; i < iovcnt && n; i++) {
+		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
+
+		if (k == 0)
+			continue;
+		follow(c, dir, iov[i].iov_base, k, at);
+		at += k;
+		n -= k;
+	}
+}
+
+void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
+{
+	enum obs_dir dir = call->dir;
+	bool failed = call->result < 0 && !is_transient(call->err);
+	bool own = failed || call->eof;
+	size_t n = call->result > 0 && !call->peek ? (size_t)call->result : 0;
+	struct obs_event *ev = &c->last;
+	bool merge = c->last_open && ev->kind == OBS_EV_CALL &&
+		     ev->dir == dir && !own &&
+		     !(n && ev->bytes && at_boundary(c, dir));
+
+	if (merge) {
+		ev->calls++;
+		if (n && !ev->bytes) {
+			ev->t_data = call->t_out;
+			ev->first_bytes = (uint32_t)n;
+		}
+		if (n || !ev->bytes)
+			ev->t_out = call->t_out;
+		ev->bytes += n;
+		if (call->peek)
+			ev->flags |= OBS_EVF_PEEK;
+	} else {
+		*ev = (struct obs_event){
+			.kind = OBS_EV_CALL,
+			.dir = (uint8_t)dir,
+			.flags = (uint8_t)((call->eof ? OBS_EVF_EOF : 0) |
+					   (call->peek ? OBS_EVF_PEEK : 0)),
+			.err = failed ? call->err : 0,
+			.calls = 1,
+			.first_bytes = (uint32_t)n,
+			.t_in = call->t_in,
+			.t_data = n ? call->t_out : 0,
+			.t_out = call->t_out,
+			.offset = c->pos[dir],
+			.bytes = n,
+		};
+		c->last_handle = put(c, ev);
+		c->last_open = !own;
+	}
+	c->edge = false;
+	if (n && call->iov)
+		feed(c, dir, call->iov, call->iovcnt, n);
+	c->pos[dir] += n;
+	if (merge)
+		c->sink->update(c->sink->ctx, c->last_handle, ev);
+	if (c->edge)
+		c->last_open = false;
+	if (call->eof && c->app[OBS_RX] == OBS_APP_H1) {
+		c->feeding_dir = OBS_RX;
+		obs_h1_eof(&c->h1, OBS_RX);
+	}
+}
+
+void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how)
+{
+	struct obs_event ev = {
+		.kind = OBS_EV_SHUTDOWN,
+		.aux = (uint8_t)how,
+		.t_in = t_out,
+		.t_out = t_out,
+	};
+
+	put(c, &ev);
+	c->last_open = false;
+}
+
+void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
+{
+	struct obs_event ev = {
+		.kind = OBS_EV_CLOSE,
+		.flags = flags,
+		.t_in = t_out,
+		.t_out = t_out,
+	};
+
+	put(c, &ev);
+	c->last_open = false;
+}

@@ -1,0 +1,91 @@
+/* capture.h - what the layer does with each call on a tracked socket: it
+ * turns the call into an event (merged into the connection's last one
+ * where event.h allows) and reads the protocol facts the bytes carry,
+ * which are the only things of the bytes that are kept.
+ *
+ * Pure: no system call, no clock, no allocation, fixed-size state per
+ * connection. Events go to a sink: the layer's writes them into the spool,
+ * the tests' into an array. The caller serialises the calls of one
+ * connection (the layer holds the connection's lock).
+ *
+ * Which follower reads a direction's bytes: the first bytes the program
+ * sends choose (a TLS record: TLS; anything else: HTTP/1, which gives up
+ * on what is not HTTP/1); a server that speaks first is another protocol.
+ * HTTP/1's switches hand the bytes on: after a CONNECT's 2xx the tunnel's
+ * first bytes choose again, after a 101 WebSocket frames are followed.
+ */
+#ifndef OBSERVE_CAPTURE_H
+#define OBSERVE_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "event.h"
+#include "h1.h"
+#include "wsframe.h"
+
+/* Where events go. put stores a new event and returns a handle for it;
+ * update stores it again, changed (calls merged into it). */
+struct obs_sink {
+	uint64_t (*put)(void *ctx, const struct obs_event *ev);
+	void (*update)(void *ctx, uint64_t handle, const struct obs_event *ev);
+	void *ctx;
+};
+
+struct obs_capture {
+	const struct obs_sink *sink;
+	struct obs_event last; /* the connection's last call event */
+	uint64_t last_handle;
+	bool last_open; /* calls may still be merged into it */
+	bool edge;	/* a message or protocol ended in the call being fed */
+	uint8_t app[2]; /* enum obs_app of each direction */
+	uint8_t level[2];    /* tunnels each direction has entered */
+	uint64_t pos[2];     /* bytes of each direction so far */
+	uint64_t base[2];    /* where the followers' offsets begin */
+	uint8_t feeding_dir; /* the direction being fed */
+	bool switched;	     /* the framer switched in the chunk being fed */
+	uint64_t switch_at;
+	uint8_t switch_to;
+	/* each direction's HTTP/1 message under way: its fact as written,
+	 * to write again when it ends */
+	struct obs_event msg[2];
+	uint64_t msg_handle[2];
+	bool msg_open[2];
+	struct obs_h1 h1;
+	struct obs_wsframe ws[2];
+};
+
+void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink);
+
+/* connect(): its entry and return, and 0, EINPROGRESS or its errno. */
+void obs_cap_connect(struct obs_capture *c, int64_t t_in, int64_t t_out,
+		     int err);
+/* The outcome of a connect in progress, learned at t (how: enum
+ * obs_up_how; err 0 or why it failed). */
+void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err);
+
+/* A send (OBS_TX) or receive (OBS_RX) call: entry, return, what it
+ * returned (bytes, 0, or -1 with err); iov holds the bytes moved, the
+ * first `result` of them (NULL when there is nothing to read); eof: a
+ * receive returned 0 for a buffer that had room; peek: MSG_PEEK. */
+struct obs_call {
+	enum obs_dir dir;
+	int64_t t_in;
+	int64_t t_out;
+	long result;
+	int err;
+	bool eof;
+	bool peek;
+	const struct iovec *iov;
+	int iovcnt;
+};
+void obs_cap_call(struct obs_capture *c, const struct obs_call *call);
+
+void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how);
+/* close() returned at t_out; flags OBS_EVF_EXIT or OBS_EVF_LOST when the
+ * connection ended without one. */
+void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags);
+
+#endif

@@ -1,0 +1,131 @@
+/* event.h - what the capture records of one connection, and what the core
+ * replays: one small event per call on a tracked socket, with calls in
+ * the same direction merged, and the protocol facts read in the process
+ * at byte offsets of each direction's stream.
+ *
+ * A call event covers the bytes [offset, offset + bytes) of its direction.
+ * Calls are merged into the connection's last event while they go the
+ * same way, except across a protocol edge: a call made where a message is
+ * due to begin opens an event, and a call in which a message (or the
+ * protocol) ends closes its event. So in every event a message begins
+ * only in its first call that moved bytes (first_bytes of them) or in its
+ * last call, and ends only in its last call: the time of any edge is one
+ * of t_in, t_data, t_out (obs_event_time).
+ *
+ * Facts follow the call event that holds their offset. Times are
+ * CLOCK_MONOTONIC nanoseconds; 0 is "not seen".
+ */
+#ifndef OBSERVE_EVENT_H
+#define OBSERVE_EVENT_H
+
+#include <stdint.h>
+
+#include "h1.h"
+
+enum obs_ev_kind {
+	OBS_EV_NONE = 0,
+	/* connect(): t_in its entry (T1), t_out its return; err 0,
+	 * EINPROGRESS or why it failed */
+	OBS_EV_CONNECT = 1,
+	/* the program learned the outcome of a connect in progress: t_out
+	 * (T2), err 0 or why it failed; how: enum obs_up_how */
+	OBS_EV_UP = 2,
+	/* send-family calls (dir OBS_TX) or receive-family calls (OBS_RX) */
+	OBS_EV_CALL = 3,
+	/* shutdown(): how in aux (SHUT_RD, SHUT_WR, SHUT_RDWR) */
+	OBS_EV_SHUTDOWN = 4,
+	/* close() (t_out: T7), or the process left with it open
+	 * (OBS_EVF_EXIT) or lost track of it (OBS_EVF_LOST) */
+	OBS_EV_CLOSE = 5,
+	/* an HTTP/1 fact (u.h1) */
+	OBS_EV_H1 = 6,
+	/* a WebSocket message ended at offset (u.ws) */
+	OBS_EV_WS = 7,
+	/* from offset on, direction dir's bytes are read as aux (enum
+	 * obs_app); u.proto.level: tunnels entered */
+	OBS_EV_PROTO = 8,
+};
+
+/* The protocol a direction's bytes are read as (OBS_EV_PROTO's aux). */
+enum obs_app {
+	OBS_APP_UNKNOWN = 0, /* nothing sent yet (on this level) */
+	OBS_APP_H1 = 1,
+	OBS_APP_TLS = 2,
+	OBS_APP_WS = 3,
+	OBS_APP_OTHER = 4,
+};
+
+/* How T2 was learned (OBS_EV_UP, aux). */
+enum obs_up_how {
+	OBS_UP_SO_ERROR = 2,  /* getsockopt(SO_ERROR) */
+	OBS_UP_RECONNECT = 3, /* a repeated connect() */
+	OBS_UP_FIRST_IO = 4,  /* the first call that moved bytes */
+};
+
+/* Event flags. */
+#define OBS_EVF_EOF 0x1u  /* a receive returned 0: the peer closed */
+#define OBS_EVF_EXIT 0x2u /* OBS_EV_CLOSE: the process left */
+#define OBS_EVF_LOST 0x4u /* OBS_EV_CLOSE: closed where no hook saw */
+#define OBS_EVF_PEEK 0x8u /* a MSG_PEEK receive: the bytes come again */
+
+/* OBS_EV_H1: one per message (kind OBS_H1_HEAD), written when its head
+ * is complete (offset: one past the head) and written again when the
+ * message ends (ended, end); or a switch or loss of HTTP/1 at offset
+ * (OBS_H1_SWITCH with head.sw, OBS_H1_LOST with reason). A message cut
+ * short before its head was complete has a fact written at its end. */
+struct obs_ev_h1 {
+	uint8_t kind;	/* enum obs_h1_fact_kind: HEAD, SWITCH or LOST */
+	uint8_t reason; /* enum obs_h1_lost */
+	bool ended;	/* the message is complete at end */
+	uint64_t begin; /* the message's first byte */
+	uint64_t end;	/* one past its last byte (ended) */
+	struct obs_h1_head head;
+};
+
+struct obs_ev_ws {
+	uint8_t opcode; /* the message's first frame's opcode */
+	uint64_t size;	/* its payload bytes */
+};
+
+struct obs_ev_proto {
+	uint8_t level; /* 0: the connection itself; 1: inside a tunnel ... */
+};
+
+struct obs_event {
+	uint8_t kind;	      /* enum obs_ev_kind */
+	uint8_t dir;	      /* enum obs_dir (calls and facts) */
+	uint8_t aux;	      /* see the kinds */
+	uint8_t flags;	      /* OBS_EVF_* */
+	int32_t err;	      /* errno of the call that ended the event failing,
+			       * or 0 (EAGAIN and EINTR are not kept) */
+	uint32_t calls;	      /* calls merged here */
+	uint32_t first_bytes; /* bytes of the first call that moved any */
+	int64_t t_in;	      /* entry of the first call */
+	int64_t t_data;	      /* return of the first call that moved bytes */
+	int64_t t_out;	      /* return of the last call */
+	uint64_t offset;      /* calls: the first byte's offset; facts:
+			       * where the fact stands */
+	uint64_t bytes;	      /* calls: bytes moved */
+	union {
+		struct obs_ev_h1 h1;
+		struct obs_ev_ws ws;
+		struct obs_ev_proto proto;
+	} u;
+};
+
+/* When byte `at` of a call event's range moved: the return of the call
+ * that moved it (t_data for the first call that moved bytes, else the
+ * last call's return, where any edge after the first call lies). */
+static inline int64_t obs_event_time(const struct obs_event *ev, uint64_t at)
+{
+	return at < ev->offset + ev->first_bytes ? ev->t_data : ev->t_out;
+}
+
+/* The entry of the call that moved byte `at`, where known: the event's
+ * first call's for the first bytes (t_in), else that call's return. */
+static inline int64_t obs_event_entry(const struct obs_event *ev, uint64_t at)
+{
+	return at < ev->offset + ev->first_bytes ? ev->t_in : ev->t_out;
+}
+
+#endif

@@ -1,0 +1,819 @@
+/* h1.c - HTTP/1.1 message framing over both directions of a connection
+ * (RFC 9112). See h1.h for what it reports and what it keeps.
+ *
+ * Each direction is one state machine over bytes. A head is read a byte at
+ * a time, except for the lines the framer does not need (the reason
+ * phrase, headers other than the six below, chunk extensions, trailers),
+ * which are skipped to their LF with memchr; a body is skipped by its
+ * length. The message's length follows RFC 9112 section 6.3, in its order:
+ *
+ *   response to HEAD, 1xx, 204, 304      no body
+ *   2xx to CONNECT, 101                  no body; the bytes switch protocol
+ *   Transfer-Encoding, chunked last      chunked
+ *   Transfer-Encoding, other last        response: until close
+ *                                        request: lost (a 400)
+ *   Content-Length not one number        lost
+ *   Content-Length                       that many bytes
+ *   request without either               no body
+ *   response without either              until close
+ *
+ * The headers read: Host, Content-Length, Transfer-Encoding, Connection,
+ * Upgrade and Expect.
+ */
+#include "h1.h"
+
+#include <string.h>
+
+enum h1_state {
+	ST_START,	 /* before a message: empty lines skipped */
+	ST_METHOD,	 /* request line: the method */
+	ST_TARGET,	 /* ... the request target */
+	ST_REQ_VERSION,	 /* ... "HTTP/1.x", to the LF */
+	ST_RESP_VERSION, /* status line: "HTTP/1.x " */
+	ST_STATUS,	 /* ... three digits */
+	ST_REASON,	 /* ... to the LF */
+	ST_LINE,	 /* a header line, or the empty line, begins */
+	ST_NAME,	 /* a field name */
+	ST_VALUE,	 /* the value of a header the framer reads */
+	ST_SKIP,	 /* the rest of a line not needed */
+	ST_BODY,	 /* left bytes of a body of known length */
+	ST_CHUNK_SIZE,	 /* a chunk's size, in hex */
+	ST_CHUNK_EXT,	 /* ... its extensions, to the LF */
+	ST_CHUNK_DATA,	 /* left bytes of a chunk */
+	ST_CHUNK_CRLF,	 /* the CRLF after a chunk's data */
+	ST_TRAILER,	 /* a trailer line, or the empty line, begins */
+	ST_TRAILER_SKIP, /* ... a trailer line, to its LF */
+	ST_CLOSE_BODY,	 /* a body that ends when the connection does */
+	ST_AWAIT,    /* requests: a CONNECT or Upgrade waits for its answer */
+	ST_SWITCHED, /* another protocol from here on */
+	ST_LOST,     /* not HTTP/1 as followed here: nothing more read */
+	ST_DONE,     /* the direction ended */
+};
+
+/* The headers the framer reads (obs_h1_dir.field). */
+enum h1_field {
+	F_NONE,
+	F_HOST,
+	F_CONTENT_LENGTH,
+	F_TRANSFER_ENCODING,
+	F_CONNECTION,
+	F_UPGRADE,
+	F_EXPECT,
+};
+
+/* Where the request target's reading stands (obs_h1_dir.target). Reused
+ * for a token list's value: T_START reading a token, T_REST skipping to
+ * the next comma. */
+enum h1_target {
+	T_START,  /* its first byte */
+	T_PATH,	  /* the path: copied */
+	T_REST,	  /* query, fragment, ;parameters: skipped */
+	T_SCHEME, /* absolute form: the scheme, to "://" */
+	T_SLASHES,
+	T_AUTH, /* the authority: copied as the host, userinfo dropped */
+};
+
+static const struct {
+	const char *name;
+	uint8_t field;
+} fields[] = {
+	{ "host", F_HOST },
+	{ "content-length", F_CONTENT_LENGTH },
+	{ "transfer-encoding", F_TRANSFER_ENCODING },
+	{ "connection", F_CONNECTION },
+	{ "upgrade", F_UPGRADE },
+	{ "expect", F_EXPECT },
+};
+
+static bool is_tchar(uint8_t c)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9'))
+		return true;
+	return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static uint8_t lower(uint8_t c)
+{
+	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 'a' - 'A') : c;
+}
+
+static bool tok_is(const struct obs_h1_dir *d, const char *word)
+{
+	size_t n = strlen(word);
+
+	return !d->tok_long && d->tlen == n && memcmp(d->tok, word, n) == 0;
+}
+
+static void tok_add(struct obs_h1_dir *d, uint8_t c)
+{
+	if (d->tlen < sizeof(d->tok))
+		d->tok[d->tlen++] = (char)lower(c);
+	else
+		d->tok_long = true;
+}
+
+static void tok_clear(struct obs_h1_dir *d)
+{
+	d->tlen = 0;
+	d->tok_long = false;
+}
+
+static void emit_sw(struct obs_h1 *h, enum obs_dir dir, uint8_t kind,
+		    uint8_t reason, uint8_t sw)
+{
+	const struct obs_h1_dir *d = &h->dir[dir];
+	struct obs_h1_fact f = {
+		.kind = kind,
+		.dir = (uint8_t)dir,
+		.reason = reason,
+		.sw = sw,
+		.begin = d->begin,
+		.offset = d->pos,
+		.head = &d->head,
+	};
+
+	h->emit(h->ctx, &f);
+}
+
+static void emit(struct obs_h1 *h, enum obs_dir dir, uint8_t kind,
+		 uint8_t reason)
+{
+	emit_sw(h, dir, kind, reason, OBS_H1_SW_NONE);
+}
+
+static void lose(struct obs_h1 *h, enum obs_dir dir, enum obs_h1_lost why)
+{
+	emit(h, dir, OBS_H1_LOST, (uint8_t)why);
+	h->dir[dir].state = ST_LOST;
+}
+
+static void switch_dir(struct obs_h1 *h, enum obs_dir dir, uint8_t sw)
+{
+	struct obs_h1_dir *d = &h->dir[dir];
+
+	if (d->state == ST_SWITCHED || d->state == ST_LOST ||
+	    d->state == ST_DONE)
+		return;
+	emit_sw(h, dir, OBS_H1_SWITCH, 0, sw);
+	d->state = ST_SWITCHED;
+}
+
+/* A message begins with the byte just read (at pos - 1). */
+static void message_begin(struct obs_h1_dir *d)
+{
+	memset(&d->head, 0, sizeof(d->head));
+	d->begin = d->pos - 1;
+	d->te = d->chunked = d->cl_seen = d->cl_bad = false;
+	d->keep_alive = d->conn_upgrade = false;
+	d->upgrade = OBS_H1_SW_NONE;
+	d->hlen = d->plen = 0;
+	d->target = T_START;
+	d->cl = d->num = 0;
+	tok_clear(d);
+}
+
+/* The message of direction dir is complete at pos. */
+static void message_end(struct obs_h1 *h, enum obs_dir dir)
+{
+	struct obs_h1_dir *d = &h->dir[dir];
+
+	emit(h, dir, OBS_H1_END, 0);
+	if (d->state == ST_SWITCHED)
+		return;
+	d->state = dir == OBS_TX && d->head.sw != OBS_H1_SW_NONE ? ST_AWAIT
+								 : ST_START;
+}
+
+/* Go on with a body of the framing the head chose. */
+static void body_begin(struct obs_h1 *h, enum obs_dir dir)
+{
+	struct obs_h1_dir *d = &h->dir[dir];
+
+	switch (d->head.body) {
+	case OBS_H1_BODY_LENGTH:
+		d->left = d->head.length;
+		d->state = ST_BODY;
+		break;
+	case OBS_H1_BODY_CHUNKED:
+		d->num = 0;
+		tok_clear(d);
+		d->state = ST_CHUNK_SIZE;
+		break;
+	case OBS_H1_BODY_CLOSE:
+		d->state = ST_CLOSE_BODY;
+		break;
+	default:
+		message_end(h, dir);
+	}
+}
+
+/* The body a message's own headers give it (for a request, or a final
+ * response that may have one); false when they give none that can be
+ * followed. */
+static bool body_from_headers(struct obs_h1_dir *d, enum obs_dir dir,
+			      enum obs_h1_lost *why)
+{
+	if (d->te) {
+		if (d->chunked) {
+			d->head.body = OBS_H1_BODY_CHUNKED;
+			return true;
+		}
+		*why = OBS_H1_BAD_CODING;
+		d->head.body = OBS_H1_BODY_CLOSE;
+		return dir == OBS_RX;
+	}
+	if (d->cl_bad) {
+		*why = OBS_H1_BAD_LENGTH;
+		return false;
+	}
+	if (d->cl_seen) {
+		d->head.length = d->cl;
+		d->head.body = d->cl ? OBS_H1_BODY_LENGTH : OBS_H1_BODY_NONE;
+	} else {
+		d->head.body =
+			dir == OBS_TX ? OBS_H1_BODY_NONE : OBS_H1_BODY_CLOSE;
+	}
+	return true;
+}
+
+static void request_done(struct obs_h1 *h)
+{
+	struct obs_h1_dir *d = &h->dir[OBS_TX];
+	enum obs_h1_lost why = 0;
+
+	if (strncmp(d->head.method, "CONNECT", OBS_H1_METHOD_MAX) == 0)
+		d->head.sw = OBS_H1_SW_TUNNEL;
+	else if (d->conn_upgrade && d->upgrade != OBS_H1_SW_NONE)
+		d->head.sw = d->upgrade;
+	if (strncmp(d->head.method, "HEAD", OBS_H1_METHOD_MAX) == 0)
+		d->head.flags |= OBS_H1F_HEAD;
+	if (!body_from_headers(d, OBS_TX, &why)) {
+		emit(h, OBS_TX, OBS_H1_HEAD, 0);
+		lose(h, OBS_TX, why);
+		return;
+	}
+	if (h->q_len < OBS_H1_QUEUE) {
+		struct obs_h1_asked *a =
+			&h->queue[(h->q_first + h->q_len++) % OBS_H1_QUEUE];
+
+		a->sw = d->head.sw;
+		a->head = (d->head.flags & OBS_H1F_HEAD) != 0;
+	}
+	emit(h, OBS_TX, OBS_H1_HEAD, 0);
+	body_begin(h, OBS_TX);
+}
+
+/* The requests' direction after the answer to a CONNECT or an Upgrade:
+ * switched with the responses, or on as HTTP/1 when refused. */
+static void answer_awaited(struct obs_h1 *h, uint8_t sw)
+{
+	struct obs_h1_dir *tx = &h->dir[OBS_TX];
+
+	if (sw != OBS_H1_SW_NONE) {
+		if (tx->state == ST_START || tx->state == ST_AWAIT)
+			switch_dir(h, OBS_TX, sw);
+	} else if (tx->state == ST_AWAIT) {
+		tx->state = ST_START;
+	}
+}
+
+static void response_done(struct obs_h1 *h)
+{
+	struct obs_h1_dir *d = &h->dir[OBS_RX];
+	struct obs_h1_asked asked = { 0 };
+	uint16_t status = d->head.status;
+	enum obs_h1_lost why = 0;
+
+	if (h->q_len)
+		asked = h->queue[h->q_first];
+	if (status < 200 && status != 101) { /* interim: answers nothing */
+		d->head.flags |= OBS_H1F_INTERIM;
+		d->head.body = OBS_H1_BODY_NONE;
+		emit(h, OBS_RX, OBS_H1_HEAD, 0);
+		message_end(h, OBS_RX);
+		return;
+	}
+	if (h->q_len) {
+		h->q_first = (uint8_t)((h->q_first + 1) % OBS_H1_QUEUE);
+		h->q_len--;
+	}
+	if (status == 101 ||
+	    (asked.sw == OBS_H1_SW_TUNNEL && status >= 200 && status < 300)) {
+		d->head.sw = status == 101 ? asked.sw : OBS_H1_SW_TUNNEL;
+		if (status == 101 && (d->head.sw == OBS_H1_SW_NONE ||
+				      d->head.sw == OBS_H1_SW_TUNNEL))
+			d->head.sw = d->upgrade != OBS_H1_SW_NONE
+					     ? d->upgrade
+					     : OBS_H1_SW_OTHER;
+		d->head.body = OBS_H1_BODY_NONE;
+		emit(h, OBS_RX, OBS_H1_HEAD, 0);
+		emit(h, OBS_RX, OBS_H1_END, 0);
+		switch_dir(h, OBS_RX, d->head.sw);
+		answer_awaited(h, d->head.sw);
+		return;
+	}
+	if (asked.sw != OBS_H1_SW_NONE)
+		answer_awaited(h, OBS_H1_SW_NONE);
+	if ((d->head.flags & OBS_H1F_HTTP10) && !d->keep_alive)
+		d->head.flags |= OBS_H1F_CLOSE;
+	if (asked.head || status == 204 || status == 304) {
+		d->head.body = OBS_H1_BODY_NONE;
+	} else if (!body_from_headers(d, OBS_RX, &why)) {
+		emit(h, OBS_RX, OBS_H1_HEAD, 0);
+		lose(h, OBS_RX, why);
+		return;
+	}
+	emit(h, OBS_RX, OBS_H1_HEAD, 0);
+	body_begin(h, OBS_RX);
+}
+
+/* The end of a token of a list-valued header (tok). */
+static void token_done(struct obs_h1_dir *d)
+{
+	if (d->tlen == 0 && !d->tok_long)
+		return;
+	switch (d->field) {
+	case F_TRANSFER_ENCODING:
+		d->te = true;
+		d->chunked = tok_is(d, "chunked");
+		break;
+	case F_CONNECTION:
+		if (tok_is(d, "close"))
+			d->head.flags |= OBS_H1F_CLOSE;
+		else if (tok_is(d, "keep-alive"))
+			d->keep_alive = true;
+		else if (tok_is(d, "upgrade"))
+			d->conn_upgrade = true;
+		break;
+	case F_UPGRADE:
+		if (d->upgrade == OBS_H1_SW_NONE)
+			d->upgrade = tok_is(d, "websocket")
+					     ? OBS_H1_SW_WEBSOCKET
+				     : tok_is(d, "h2c") ? OBS_H1_SW_H2C
+							: OBS_H1_SW_OTHER;
+		break;
+	case F_EXPECT:
+		if (tok_is(d, "100-continue"))
+			d->head.flags |= OBS_H1F_EXPECT;
+		break;
+	}
+	tok_clear(d);
+}
+
+/* Content-Length: one number, or a list of the same number. */
+static void length_done(struct obs_h1_dir *d)
+{
+	if (d->tlen == 0)
+		return;
+	if (d->cl_seen && d->cl != d->num)
+		d->cl_bad = true;
+	d->cl = d->num;
+	d->cl_seen = true;
+	d->num = 0;
+	d->tlen = 0;
+}
+
+/* One byte of a header value the framer reads; LF ends it. */
+static void value_byte(struct obs_h1_dir *d, uint8_t c)
+{
+	bool ows = c == ' ' || c == '\t' || c == '\r';
+
+	switch (d->field) {
+	case F_HOST:
+		if (c == '\n') {
+			d->state = ST_LINE;
+		} else if (!ows && !(d->head.flags & OBS_H1F_HOST_CUT)) {
+			if (d->hlen < OBS_H1_HOST_MAX)
+				d->head.host[d->hlen++] = (char)c;
+			else
+				d->head.flags |= OBS_H1F_HOST_CUT;
+		}
+		return;
+	case F_CONTENT_LENGTH:
+		if (c >= '0' && c <= '9') {
+			if (d->num > (UINT64_MAX - 9) / 10)
+				d->cl_bad = true;
+			d->num = d->num * 10 + (uint64_t)(c - '0');
+			d->tlen = 1;
+		} else if (c == ',' || c == '\n') {
+			length_done(d);
+			if (c == '\n')
+				d->state = ST_LINE;
+		} else if (!ows) {
+			d->cl_bad = true;
+		}
+		return;
+	default: /* a list of tokens, each perhaps with ;parameters */
+		if (c == '\n' || c == ',') {
+			if (d->target == T_START)
+				token_done(d);
+			tok_clear(d);
+			d->target = T_START;
+			if (c == '\n')
+				d->state = ST_LINE;
+		} else if (d->target == T_REST) {
+			return;
+		} else if (ows || c == ';' || c == '/') {
+			token_done(d);
+			if (c != ' ' && c != '\t' && c != '\r')
+				d->target = T_REST;
+		} else {
+			tok_add(d, c);
+		}
+	}
+}
+
+/* A field name has ended with its colon. */
+static void name_done(struct obs_h1_dir *d)
+{
+	d->field = F_NONE;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (tok_is(d, fields[i].name))
+			d->field = fields[i].field;
+	/* the first Host only; the target's authority comes first */
+	if (d->field == F_HOST && d->hlen)
+		d->field = F_NONE;
+	tok_clear(d);
+	d->num = 0;
+	d->target = T_START;
+	d->state = d->field == F_NONE ? ST_SKIP : ST_VALUE;
+}
+
+static void path_add(struct obs_h1_dir *d, uint8_t c)
+{
+	if (d->plen < OBS_H1_PATH_MAX)
+		d->head.path[d->plen++] = (char)c;
+	else
+		d->head.flags |= OBS_H1F_PATH_CUT;
+}
+
+static void host_add(struct obs_h1_dir *d, uint8_t c)
+{
+	if (d->hlen < OBS_H1_HOST_MAX)
+		d->head.host[d->hlen++] = (char)c;
+	else
+		d->head.flags |= OBS_H1F_HOST_CUT;
+}
+
+/* One byte of the request target: the path is kept to its first '?',
+ * '#' or ';'; an absolute form's authority is the host, without any
+ * userinfo; CONNECT's target is all authority. */
+static void target_byte(struct obs_h1_dir *d, uint8_t c)
+{
+	switch (d->target) {
+	case T_START:
+		if (c == '/' || c == '*') {
+			d->target = T_PATH;
+			path_add(d, c);
+		} else if (strncmp(d->head.method, "CONNECT",
+				   OBS_H1_METHOD_MAX) == 0) {
+			d->target = T_AUTH;
+			host_add(d, c);
+		} else {
+			d->target = T_SCHEME;
+		}
+		return;
+	case T_PATH:
+		if (c == '?' || c == '#' || c == ';')
+			d->target = T_REST;
+		else
+			path_add(d, c);
+		return;
+	case T_SCHEME:
+		if (c == ':')
+			d->target = T_SLASHES;
+		return;
+	case T_SLASHES:
+		if (c != '/') {
+			d->target = T_AUTH;
+			target_byte(d, c);
+		}
+		return;
+	case T_AUTH:
+		if (c == '@') { /* what came before was userinfo */
+			memset(d->head.host, 0, sizeof(d->head.host));
+			d->hlen = 0;
+			d->head.flags &= ~OBS_H1F_HOST_CUT;
+		} else if (c == '/') {
+			d->target = T_PATH;
+			path_add(d, c);
+		} else if (c == '?' || c == '#') {
+			d->target = T_REST;
+		} else {
+			host_add(d, c);
+		}
+		return;
+	default: /* T_REST */
+		return;
+	}
+}
+
+/* "HTTP/1." and a digit, at index i of the version being read. */
+static bool version_byte(struct obs_h1_dir *d, uint8_t c, unsigned int i)
+{
+	static const char v[] = "HTTP/1.";
+
+	if (i < 7)
+		return c == (uint8_t)v[i];
+	if (i == 7) {
+		if (c == '0')
+			d->head.flags |= OBS_H1F_HTTP10;
+		return c >= '0' && c <= '9';
+	}
+	return true;
+}
+
+/* A chunk's size line has ended: its data, or the trailers after the
+ * last chunk. */
+static void chunk_line_done(struct obs_h1_dir *d)
+{
+	if (d->num == 0) {
+		d->state = ST_TRAILER;
+	} else {
+		d->left = d->num;
+		d->state = ST_CHUNK_DATA;
+	}
+}
+
+/* One byte of a head or of a chunked body's framing, pos already past it. */
+static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
+{
+	struct obs_h1_dir *d = &h->dir[dir];
+
+	switch (d->state) {
+	case ST_START:
+		if (c == '\r' || c == '\n')
+			return;
+		message_begin(d);
+		if (dir == OBS_RX) {
+			d->state = ST_RESP_VERSION;
+			step(h, dir, c);
+			return;
+		}
+		if (!is_tchar(c)) {
+			lose(h, dir, OBS_H1_NOT_HTTP);
+			return;
+		}
+		d->state = ST_METHOD;
+		d->head.method[d->tlen++] = (char)c;
+		return;
+	case ST_METHOD:
+		if (c == ' ') {
+			tok_clear(d);
+			d->state = ST_TARGET;
+		} else if (!is_tchar(c) || d->tlen >= 20) {
+			lose(h, dir, OBS_H1_NOT_HTTP);
+		} else if (d->tlen++ < OBS_H1_METHOD_MAX) {
+			d->head.method[d->tlen - 1] = (char)c;
+		}
+		return;
+	case ST_TARGET:
+		if (c == ' ') {
+			d->state = ST_REQ_VERSION;
+			tok_clear(d);
+		} else if (c == '\r' || c == '\n') {
+			lose(h, dir, OBS_H1_NOT_HTTP);
+		} else {
+			target_byte(d, c);
+		}
+		return;
+	case ST_REQ_VERSION:
+		if (c == '\n') {
+			if (d->tlen < 8)
+				lose(h, dir, OBS_H1_NOT_HTTP);
+			else
+				d->state = ST_LINE;
+		} else if (c != '\r' && !version_byte(d, c, d->tlen++)) {
+			lose(h, dir, OBS_H1_NOT_HTTP);
+		}
+		return;
+	case ST_RESP_VERSION:
+		if (d->tlen == 8) {
+			if (c != ' ') {
+				lose(h, dir, OBS_H1_NOT_HTTP);
+				return;
+			}
+			d->tlen = 0;
+			d->state = ST_STATUS;
+		} else if (!version_byte(d, c, d->tlen++)) {
+			lose(h, dir, OBS_H1_NOT_HTTP);
+		}
+		return;
+	case ST_STATUS:
+		if (d->tlen < 3) {
+			if (c < '0' || c > '9' || (d->tlen == 0 && c == '0')) {
+				lose(h, dir, OBS_H1_NOT_HTTP);
+				return;
+			}
+			d->head.status =
+				(uint16_t)(d->head.status * 10 + (c - '0'));
+			d->tlen++;
+		} else if (c == '\n') {
+			d->state = ST_LINE;
+		} else if (c == ' ' || c == '\r') {
+			d->state = ST_REASON;
+		} else {
+			lose(h, dir, OBS_H1_NOT_HTTP);
+		}
+		return;
+	case ST_LINE:
+		if (c == '\r')
+			return;
+		if (c == '\n') { /* the empty line: the head is complete */
+			if (dir == OBS_TX)
+				request_done(h);
+			else
+				response_done(h);
+			return;
+		}
+		if (c == ' ' || c == '\t') { /* obs-fold: not needed */
+			d->state = ST_SKIP;
+			return;
+		}
+		tok_clear(d);
+		d->state = ST_NAME;
+		tok_add(d, c);
+		return;
+	case ST_NAME:
+		if (c == ':')
+			name_done(d);
+		else if (c == '\n') /* a line without a colon: ignored */
+			d->state = ST_LINE;
+		else
+			tok_add(d, c);
+		return;
+	case ST_VALUE:
+		value_byte(d, c);
+		return;
+	case ST_CHUNK_SIZE: {
+		int v = c >= '0' && c <= '9'   ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: c >= 'A' && c <= 'F' ? c - 'A' + 10
+					       : -1;
+
+		if (v >= 0) {
+			if (d->num >> 59) {
+				lose(h, dir, OBS_H1_BAD_CHUNK);
+				return;
+			}
+			d->num = d->num * 16 + (uint64_t)v;
+			d->tlen = 1;
+			return;
+		}
+		if (d->tlen == 0 || (c != ';' && c != ' ' && c != '\t' &&
+				     c != '\r' && c != '\n')) {
+			lose(h, dir, OBS_H1_BAD_CHUNK);
+			return;
+		}
+		if (c == '\n')
+			chunk_line_done(d);
+		else
+			d->state = ST_CHUNK_EXT;
+		return;
+	}
+	case ST_CHUNK_EXT: /* reached with the size line's LF */
+		chunk_line_done(d);
+		return;
+	case ST_CHUNK_CRLF:
+		if (c == '\n') {
+			d->num = 0;
+			tok_clear(d);
+			d->state = ST_CHUNK_SIZE;
+		} else if (c != '\r') {
+			lose(h, dir, OBS_H1_BAD_CHUNK);
+		}
+		return;
+	case ST_TRAILER:
+		if (c == '\n')
+			message_end(h, dir);
+		else if (c != '\r')
+			d->state = ST_TRAILER_SKIP;
+		return;
+	default:
+		return;
+	}
+}
+
+/* The line-skipping states go on to the state after their LF. */
+static uint8_t after_line(uint8_t state)
+{
+	switch (state) {
+	case ST_REASON:
+	case ST_SKIP:
+		return ST_LINE;
+	case ST_TRAILER_SKIP:
+		return ST_TRAILER;
+	default: /* ST_CHUNK_EXT: step() reads its LF */
+		return ST_CHUNK_EXT;
+	}
+}
+
+void obs_h1_init(struct obs_h1 *h, obs_h1_emit *emit_fn, void *ctx)
+{
+	memset(h, 0, sizeof(*h));
+	h->emit = emit_fn;
+	h->ctx = ctx;
+}
+
+void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
+{
+	struct obs_h1_dir *d = &h->dir[dir];
+	const uint8_t *end = p + n;
+
+	while (p < end) {
+		size_t left = (size_t)(end - p);
+
+		switch (d->state) {
+		case ST_BODY:
+		case ST_CHUNK_DATA: {
+			size_t k = d->left < left ? (size_t)d->left : left;
+
+			p += k;
+			d->pos += k;
+			d->left -= k;
+			if (d->left == 0) {
+				if (d->state == ST_BODY)
+					message_end(h, dir);
+				else
+					d->state = ST_CHUNK_CRLF;
+			}
+			continue;
+		}
+		case ST_REASON:
+		case ST_SKIP:
+		case ST_CHUNK_EXT:
+		case ST_TRAILER_SKIP: {
+			const uint8_t *lf = memchr(p, '\n', left);
+			uint8_t state = d->state;
+
+			if (lf == NULL) {
+				d->pos += left;
+				return;
+			}
+			d->pos += (uint64_t)(lf + 1 - p);
+			p = lf + 1;
+			d->state = after_line(state);
+			if (state == ST_CHUNK_EXT)
+				step(h, dir, '\n');
+			continue;
+		}
+		case ST_AWAIT:
+			/* bytes before the answer: a CONNECT's are the
+			 * tunnel's (sent optimistically), anything else's
+			 * are HTTP/1 again */
+			if (h->q_len &&
+			    h->queue[(h->q_first + h->q_len - 1) % OBS_H1_QUEUE]
+					    .sw == OBS_H1_SW_TUNNEL)
+				switch_dir(h, dir, OBS_H1_SW_TUNNEL);
+			else
+				d->state = ST_START;
+			continue;
+		case ST_CLOSE_BODY:
+		case ST_SWITCHED:
+		case ST_LOST:
+		case ST_DONE:
+			d->pos += left;
+			return;
+		default:
+			d->pos++;
+			step(h, dir, *p++);
+		}
+	}
+}
+
+void obs_h1_eof(struct obs_h1 *h, enum obs_dir dir)
+{
+	struct obs_h1_dir *d = &h->dir[dir];
+
+	switch (d->state) {
+	case ST_CLOSE_BODY:
+		emit(h, dir, OBS_H1_END, 0);
+		break;
+	case ST_START:
+	case ST_AWAIT:
+	case ST_SWITCHED:
+	case ST_LOST:
+	case ST_DONE:
+		break;
+	default: /* in a head or a body: the message is cut short */
+		d->head.flags |= OBS_H1F_CUT_SHORT;
+		emit(h, dir, OBS_H1_END, 0);
+	}
+	if (d->state != ST_SWITCHED && d->state != ST_LOST)
+		d->state = ST_DONE;
+}
+
+bool obs_h1_following(const struct obs_h1 *h, enum obs_dir dir)
+{
+	uint8_t s = h->dir[dir].state;
+
+	return s != ST_SWITCHED && s != ST_LOST && s != ST_DONE;
+}
+
+bool obs_h1_at_boundary(const struct obs_h1 *h, enum obs_dir dir)
+{
+	uint8_t s = h->dir[dir].state;
+
+	return s == ST_START || s == ST_AWAIT;
+}

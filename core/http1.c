@@ -1,0 +1,260 @@
+/* http1.c - HTTP/1.1 exchanges from facts and calls (http1.h). */
+#include "http1.h"
+
+#include <string.h>
+
+#include "spool_format.h"
+
+void obs_http1_init(struct obs_http1 *h)
+{
+	memset(h, 0, sizeof(*h));
+}
+
+static struct obs_http1_x *at(struct obs_http1 *h, uint32_t i)
+{
+	return &h->q[(h->first + i) % OBS_HTTP1_QUEUE];
+}
+
+/* The kept call event of direction dir that holds byte `byte`, or NULL. */
+static const struct obs_event *holder(const struct obs_http1_ctx *cx,
+				      enum obs_dir dir, uint64_t byte)
+{
+	const struct obs_event *ev = obs_calls_find(&cx->calls[dir], byte);
+
+	if (ev == NULL || byte < ev->offset || byte - ev->offset >= ev->bytes)
+		return NULL;
+	return ev;
+}
+
+/* Give the oldest exchange out and forget it. */
+static void pop(struct obs_http1 *h, const struct obs_http1_ctx *cx)
+{
+	struct obs_http1_x *p = at(h, 0);
+
+	if (!p->done)
+		p->x.flags |= OBS_CXF_CUT;
+	cx->out->exchange(cx->out->ctx, &p->x);
+	h->first = (h->first + 1) % OBS_HTTP1_QUEUE;
+	h->len--;
+}
+
+/* Give out the exchanges that are complete, in order. */
+static void flush(struct obs_http1 *h, const struct obs_http1_ctx *cx)
+{
+	while (h->len && at(h, 0)->done)
+		pop(h, cx);
+}
+
+static struct obs_http1_x *push(struct obs_http1 *h,
+				const struct obs_http1_ctx *cx)
+{
+	struct obs_http1_x *p;
+
+	if (h->len == OBS_HTTP1_QUEUE)
+		pop(h, cx);
+	p = at(h, h->len++);
+	memset(p, 0, sizeof(*p));
+	p->x.seq = ++cx->conn->exchanges;
+	p->x.flags = OBS_CXF_HTTP;
+	if (cx->conn->flags & OBS_CCF_TUNNEL)
+		p->x.flags |= OBS_CXF_TUNNEL;
+	return p;
+}
+
+/* The oldest exchange whose final response has not come, or a new one
+ * for a response that answers no request. */
+static struct obs_http1_x *answering(struct obs_http1 *h,
+				     const struct obs_http1_ctx *cx)
+{
+	struct obs_http1_x *p;
+
+	for (uint32_t i = 0; i < h->len; i++)
+		if (!at(h, i)->answered)
+			return at(h, i);
+	p = push(h, cx);
+	p->x.flags |= OBS_CXF_SERVER_FIRST;
+	p->x.ds = 0;
+	return p;
+}
+
+/* The request's last byte was moved by ev (or before): T4. */
+static void request_ended(struct obs_http1_x *p, const struct obs_event *ev)
+{
+	p->x.t4 = obs_event_time(ev, p->req_end - 1);
+	p->need_t5 = true;
+}
+
+static void response_ended(struct obs_http1_x *p, const struct obs_event *ev)
+{
+	p->x.t6 = obs_event_time(ev, p->resp_end - 1);
+	p->done = true;
+}
+
+static void request(struct obs_http1 *h, const struct obs_http1_ctx *cx,
+		    const struct obs_event *ev)
+{
+	const struct obs_ev_h1 *m = &ev->u.h1;
+	struct obs_http1_x *p = push(h, cx);
+	const struct obs_event *first =
+		obs_calls_find(&cx->calls[OBS_TX], m->begin);
+
+	memcpy(p->x.method, m->head.method, sizeof(p->x.method));
+	memcpy(p->x.host, m->head.host, sizeof(p->x.host));
+	memcpy(p->x.path, m->head.path, sizeof(p->x.path));
+	p->x.label_flags =
+		m->head.flags & (OBS_H1F_HOST_CUT | OBS_H1F_PATH_CUT);
+	if (first)
+		p->x.t3 = obs_event_entry(first, m->begin);
+	p->x.send_calls = h->carry_tx;
+	h->carry_tx = 0;
+	if (cx->conn->app_proto == OBS_AP_NONE)
+		cx->conn->app_proto = OBS_AP_HTTP1;
+	if (m->ended) {
+		const struct obs_event *last;
+
+		p->req_end = m->end;
+		p->x.ds = m->end - m->begin;
+		last = holder(cx, OBS_TX, m->end - 1);
+		if (last)
+			request_ended(p, last);
+	}
+}
+
+static void response(struct obs_http1 *h, const struct obs_http1_ctx *cx,
+		     const struct obs_event *ev)
+{
+	const struct obs_ev_h1 *m = &ev->u.h1;
+	struct obs_http1_x *p = answering(h, cx);
+	const struct obs_event *first =
+		obs_calls_find(&cx->calls[OBS_RX], m->begin);
+	int64_t t_first = first ? obs_event_time(first, m->begin) : 0;
+	uint64_t size = m->ended ? m->end - m->begin : 0;
+
+	if (m->head.flags & OBS_H1F_INTERIM) {
+		if (p->x.interim_status == 0) {
+			p->x.interim_status = m->head.status;
+			p->x.t_interim = t_first;
+		}
+		p->interim_bytes += size;
+		return;
+	}
+	p->answered = true;
+	p->x.status = m->head.status;
+	p->x.tfb = t_first;
+	if (p->x.t5 == 0 && first) {
+		p->x.t5 = obs_event_entry(first, m->begin);
+		p->need_t5 = false;
+	}
+	p->resp_begin = m->begin;
+	p->x.recv_calls += h->carry_rx;
+	h->carry_rx = 0;
+	switch (m->head.sw) {
+	case OBS_H1_SW_TUNNEL:
+		p->x.flags |= OBS_CXF_SWITCH;
+		cx->conn->flags |= OBS_CCF_TUNNEL;
+		memcpy(cx->conn->tunnel, p->x.host, sizeof(cx->conn->tunnel));
+		break;
+	case OBS_H1_SW_WEBSOCKET:
+		p->x.flags |= OBS_CXF_SWITCH;
+		cx->conn->flags |= OBS_CCF_WEBSOCKET;
+		break;
+	case OBS_H1_SW_H2C:
+		p->x.flags |= OBS_CXF_SWITCH;
+		cx->conn->app_proto = OBS_AP_H2C;
+		break;
+	case OBS_H1_SW_OTHER:
+		p->x.flags |= OBS_CXF_SWITCH;
+		break;
+	default:
+		break;
+	}
+	if (m->ended) {
+		const struct obs_event *last = holder(cx, OBS_RX, m->end - 1);
+
+		p->resp_end = m->end;
+		p->x.dr = size + p->interim_bytes;
+		if (last)
+			response_ended(p, last);
+	}
+	flush(h, cx);
+}
+
+void obs_http1_message(struct obs_http1 *h, const struct obs_http1_ctx *cx,
+		       const struct obs_event *ev)
+{
+	if (ev->dir == OBS_TX)
+		request(h, cx, ev);
+	else
+		response(h, cx, ev);
+}
+
+static void sent(struct obs_http1 *h, const struct obs_event *ev)
+{
+	struct obs_http1_x *newest = h->len ? at(h, h->len - 1) : NULL;
+
+	for (uint32_t i = 0; i < h->len; i++) {
+		struct obs_http1_x *p = at(h, i);
+
+		if (p->req_end && !p->x.t4 && p->req_end - 1 >= ev->offset &&
+		    p->req_end - 1 - ev->offset < ev->bytes)
+			request_ended(p, ev);
+	}
+	if (newest && !newest->x.t4 && !newest->answered)
+		newest->x.send_calls += ev->calls;
+	else
+		h->carry_tx += ev->calls;
+}
+
+static void received(struct obs_http1 *h, const struct obs_http1_ctx *cx,
+		     const struct obs_event *ev)
+{
+	struct obs_http1_x *reading = NULL;
+
+	if (ev->bytes) {
+		h->rx_seen = ev->offset + ev->bytes;
+		h->rx_last_data = ev->t_out;
+	}
+	for (uint32_t i = 0; i < h->len; i++) {
+		struct obs_http1_x *p = at(h, i);
+
+		if (p->need_t5) {
+			p->x.t5 = ev->t_in;
+			p->need_t5 = false;
+		}
+		if (p->answered && !p->done) {
+			if (reading == NULL)
+				reading = p;
+			if (p->resp_end && p->resp_end - 1 >= ev->offset &&
+			    p->resp_end - 1 - ev->offset < ev->bytes)
+				response_ended(p, ev);
+		}
+	}
+	if (reading)
+		reading->x.recv_calls += ev->calls;
+	else
+		h->carry_rx += ev->calls;
+	flush(h, cx);
+}
+
+void obs_http1_call(struct obs_http1 *h, const struct obs_http1_ctx *cx,
+		    const struct obs_event *ev)
+{
+	if (ev->dir == OBS_TX)
+		sent(h, ev);
+	else
+		received(h, cx, ev);
+}
+
+void obs_http1_finish(struct obs_http1 *h, const struct obs_http1_ctx *cx)
+{
+	for (uint32_t i = 0; i < h->len; i++) {
+		struct obs_http1_x *p = at(h, i);
+
+		if (p->answered && !p->done && h->rx_seen > p->resp_begin) {
+			p->x.dr = h->rx_seen - p->resp_begin + p->interim_bytes;
+			p->x.t6 = h->rx_last_data;
+		}
+	}
+	while (h->len)
+		pop(h, cx);
+}

@@ -1,0 +1,41 @@
+/* replay.h - the core: a connection's events (event.h), in the order the
+ * capture wrote them, replayed through its protocol stack into the
+ * connection and its exchanges (out.h).
+ *
+ * The stack: TCP at the bottom (tcp.h: phases, times, how it ended); on
+ * it, per direction and level, the protocol the capture chose: HTTP/1.1
+ * (http1.h), another protocol read as runs of calls (raw.h), WebSocket
+ * after a 101 (its messages counted on the connection). A CONNECT's 2xx
+ * opens a tunnel: the level above it chooses again (TLS, HTTP/1 ...).
+ *
+ * Pure: no I/O, no allocation, one thread, fixed-size state. The slicer,
+ * observe --live, the tests and the fuzzers link it.
+ */
+#ifndef OBSERVE_REPLAY_H
+#define OBSERVE_REPLAY_H
+
+#include <stdbool.h>
+
+#include "calls.h"
+#include "event.h"
+#include "http1.h"
+#include "out.h"
+#include "raw.h"
+
+struct obs_replay {
+	struct obs_core_conn conn;
+	struct obs_core_sink out;
+	struct obs_calls calls[2];
+	uint8_t app[2];	     /* enum obs_app (event.h) of each direction */
+	bool undelivered[2]; /* its last call came before its protocol */
+	bool http1_on;	     /* HTTP/1 exchanges under way */
+	struct obs_http1 http1;
+	struct obs_raw raw;
+};
+
+void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out);
+void obs_replay_event(struct obs_replay *r, const struct obs_event *ev);
+/* The connection's events end here: what is under way is given out. */
+void obs_replay_finish(struct obs_replay *r);
+
+#endif

@@ -1,0 +1,576 @@
+/* test_core.c - the capture and the core together, on scripted
+ * conversations: each call's bytes go through the capture (core/capture.c)
+ * into events, as in the layer, and the events through the replay
+ * (core/replay.c) into exchanges, as in the slicer. The conversations are
+ * HTTP/1.1 as servers speak it: keep-alive, 100-continue, 103 Early Hints,
+ * pipelining, HEAD, 204 and 304, chunked bodies, bodies delimited by
+ * close, an empty reply, WebSocket, a CONNECT tunnel.
+ *
+ * Times: the k-th call of a script enters at k * 1000 and returns at
+ * k * 1000 + 500, so each time an exchange gets names the call it came
+ * from.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "capture.h"
+#include "replay.h"
+#include "spool_format.h"
+
+#define MAX_EVENTS 4096
+#define MAX_X 64
+
+struct script {
+	struct obs_event events[MAX_EVENTS];
+	uint64_t n_events;
+	struct obs_core_exchange x[MAX_X];
+	int n_x;
+	struct obs_replay replay;
+	struct obs_capture cap;
+	struct obs_sink sink;
+	int step;
+};
+
+static uint64_t sink_put(void *ctx, const struct obs_event *ev)
+{
+	struct script *s = ctx;
+
+	assert_true(s->n_events < MAX_EVENTS);
+	s->events[s->n_events] = *ev;
+	return s->n_events++;
+}
+
+static void sink_update(void *ctx, uint64_t h, const struct obs_event *ev)
+{
+	struct script *s = ctx;
+
+	assert_true(h < s->n_events);
+	s->events[h] = *ev;
+}
+
+static void out_exchange(void *ctx, const struct obs_core_exchange *x)
+{
+	struct script *s = ctx;
+
+	assert_true(s->n_x < MAX_X);
+	s->x[s->n_x++] = *x;
+}
+
+static struct script *script_new(void)
+{
+	static struct script s;
+
+	memset(&s, 0, sizeof(s));
+	s.sink = (struct obs_sink){ sink_put, sink_update, &s };
+	obs_cap_init(&s.cap, &s.sink);
+	s.step = 1;
+	obs_cap_connect(&s.cap, 0, 100, 0);
+	return &s;
+}
+
+static int64_t t_in(int step)
+{
+	return step * 1000;
+}
+
+static int64_t t_out(int step)
+{
+	return step * 1000 + 500;
+}
+
+/* A call of direction dir that moved the n bytes of p (n 0: EAGAIN);
+ * returns its step. */
+static int call(struct script *s, enum obs_dir dir, const void *p, size_t n)
+{
+	struct iovec iov = { (void *)p, n };
+	struct obs_call c = {
+		.dir = dir,
+		.t_in = t_in(s->step),
+		.t_out = t_out(s->step),
+		.result = n ? (long)n : -1,
+		.err = n ? 0 : EAGAIN,
+		.iov = &iov,
+		.iovcnt = 1,
+	};
+
+	obs_cap_call(&s->cap, &c);
+	return s->step++;
+}
+
+static int send_str(struct script *s, const char *text)
+{
+	return call(s, OBS_TX, text, strlen(text));
+}
+
+static int recv_str(struct script *s, const char *text)
+{
+	return call(s, OBS_RX, text, strlen(text));
+}
+
+static int recv_eof(struct script *s)
+{
+	struct obs_call c = {
+		.dir = OBS_RX,
+		.t_in = t_in(s->step),
+		.t_out = t_out(s->step),
+		.eof = true,
+	};
+
+	obs_cap_call(&s->cap, &c);
+	return s->step++;
+}
+
+/* Close, then replay every event written. */
+static void finish(struct script *s)
+{
+	struct obs_core_sink out = { out_exchange, s };
+
+	obs_cap_close(&s->cap, t_out(s->step++), 0);
+	obs_replay_init(&s->replay, &out);
+	for (uint64_t i = 0; i < s->n_events; i++)
+		obs_replay_event(&s->replay, &s->events[i]);
+	obs_replay_finish(&s->replay);
+}
+
+static const char resp_100b[] = "HTTP/1.1 200 OK\r\nServer: nginx\r\n"
+				"Content-Length: 10\r\n\r\n0123456789";
+
+static void test_keepalive(void **state)
+{
+	struct script *s = script_new();
+	int a, b, c, d;
+
+	(void)state;
+	a = send_str(s, "GET /a?secret=1 HTTP/1.1\r\nHost: example.org\r\n"
+			"User-Agent: t\r\n\r\n");
+	b = recv_str(s, resp_100b);
+	c = send_str(
+		s,
+		"GET /b;jsessionid=XYZ HTTP/1.1\r\nhost: Example.org:8080\r\n\r\n");
+	call(s, OBS_RX, NULL, 0); /* EAGAIN */
+	d = recv_str(s, resp_100b);
+	finish(s);
+
+	assert_int_equal(s->n_x, 2);
+	assert_string_equal(s->x[0].method, "GET");
+	assert_string_equal(s->x[0].path, "/a");
+	assert_string_equal(s->x[0].host, "example.org");
+	assert_int_equal(s->x[0].status, 200);
+	assert_int_equal(s->x[0].t3, t_in(a));
+	assert_int_equal(s->x[0].t4, t_out(a));
+	assert_int_equal(s->x[0].t5, t_in(b));
+	assert_int_equal(s->x[0].tfb, t_out(b));
+	assert_int_equal(s->x[0].t6, t_out(b));
+	assert_int_equal(s->x[0].dr, strlen(resp_100b));
+	assert_int_equal(s->x[0].seq, 1);
+	assert_string_equal(s->x[1].path, "/b");
+	assert_string_equal(s->x[1].host, "Example.org:8080");
+	assert_int_equal(s->x[1].seq, 2);
+	assert_int_equal(s->x[1].t3, t_in(c));
+	/* the EAGAIN receive is the first receive after T4 */
+	assert_int_equal(s->x[1].t5, t_in(d - 1));
+	assert_int_equal(s->x[1].tfb, t_out(d));
+	assert_int_equal(s->x[1].flags & OBS_CXF_CUT, 0);
+	assert_int_equal(s->replay.conn.app_proto, OBS_AP_HTTP1);
+	assert_int_equal(s->replay.conn.end_class, OBS_END_CLIENT_CLOSE);
+	assert_int_equal(s->replay.conn.t1, 0);
+	assert_int_equal(s->replay.conn.t2, 100);
+}
+
+/* curl -T: Expect: 100-continue, the 100, the body, then the 200. */
+static void test_expect_continue(void **state)
+{
+	struct script *s = script_new();
+	int head, body, ok;
+
+	(void)state;
+	head = send_str(s,
+			"PUT /up HTTP/1.1\r\nHost: h\r\nContent-Length: 8\r\n"
+			"Expect: 100-continue\r\n\r\n");
+	recv_str(s, "HTTP/1.1 100 Continue\r\n\r\n");
+	body = send_str(s, "12345678");
+	ok = recv_str(s, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n");
+	finish(s);
+
+	assert_int_equal(s->n_x, 1);
+	assert_string_equal(s->x[0].method, "PUT");
+	assert_int_equal(s->x[0].status, 201);
+	assert_int_equal(s->x[0].interim_status, 100);
+	assert_int_equal(s->x[0].t_interim, t_out(head + 1));
+	assert_int_equal(s->x[0].t3, t_in(head));
+	assert_int_equal(s->x[0].t4, t_out(body));
+	assert_int_equal(s->x[0].t5, t_in(ok));
+	assert_int_equal(s->x[0].tfb, t_out(ok));
+	assert_true(s->x[0].tfb >= s->x[0].t4);
+	assert_int_equal(s->x[0].ds, strlen("PUT /up HTTP/1.1\r\nHost: h\r\n"
+					    "Content-Length: 8\r\nExpect: "
+					    "100-continue\r\n\r\n12345678"));
+}
+
+/* 103 Early Hints and the 200 in one receive, then a second request. */
+static void test_early_hints(void **state)
+{
+	struct script *s = script_new();
+
+	(void)state;
+	send_str(s, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_str(
+		s,
+		"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n");
+	recv_str(s, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc");
+	send_str(s, "GET /s.css HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_str(s, "HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 404 Not Found\r\n"
+		    "Content-Length: 0\r\n\r\n");
+	finish(s);
+
+	assert_int_equal(s->n_x, 2);
+	assert_int_equal(s->x[0].status, 200);
+	assert_int_equal(s->x[0].interim_status, 103);
+	assert_int_equal(s->x[0].t_interim, t_out(2));
+	assert_int_equal(s->x[0].tfb, t_out(3));
+	assert_int_equal(s->x[1].status, 404);
+	assert_int_equal(s->x[1].interim_status, 103);
+	assert_string_equal(s->x[1].path, "/s.css");
+}
+
+/* Three requests in one send; the responses in pieces that cut across
+ * them. */
+static void test_pipelining(void **state)
+{
+	struct script *s = script_new();
+	int sent, r1, r2;
+
+	(void)state;
+	sent = send_str(s, "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n"
+			   "HEAD /2 HTTP/1.1\r\nHost: h\r\n\r\n"
+			   "GET /3 HTTP/1.1\r\nHost: h\r\n\r\n");
+	r1 = recv_str(s, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nab");
+	r2 = recv_str(
+		s, "cdHTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nHTTP/1.1 "
+		   "404 Not Found\r\nContent-Length: 2\r\n\r\n");
+	recv_str(s, "zz");
+	finish(s);
+
+	assert_int_equal(s->n_x, 3);
+	assert_string_equal(s->x[0].path, "/1");
+	assert_string_equal(s->x[1].path, "/2");
+	assert_string_equal(s->x[1].method, "HEAD");
+	assert_string_equal(s->x[2].path, "/3");
+	assert_int_equal(s->x[0].status, 200);
+	assert_int_equal(s->x[1].status, 200);
+	assert_int_equal(s->x[2].status, 404);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(s->x[i].t3, t_in(sent));
+		assert_int_equal(s->x[i].t4, t_out(sent));
+		assert_int_equal(s->x[i].t5, t_in(r1));
+		assert_int_equal(s->x[i].flags & OBS_CXF_CUT, 0);
+	}
+	assert_int_equal(s->x[0].tfb, t_out(r1));
+	assert_int_equal(s->x[0].t6, t_out(r2));
+	assert_int_equal(s->x[1].tfb, t_out(r2));
+	assert_int_equal(s->x[1].t6, t_out(r2));
+	assert_int_equal(s->x[2].tfb, t_out(r2));
+	assert_int_equal(s->x[2].t6, t_out(r2 + 1));
+	assert_int_equal(s->x[2].dr, strlen("HTTP/1.1 404 Not Found\r\n"
+					    "Content-Length: 2\r\n\r\nzz"));
+}
+
+/* HEAD, 204 and 304 have no body whatever their Content-Length says. */
+static void test_no_body(void **state)
+{
+	struct script *s = script_new();
+
+	(void)state;
+	send_str(s, "HEAD /big HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_str(s, "HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n");
+	send_str(s, "DELETE /x HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_str(s, "HTTP/1.1 204 No Content\r\n\r\n");
+	send_str(s,
+		 "GET /c HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"1\"\r\n\r\n");
+	recv_str(s, "HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\n\r\n");
+	send_str(s, "GET /d HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_str(s, resp_100b);
+	finish(s);
+
+	assert_int_equal(s->n_x, 4);
+	assert_int_equal(s->x[0].status, 200);
+	assert_int_equal(s->x[1].status, 204);
+	assert_int_equal(s->x[2].status, 304);
+	assert_int_equal(s->x[3].status, 200);
+	assert_string_equal(s->x[3].path, "/d");
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(s->x[i].flags & OBS_CXF_CUT, 0);
+}
+
+/* A chunked body cut at awkward places, with an extension and trailers;
+ * T6 is the receive that brought its last byte. */
+static void test_chunked(void **state)
+{
+	struct script *s = script_new();
+	int last;
+
+	(void)state;
+	send_str(s, "GET /c HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_str(s,
+		 "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+		 "5\r\nhel");
+	recv_str(s, "lo\r\n1");
+	recv_str(s, "A;ext=1\r\n0123456789abcdefghijklmn");
+	recv_str(s, "op\r\n0\r\nX-Trailer: 1\r");
+	last = recv_str(s, "\n\r\n");
+	send_str(s, "GET /next HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_str(s, resp_100b);
+	finish(s);
+
+	assert_int_equal(s->n_x, 2);
+	assert_int_equal(s->x[0].t6, t_out(last));
+	assert_int_equal(s->x[0].flags & OBS_CXF_CUT, 0);
+	assert_string_equal(s->x[1].path, "/next");
+	assert_int_equal(s->x[1].status, 200);
+}
+
+/* HTTP/1.0 without Content-Length: the body ends when the server closes;
+ * T6 is the last receive of bytes, TEOF the receive that returned 0. */
+static void test_close_delimited(void **state)
+{
+	struct script *s = script_new();
+	int last, eof;
+
+	(void)state;
+	send_str(s, "GET / HTTP/1.0\r\n\r\n");
+	recv_str(s, "HTTP/1.0 200 OK\r\n\r\nsome");
+	last = recv_str(s, " more");
+	eof = recv_eof(s);
+	finish(s);
+
+	assert_int_equal(s->n_x, 1);
+	assert_int_equal(s->x[0].status, 200);
+	assert_int_equal(s->x[0].t6, t_out(last));
+	assert_int_equal(s->x[0].flags & OBS_CXF_CUT, 0);
+	assert_int_equal(s->x[0].dr,
+			 strlen("HTTP/1.0 200 OK\r\n\r\nsome more"));
+	assert_int_equal(s->replay.conn.teof, t_out(eof));
+	assert_int_equal(s->replay.conn.end_class, OBS_END_SERVER_CLOSE);
+}
+
+/* The server closes without a word: one exchange, no status, cut. */
+static void test_empty_reply(void **state)
+{
+	struct script *s = script_new();
+
+	(void)state;
+	send_str(s, "GET /x HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_eof(s);
+	finish(s);
+
+	assert_int_equal(s->n_x, 1);
+	assert_string_equal(s->x[0].path, "/x");
+	assert_int_equal(s->x[0].status, 0);
+	assert_true(s->x[0].flags & OBS_CXF_CUT);
+	assert_int_equal(s->x[0].tfb, 0);
+}
+
+/* A WebSocket upgrade: one exchange (101), then frames that are counted
+ * as messages and never read as requests. */
+static void test_websocket(void **state)
+{
+	struct script *s = script_new();
+	/* a masked text frame "GET / HTTP/1.1" (14 bytes): FIN, opcode 1 */
+	uint8_t text[2 + 4 + 14] = { 0x81, 0x80 | 14, 1, 2, 3, 4 };
+	/* from the server: a fragmented binary message (2 frames), a ping
+	 * between them, then a close */
+	uint8_t from[] = { 0x02, 3,   'a', 'b',	 'c', 0x89, 0,	 0x80,
+			   2,	 'd', 'e', 0x88, 2,   0x03, 0xe8 };
+
+	(void)state;
+	memcpy(text + 6, "GET / HTTP/1.1", 14);
+	send_str(s, "GET /chat HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n"
+		    "Connection: Upgrade\r\nSec-WebSocket-Key: x\r\n\r\n");
+	recv_str(s, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+		    "Connection: Upgrade\r\n\r\n\x81\x02hi");
+	call(s, OBS_TX, text, sizeof(text));
+	call(s, OBS_RX, from, 7);
+	call(s, OBS_RX, from + 7, sizeof(from) - 7);
+	finish(s);
+
+	assert_int_equal(s->n_x, 1);
+	assert_int_equal(s->x[0].status, 101);
+	assert_true(s->x[0].flags & OBS_CXF_SWITCH);
+	assert_true(s->replay.conn.flags & OBS_CCF_WEBSOCKET);
+	assert_int_equal(s->replay.conn.app_proto, OBS_AP_HTTP1);
+	assert_int_equal(s->replay.conn.ws_messages[OBS_TX], 1);
+	/* "hi", the binary message, the ping, the close */
+	assert_int_equal(s->replay.conn.ws_messages[OBS_RX], 4);
+}
+
+/* HTTPS through a proxy: the CONNECT exchange, then TLS in the tunnel on
+ * a connection marked TLS; its records are no HTTP/1 request. */
+static void test_connect_tls(void **state)
+{
+	struct script *s = script_new();
+	static const uint8_t hello[] = { 22, 3, 1, 0, 4, 1, 0, 0, 0 };
+	static const uint8_t shello[] = { 22, 3, 3, 0, 2, 2, 0 };
+	static const uint8_t app[] = { 23, 3, 3, 0, 3, 'G', 'E', 'T' };
+
+	(void)state;
+	send_str(s,
+		 "CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n"
+		 "Proxy-Authorization: Basic c2VjcmV0\r\n\r\n");
+	recv_str(s, "HTTP/1.1 200 Connection established\r\n\r\n");
+	call(s, OBS_TX, hello, sizeof(hello));
+	call(s, OBS_RX, shello, sizeof(shello));
+	call(s, OBS_TX, app, sizeof(app));
+	call(s, OBS_RX, app, sizeof(app));
+	finish(s);
+
+	assert_true(s->n_x >= 2);
+	assert_string_equal(s->x[0].method, "CONNECT");
+	assert_string_equal(s->x[0].host, "example.org:443");
+	assert_string_equal(s->x[0].path, "");
+	assert_int_equal(s->x[0].status, 200);
+	assert_true(s->x[0].flags & OBS_CXF_SWITCH);
+	assert_true(s->replay.conn.flags & OBS_CCF_TLS);
+	assert_true(s->replay.conn.flags & OBS_CCF_TUNNEL);
+	assert_string_equal(s->replay.conn.tunnel, "example.org:443");
+	for (int i = 1; i < s->n_x; i++) {
+		assert_true(s->x[i].flags & OBS_CXF_TUNNEL);
+		assert_int_equal(s->x[i].flags & OBS_CXF_HTTP, 0);
+	}
+}
+
+/* Plain HTTP through a CONNECT tunnel: the tunnel's own exchanges are
+ * labelled. A refused CONNECT leaves HTTP/1 going on. */
+static void test_connect_http(void **state)
+{
+	struct script *s = script_new();
+
+	(void)state;
+	send_str(s, "CONNECT in:80 HTTP/1.1\r\nHost: in:80\r\n\r\n");
+	recv_str(s, "HTTP/1.1 407 Proxy Authentication Required\r\n"
+		    "Content-Length: 0\r\n\r\n");
+	send_str(s, "CONNECT in:80 HTTP/1.1\r\nHost: in:80\r\n\r\n");
+	recv_str(s, "HTTP/1.1 200 OK\r\n\r\n");
+	send_str(s, "GET /inside HTTP/1.1\r\nHost: in\r\n\r\n");
+	recv_str(s, resp_100b);
+	finish(s);
+
+	assert_int_equal(s->n_x, 3);
+	assert_int_equal(s->x[0].status, 407);
+	assert_int_equal(s->x[0].flags & OBS_CXF_SWITCH, 0);
+	assert_int_equal(s->x[1].status, 200);
+	assert_true(s->x[1].flags & OBS_CXF_SWITCH);
+	assert_string_equal(s->x[2].path, "/inside");
+	assert_int_equal(s->x[2].status, 200);
+	assert_true(s->x[2].flags & OBS_CXF_TUNNEL);
+	assert_int_equal(s->x[2].flags & OBS_CXF_CUT, 0);
+}
+
+/* The same conversation a byte a call gives the same labels and
+ * statuses; an absolute-form target's userinfo is never kept. */
+static void test_byte_by_byte(void **state)
+{
+	struct script *s = script_new();
+	const char *req =
+		"POST http://user:pw@example.org:81/p/q?x=1 HTTP/1.1\r\n"
+		"Host: ignored\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"3\r\nabc\r\n0\r\n\r\n";
+	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nxyz";
+
+	(void)state;
+	for (size_t i = 0; i < strlen(req); i++)
+		call(s, OBS_TX, req + i, 1);
+	for (size_t i = 0; i < strlen(resp); i++)
+		call(s, OBS_RX, resp + i, 1);
+	finish(s);
+
+	assert_int_equal(s->n_x, 1);
+	assert_string_equal(s->x[0].method, "POST");
+	assert_string_equal(s->x[0].host, "example.org:81");
+	assert_string_equal(s->x[0].path, "/p/q");
+	assert_int_equal(s->x[0].status, 200);
+	assert_int_equal(s->x[0].ds, strlen(req));
+	assert_int_equal(s->x[0].dr, strlen(resp));
+	assert_int_equal(s->x[0].t3, t_in(1));
+	assert_int_equal(s->x[0].t4, t_out((int)strlen(req)));
+	assert_int_equal(s->x[0].tfb, t_out((int)strlen(req) + 1));
+	assert_int_equal(s->x[0].t6, t_out((int)(strlen(req) + strlen(resp))));
+}
+
+/* A large body is one event however many receives bring it; the
+ * receive that tries again after its end begins the next event. */
+static void test_merged_calls(void **state)
+{
+	struct script *s = script_new();
+	static char chunk[4096];
+	const char *head = "HTTP/1.1 200 OK\r\nContent-Length: 409600\r\n\r\n";
+	uint64_t before, body;
+	int last = 0;
+
+	(void)state;
+	memset(chunk, 'x', sizeof(chunk));
+	send_str(s, "GET /big HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_str(s, head);
+	body = s->n_events - 2; /* the head's call event, then its fact */
+	before = s->n_events;
+	for (int i = 0; i < 100; i++) {
+		last = call(s, OBS_RX, chunk, sizeof(chunk));
+		call(s, OBS_RX, NULL, 0);
+	}
+	assert_int_equal(s->n_events - before, 1);
+	assert_int_equal(s->events[body].kind, OBS_EV_CALL);
+	assert_int_equal(s->events[body].calls, 200);
+	assert_int_equal(s->events[body].bytes, strlen(head) + 409600);
+	assert_int_equal(s->events[body].t_out, t_out(last));
+	finish(s);
+	assert_int_equal(s->n_x, 1);
+	assert_int_equal(s->x[0].t6, t_out(last));
+	assert_int_equal(s->x[0].recv_calls, 200);
+	assert_int_equal(s->x[0].dr, strlen(head) + 409600);
+}
+
+/* Not HTTP at all: a server that speaks first, exchanges as runs. */
+static void test_server_first(void **state)
+{
+	struct script *s = script_new();
+
+	(void)state;
+	recv_str(s, "220 smtp ready\r\n");
+	send_str(s, "EHLO x\r\n");
+	recv_str(s, "250 ok\r\n");
+	finish(s);
+
+	assert_int_equal(s->n_x, 2);
+	assert_true(s->x[0].flags & OBS_CXF_SERVER_FIRST);
+	assert_int_equal(s->x[1].ds, 8);
+	assert_int_equal(s->x[1].dr, 8);
+	assert_int_equal(s->x[1].flags & OBS_CXF_HTTP, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_keepalive),
+		cmocka_unit_test(test_expect_continue),
+		cmocka_unit_test(test_early_hints),
+		cmocka_unit_test(test_pipelining),
+		cmocka_unit_test(test_no_body),
+		cmocka_unit_test(test_chunked),
+		cmocka_unit_test(test_close_delimited),
+		cmocka_unit_test(test_empty_reply),
+		cmocka_unit_test(test_websocket),
+		cmocka_unit_test(test_connect_tls),
+		cmocka_unit_test(test_connect_http),
+		cmocka_unit_test(test_byte_by_byte),
+		cmocka_unit_test(test_merged_calls),
+		cmocka_unit_test(test_server_first),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

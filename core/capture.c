@@ -114,12 +114,13 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 			c->switch_at = ev.offset;
 		}
 		return;
-	default: /* OBS_H1_LOST */
+	default: /* OBS_H1_LOST: for both directions, an exchange needs
+		  * both */
 		ev.u.h1.kind = OBS_H1_LOST;
 		ev.u.h1.reason = f->reason;
 		put(c, &ev);
 		c->edge = true;
-		c->app[dir] = OBS_APP_OTHER;
+		c->app[OBS_TX] = c->app[OBS_RX] = OBS_APP_OTHER;
 		return;
 	}
 }

@@ -759,10 +759,10 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 			continue;
 		}
 		case ST_AWAIT:
-			/* bytes before the answer: a CONNECT's are the
-			 * tunnel's (sent optimistically), anything else's
-			 * are HTTP/1 again */
-			if (h->q_len &&
+			/* bytes before the answer: a request's (its method's
+			 * first letter) are HTTP/1 again; a CONNECT's others
+			 * are the tunnel's, sent before its 2xx */
+			if (!(*p >= 'A' && *p <= 'Z') && h->q_len &&
 			    h->queue[(h->q_first + h->q_len - 1) % OBS_H1_QUEUE]
 					    .sw == OBS_H1_SW_TUNNEL)
 				switch_dir(h, dir, OBS_H1_SW_TUNNEL);

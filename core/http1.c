@@ -54,7 +54,6 @@ static struct obs_http1_x *push(struct obs_http1 *h,
 		pop(h, cx);
 	p = at(h, h->len++);
 	memset(p, 0, sizeof(*p));
-	p->x.seq = ++cx->conn->exchanges;
 	p->x.flags = OBS_CXF_HTTP;
 	if (cx->conn->flags & OBS_CCF_TUNNEL)
 		p->x.flags |= OBS_CXF_TUNNEL;

@@ -21,7 +21,8 @@
 #define OBS_CXF_HTTP 0x10u  /* an HTTP/1 request and its response */
 
 struct obs_core_exchange {
-	uint32_t seq;	/* from 1 within the connection */
+	uint32_t seq;	/* from 1 within the connection, in the order the
+			 * exchanges are given out (the replay numbers them) */
 	uint32_t flags; /* OBS_CXF_* */
 	int64_t t3, t4, t5, tfb, t6;
 	uint64_t ds, dr;

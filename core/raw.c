@@ -20,7 +20,6 @@ void obs_raw_init(struct obs_raw *r)
 static void begin(struct obs_raw *r, struct obs_core_conn *conn, uint32_t flags)
 {
 	memset(&r->x, 0, sizeof(r->x));
-	r->x.seq = ++conn->exchanges;
 	r->x.flags = flags;
 	if (conn->flags & OBS_CCF_TUNNEL)
 		r->x.flags |= OBS_CXF_TUNNEL;

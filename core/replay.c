@@ -11,7 +11,8 @@
  *   HTTP/1 message   http1
  *   HTTP/1 switch    the direction's protocol: WebSocket, the tunnel's
  *                    (chosen by a proto event), or raw
- *   HTTP/1 lost      raw from here; http1 gives out what it has
+ *   HTTP/1 lost      raw from here, both directions; http1 gives out
+ *                    what it has
  *   WebSocket        a message counted on the connection
  */
 #include "replay.h"
@@ -24,7 +25,7 @@ static struct obs_http1_ctx http1_ctx(struct obs_replay *r)
 {
 	return (struct obs_http1_ctx){ .conn = &r->conn,
 				       .calls = r->calls,
-				       .out = &r->out };
+				       .out = &r->layers };
 }
 
 static void http1_stop(struct obs_replay *r)
@@ -48,7 +49,7 @@ static void deliver(struct obs_replay *r, const struct obs_event *ev)
 		return;
 	case OBS_APP_TLS:
 	case OBS_APP_OTHER:
-		obs_raw_call(&r->raw, &r->conn, &r->out, ev);
+		obs_raw_call(&r->raw, &r->conn, &r->layers, ev);
 		return;
 	default: /* not chosen yet, or WebSocket */
 		return;
@@ -104,8 +105,8 @@ static void on_h1(struct obs_replay *r, const struct obs_event *ev)
 		    r->app[OBS_RX] != OBS_APP_H1)
 			http1_stop(r);
 		return;
-	default: /* OBS_H1_LOST */
-		r->app[ev->dir] = OBS_APP_OTHER;
+	default: /* OBS_H1_LOST: both directions go on as raw runs */
+		r->app[OBS_TX] = r->app[OBS_RX] = OBS_APP_OTHER;
 		http1_stop(r);
 		return;
 	}
@@ -125,10 +126,21 @@ static void (*const on_event[])(struct obs_replay *,
 	[OBS_EV_WS] = on_ws,	   [OBS_EV_PROTO] = on_proto,
 };
 
+/* An exchange a layer gives out: numbered, then the caller's. */
+static void number(void *ctx, const struct obs_core_exchange *x)
+{
+	struct obs_replay *r = ctx;
+	struct obs_core_exchange numbered = *x;
+
+	numbered.seq = ++r->conn.exchanges;
+	r->out.exchange(r->out.ctx, &numbered);
+}
+
 void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out)
 {
 	memset(r, 0, sizeof(*r));
 	r->out = *out;
+	r->layers = (struct obs_core_sink){ number, r };
 	obs_raw_init(&r->raw);
 }
 
@@ -142,6 +154,6 @@ void obs_replay_event(struct obs_replay *r, const struct obs_event *ev)
 void obs_replay_finish(struct obs_replay *r)
 {
 	http1_stop(r);
-	obs_raw_finish(&r->raw, &r->out);
+	obs_raw_finish(&r->raw, &r->layers);
 	obs_tcp_finish(&r->conn);
 }

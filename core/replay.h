@@ -24,7 +24,8 @@
 
 struct obs_replay {
 	struct obs_core_conn conn;
-	struct obs_core_sink out;
+	struct obs_core_sink out;    /* the caller's */
+	struct obs_core_sink layers; /* the layers': numbers, then out */
 	struct obs_calls calls[2];
 	uint8_t app[2];	     /* enum obs_app (event.h) of each direction */
 	bool undelivered[2]; /* its last call came before its protocol */

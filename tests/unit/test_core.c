@@ -9,6 +9,9 @@
  * Times: the k-th call of a script enters at k * 1000 and returns at
  * k * 1000 + 500, so each time an exchange gets names the call it came
  * from.
+ *
+ * With CORE_SEEDS=DIR set, each conversation is also written to DIR as a
+ * seed of tests/fuzz/fuzz_core.c (its input format).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -36,7 +40,43 @@ struct script {
 	struct obs_capture cap;
 	struct obs_sink sink;
 	int step;
+	uint8_t seed[65536]; /* the conversation, as fuzz_core reads it */
+	size_t seed_len;
 };
+
+/* The call's bytes as a record of the fuzz target's input. */
+static void seed_add(struct script *s, enum obs_dir dir, const void *p,
+		     size_t n)
+{
+	uint8_t *r = s->seed + s->seed_len;
+
+	if (s->seed_len + 5 + n > sizeof(s->seed))
+		return;
+	r[0] = dir == OBS_RX ? '<' : '>';
+	r[1] = (uint8_t)(n >> 24);
+	r[2] = (uint8_t)(n >> 16);
+	r[3] = (uint8_t)(n >> 8);
+	r[4] = (uint8_t)n;
+	if (n)
+		memcpy(r + 5, p, n);
+	s->seed_len += 5 + n;
+}
+
+static void seed_write(const struct script *s)
+{
+	static int written;
+	const char *dir = getenv("CORE_SEEDS");
+	char path[4096];
+	FILE *f;
+
+	if (dir == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/seed%d", dir, ++written);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(s->seed, 1, s->seed_len, f), s->seed_len);
+	assert_int_equal(fclose(f), 0);
+}
 
 static uint64_t sink_put(void *ctx, const struct obs_event *ev)
 {
@@ -71,6 +111,7 @@ static struct script *script_new(void)
 	s.sink = (struct obs_sink){ sink_put, sink_update, &s };
 	obs_cap_init(&s.cap, &s.sink);
 	s.step = 1;
+	s.seed[s.seed_len++] = 0; /* whole records */
 	obs_cap_connect(&s.cap, 0, 100, 0);
 	return &s;
 }
@@ -101,6 +142,8 @@ static int call(struct script *s, enum obs_dir dir, const void *p, size_t n)
 	};
 
 	obs_cap_call(&s->cap, &c);
+	if (n)
+		seed_add(s, dir, p, n);
 	return s->step++;
 }
 
@@ -124,6 +167,7 @@ static int recv_eof(struct script *s)
 	};
 
 	obs_cap_call(&s->cap, &c);
+	seed_add(s, OBS_RX, NULL, 0);
 	return s->step++;
 }
 
@@ -133,6 +177,7 @@ static void finish(struct script *s)
 	struct obs_core_sink out = { out_exchange, s };
 
 	obs_cap_close(&s->cap, t_out(s->step++), 0);
+	seed_write(s);
 	obs_replay_init(&s->replay, &out);
 	for (uint64_t i = 0; i < s->n_events; i++)
 		obs_replay_event(&s->replay, &s->events[i]);

@@ -1,0 +1,131 @@
+/* fuzz_core.c - libFuzzer target for the capture and the core together:
+ * any bytes a program sends or a server answers, in any pieces, go through
+ * the HTTP/1 framer and the WebSocket frame follower (core/capture.c) and
+ * their events through the replay (core/replay.c). Never a crash,
+ * undefined behaviour, a leak or a hang, and the exchanges keep the
+ * core's promises (checked below). Run by run-fuzz-core.sh.
+ *
+ * An input is a flag byte (bits 1..7: the largest piece a call moves, 0
+ * for whole records) and then records as tests/servers/relay.py writes
+ * them: '<' for server to client (any other byte: client to server), the
+ * length (4 bytes, big-endian), the bytes (cut at the end of the input).
+ * A record of server bytes of length 0 is the server closing.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "replay.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAX_EVENTS 65536
+
+static struct obs_event events[MAX_EVENTS];
+static uint64_t n_events;
+
+struct tally {
+	uint64_t bytes[2];
+	uint32_t seq;
+};
+
+static uint64_t put(void *ctx, const struct obs_event *ev)
+{
+	(void)ctx;
+	if (n_events == MAX_EVENTS)
+		abort(); /* the inputs are too short to fill it */
+	events[n_events] = *ev;
+	return n_events++;
+}
+
+static void update(void *ctx, uint64_t h, const struct obs_event *ev)
+{
+	(void)ctx;
+	if (h >= n_events)
+		abort();
+	events[h] = *ev;
+}
+
+static void exchange(void *ctx, const struct obs_core_exchange *x)
+{
+	struct tally *t = ctx;
+
+	/* numbered in order, bytes no more than moved, times in order,
+	 * never a query string or path parameter kept */
+	if (x->seq != ++t->seq || x->ds > t->bytes[OBS_TX] ||
+	    x->dr > t->bytes[OBS_RX])
+		abort();
+	if ((x->t3 && x->t4 && x->t3 > x->t4) ||
+	    (x->tfb && x->t6 && x->tfb > x->t6))
+		abort();
+	if (memchr(x->path, '?', sizeof(x->path)) ||
+	    memchr(x->path, ';', sizeof(x->path)) ||
+	    memchr(x->path, '#', sizeof(x->path)))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const struct obs_sink sink = { put, update, NULL };
+	static struct obs_capture cap;
+	static struct obs_replay replay;
+	struct tally t = { 0 };
+	struct obs_core_sink out = { exchange, &t };
+	size_t piece, i = 1;
+	int64_t now = 1000;
+
+	if (size < 1)
+		return 0;
+	piece = data[0] >> 1;
+	n_events = 0;
+	obs_cap_init(&cap, &sink);
+	obs_cap_connect(&cap, now, now + 10, 0);
+	while (i + 5 <= size) {
+		enum obs_dir dir = data[i] == '<' ? OBS_RX : OBS_TX;
+		size_t len = (size_t)data[i + 1] << 24 |
+			     (size_t)data[i + 2] << 16 |
+			     (size_t)data[i + 3] << 8 | data[i + 4];
+		const uint8_t *p = data + i + 5;
+
+		i += 5;
+		if (len > size - i)
+			len = size - i;
+		i += len;
+		if (len == 0 && dir == OBS_RX) {
+			struct obs_call c = { .dir = OBS_RX,
+					      .t_in = now,
+					      .t_out = now + 5,
+					      .eof = true };
+
+			obs_cap_call(&cap, &c);
+			now += 10;
+			continue;
+		}
+		while (len) {
+			size_t k = piece && piece < len ? piece : len;
+			struct iovec iov = { (void *)p, k };
+			struct obs_call c = { .dir = dir,
+					      .t_in = now,
+					      .t_out = now + 5,
+					      .result = (long)k,
+					      .iov = &iov,
+					      .iovcnt = 1 };
+
+			obs_cap_call(&cap, &c);
+			t.bytes[dir] += k;
+			now += 10;
+			p += k;
+			len -= k;
+		}
+	}
+	obs_cap_close(&cap, now, 0);
+	obs_replay_init(&replay, &out);
+	for (uint64_t e = 0; e < n_events; e++)
+		obs_replay_event(&replay, &events[e]);
+	obs_replay_finish(&replay);
+	if (replay.conn.exchanges != t.seq)
+		abort();
+	return 0;
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# run-fuzz-core.sh [SECONDS] - build the core's fuzz targets with clang's
+# libFuzzer, AddressSanitizer and UBSan and run each for SECONDS (default
+# 10; tests/fuzz/run-fuzz-core.sh 600 for a longer run):
+#   fuzz_core    the HTTP/1 framer and the WebSocket frame follower, through
+#                the capture, and the replay of what they wrote; seeded with
+#                the conversations of unit.core (test_core writes them when
+#                CORE_SEEDS is set);
+#   fuzz_replay  the replay alone, on any sequence of events.
+# Exit 77 (skipped) without clang/libFuzzer.
+source "$(dirname "$0")/../lib/common.sh"
+seconds=${1:-10}
+command -v clang >/dev/null || skip "clang is not installed"
+[ -x "$BUILD/bin/test_core" ] || fail "no $BUILD/bin/test_core: build the project first"
+core=("$REPO"/core/*.c)
+for target in fuzz_core fuzz_replay; do
+  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -I"$REPO/core" -I"$REPO/common" "$REPO/tests/fuzz/$target.c" "${core[@]}" \
+    -o "$WORK/$target" 2>"$WORK/build.log" ||
+    { cat "$WORK/build.log" >&2; skip "clang cannot build a libFuzzer target here"; }
+done
+ok "fuzz targets built"
+
+mkdir -p "$WORK/corpus-core" "$WORK/corpus-replay"
+CORE_SEEDS=$WORK/corpus-core "$BUILD/bin/test_core" >/dev/null 2>&1 ||
+  fail "test_core failed while writing the seeds"
+[ "$(ls "$WORK/corpus-core" | wc -l)" -gt 10 ] || fail "test_core wrote too few seeds"
+for target in fuzz_core fuzz_replay; do
+  corpus=$WORK/corpus-${target#fuzz_}
+  "$WORK/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=1024 \
+    -artifact_prefix="$WORK/" -print_final_stats=1 "$corpus" 2>"$WORK/$target.log" ||
+    { tail -40 "$WORK/$target.log" >&2
+      mkdir -p "$BUILD/fuzz-artifacts"; cp "$WORK"/crash-* "$WORK"/leak-* "$WORK"/timeout-* "$BUILD/fuzz-artifacts/" 2>/dev/null || true
+      fail "$target found a problem (inputs kept in $BUILD/fuzz-artifacts)"; }
+  echo "$target: $(grep -E 'stat::number_of_executed_units' "$WORK/$target.log")"
+done
+ok "no crash, broken promise, undefined behaviour or hang in 2 x $seconds s"

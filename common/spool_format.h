@@ -41,7 +41,12 @@
 /* 5 adds the exchange's label reference (label_conn, label_seq: fields
  * that were zero padding before; a version 4 file reads as one where no
  * exchange refers to another's HTTP record). */
-#define OBS_SPOOL_VERSION 5u
+/* 6 adds events (OBS_REC_EVENT): a process recording with
+ * OBSERVE_CAPTURE=events writes its connections' calls and protocol facts
+ * as events (core/event.h) beside its connection and info records, and no
+ * exchange or HTTP records; the slicer rebuilds the exchanges from them
+ * (core/replay.c). */
+#define OBS_SPOOL_VERSION 6u
 #define OBS_SPOOL_HEADER_SIZE 4096u
 #define OBS_RECORD_SIZE 128u
 #define OBS_SPOOL_SUFFIX ".spool"
@@ -58,6 +63,7 @@ enum obs_record_kind {
 	OBS_REC_EXCHANGE = 2,
 	OBS_REC_HTTP = 3, /* host and path of an exchange (conn_seq, seq) */
 	OBS_REC_INFO = 4, /* more about a connection: TLS, TCP_INFO */
+	OBS_REC_EVENT = 5, /* an event of the capture (version 6) */
 };
 
 /* Record state flags (obs_record.state). */
@@ -235,6 +241,49 @@ struct obs_info_body {
 	char dns_name[40];	/*  88 the name looked up (NUL-padded, cut) */
 };
 
+/* An event (core/event.h's struct obs_event, as core/evrec.c encodes it).
+ * Events of one connection are in the order the capture wrote them; one
+ * that may still change (the last call event while calls merge into it,
+ * an HTTP/1 message's fact until the message ends) lacks
+ * OBS_RS_COMPLETE until it is final. */
+struct obs_event_body {
+	uint8_t ev_kind;      /*  16 enum obs_ev_kind; OBS_EV_LABELS */
+	uint8_t dir;	      /*  17 */
+	uint8_t aux;	      /*  18 */
+	uint8_t flags;	      /*  19 OBS_EVF_* */
+	int32_t err;	      /*  20 */
+	uint32_t calls;	      /*  24 */
+	uint32_t first_bytes; /*  28 */
+	int64_t t_in;	      /*  32 */
+	int64_t t_data;	      /*  40 */
+	int64_t t_out;	      /*  48 */
+	uint64_t offset;      /*  56 */
+	uint64_t bytes;	      /*  64 calls: bytes; HTTP/1: the message's
+			       * begin; WebSocket: the message's size */
+	uint64_t end;	      /*  72 HTTP/1: one past the message's end */
+	uint16_t status;      /*  80 */
+	uint8_t fact;	      /*  82 HTTP/1: the fact's kind; WebSocket: the
+			       * opcode; proto: the level */
+	uint8_t reason;	      /*  83 */
+	uint8_t ended;	      /*  84 */
+	uint8_t body;	      /*  85 */
+	uint8_t sw;	      /*  86 */
+	uint8_t labels;	      /*  87 1: the next record holds its host and
+			       * path (an OBS_EV_LABELS event) */
+	uint32_t hflags;      /*  88 */
+	char method[12];      /*  92 */
+	uint8_t pad[24];      /* 104 */
+};
+
+/* The host and path of the request whose fact is the record before it
+ * (ev_kind OBS_EV_LABELS), NUL-padded, full when cut. */
+struct obs_labels_body {
+	uint8_t ev_kind; /* 16 */
+	uint8_t pad[7];	 /* 17 */
+	char host[40];	 /* 24 */
+	char path[64];	 /* 64 */
+};
+
 struct obs_record {
 	uint32_t kind;	   /* 0 enum obs_record_kind; published last */
 	uint32_t state;	   /* 4 OBS_RS_* */
@@ -244,6 +293,8 @@ struct obs_record {
 		struct obs_exch_body exch;
 		struct obs_http_body http;
 		struct obs_info_body info;
+		struct obs_event_body event;
+		struct obs_labels_body labels;
 	} u;
 };
 

@@ -5,9 +5,18 @@
 #include <errno.h>
 #include <string.h>
 
-static uint64_t put(struct obs_capture *c, const struct obs_event *ev)
+static uint64_t put(struct obs_capture *c, const struct obs_event *ev,
+		    bool final)
 {
-	return c->sink->put(c->sink->ctx, ev);
+	return c->sink->put(c->sink->ctx, ev, final);
+}
+
+/* No more calls merge into the last call event. */
+static void close_last(struct obs_capture *c)
+{
+	if (c->last_open)
+		c->sink->seal(c->sink->ctx, c->last_handle);
+	c->last_open = false;
 }
 
 /* Direction dir's bytes are read as app from offset `at` on. */
@@ -24,7 +33,7 @@ static void choose(struct obs_capture *c, enum obs_dir dir, uint8_t app,
 
 	c->app[dir] = app;
 	c->base[dir] = at;
-	put(c, &ev);
+	put(c, &ev, true);
 }
 
 /* The first byte of a level's bytes chooses its protocol: the program's
@@ -66,7 +75,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 		m->u.h1.kind = OBS_H1_HEAD;
 		m->u.h1.begin = base + f->begin;
 		m->u.h1.head = *f->head;
-		c->msg_handle[dir] = put(c, m);
+		c->msg_handle[dir] = put(c, m, false);
 		c->msg_open[dir] = true;
 		return;
 	case OBS_H1_END:
@@ -78,13 +87,14 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 			m->u.h1.head = *f->head;
 			m->u.h1.ended = true;
 			m->u.h1.end = base + f->offset;
-			put(c, m);
+			put(c, m, true);
 		} else {
 			m->u.h1.ended = true;
 			m->u.h1.end = base + f->offset;
 			m->u.h1.head.flags |=
 				f->head->flags & OBS_H1F_CUT_SHORT;
-			c->sink->update(c->sink->ctx, c->msg_handle[dir], m);
+			c->sink->update(c->sink->ctx, c->msg_handle[dir], m,
+					true);
 		}
 		c->msg_open[dir] = false;
 		c->edge = true;
@@ -92,7 +102,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 	case OBS_H1_SWITCH:
 		ev.u.h1.kind = OBS_H1_SWITCH;
 		ev.u.h1.head.sw = f->sw;
-		put(c, &ev);
+		put(c, &ev, true);
 		c->edge = true;
 		c->base[dir] = ev.offset;
 		if (f->sw == OBS_H1_SW_TUNNEL) {
@@ -118,7 +128,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 		  * both */
 		ev.u.h1.kind = OBS_H1_LOST;
 		ev.u.h1.reason = f->reason;
-		put(c, &ev);
+		put(c, &ev, true);
 		c->edge = true;
 		c->app[OBS_TX] = c->app[OBS_RX] = OBS_APP_OTHER;
 		return;
@@ -135,7 +145,7 @@ static void ws_message(void *ctx, uint8_t opcode, uint64_t size, uint64_t end)
 		.u.ws = { .opcode = opcode, .size = size },
 	};
 
-	put(c, &ev);
+	put(c, &ev, true);
 	c->edge = true;
 }
 
@@ -205,8 +215,8 @@ void obs_cap_connect(struct obs_capture *c, int64_t t_in, int64_t t_out,
 		.t_out = t_out,
 	};
 
-	put(c, &ev);
-	c->last_open = false;
+	close_last(c);
+	put(c, &ev, true);
 }
 
 void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err)
@@ -219,8 +229,8 @@ void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err)
 		.t_out = t,
 	};
 
-	put(c, &ev);
-	c->last_open = false;
+	close_last(c);
+	put(c, &ev, true);
 }
 
 static bool is_transient(int err)
@@ -269,6 +279,7 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 		if (call->peek)
 			ev->flags |= OBS_EVF_PEEK;
 	} else {
+		close_last(c);
 		*ev = (struct obs_event){
 			.kind = OBS_EV_CALL,
 			.dir = (uint8_t)dir,
@@ -283,7 +294,7 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 			.offset = c->pos[dir],
 			.bytes = n,
 		};
-		c->last_handle = put(c, ev);
+		c->last_handle = put(c, ev, own);
 		c->last_open = !own;
 	}
 	c->edge = false;
@@ -291,7 +302,9 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 		feed(c, dir, call->iov, call->iovcnt, n);
 	c->pos[dir] += n;
 	if (merge)
-		c->sink->update(c->sink->ctx, c->last_handle, ev);
+		c->sink->update(c->sink->ctx, c->last_handle, ev, c->edge);
+	else if (c->edge)
+		close_last(c);
 	if (c->edge)
 		c->last_open = false;
 	if (call->eof && c->app[OBS_RX] == OBS_APP_H1) {
@@ -309,8 +322,8 @@ void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how)
 		.t_out = t_out,
 	};
 
-	put(c, &ev);
-	c->last_open = false;
+	close_last(c);
+	put(c, &ev, true);
 }
 
 void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
@@ -322,6 +335,12 @@ void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
 		.t_out = t_out,
 	};
 
-	put(c, &ev);
-	c->last_open = false;
+	close_last(c);
+	/* a message under way will not end now */
+	for (int dir = OBS_TX; dir <= OBS_RX; dir++)
+		if (c->msg_open[dir]) {
+			c->sink->seal(c->sink->ctx, c->msg_handle[dir]);
+			c->msg_open[dir] = false;
+		}
+	put(c, &ev, true);
 }

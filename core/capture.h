@@ -27,10 +27,14 @@
 #include "wsframe.h"
 
 /* Where events go. put stores a new event and returns a handle for it;
- * update stores it again, changed (calls merged into it). */
+ * update stores it again, changed (calls merged into it, its message
+ * ended); seal says it will not change again. final: the event will not
+ * change again (then no seal follows). */
 struct obs_sink {
-	uint64_t (*put)(void *ctx, const struct obs_event *ev);
-	void (*update)(void *ctx, uint64_t handle, const struct obs_event *ev);
+	uint64_t (*put)(void *ctx, const struct obs_event *ev, bool final);
+	void (*update)(void *ctx, uint64_t handle, const struct obs_event *ev,
+		       bool final);
+	void (*seal)(void *ctx, uint64_t handle);
 	void *ctx;
 };
 

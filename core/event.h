@@ -44,6 +44,9 @@ enum obs_ev_kind {
 	/* from offset on, direction dir's bytes are read as aux (enum
 	 * obs_app); u.proto.level: tunnels entered */
 	OBS_EV_PROTO = 8,
+	/* not an event: the spool's second record of a request's fact, its
+	 * host and path (core/evrec.c) */
+	OBS_EV_LABELS = 9,
 };
 
 /* The protocol a direction's bytes are read as (OBS_EV_PROTO's aux). */

@@ -12,6 +12,7 @@
  * A record of server bytes of length 0 is the server closing.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_EVENTS 65536
 
 static struct obs_event events[MAX_EVENTS];
+static bool finals[MAX_EVENTS];
 static uint64_t n_events;
 
 struct tally {
@@ -31,21 +33,33 @@ struct tally {
 	uint32_t seq;
 };
 
-static uint64_t put(void *ctx, const struct obs_event *ev)
+static uint64_t put(void *ctx, const struct obs_event *ev, bool final)
 {
 	(void)ctx;
 	if (n_events == MAX_EVENTS)
 		abort(); /* the inputs are too short to fill it */
 	events[n_events] = *ev;
+	finals[n_events] = final;
 	return n_events++;
 }
 
-static void update(void *ctx, uint64_t h, const struct obs_event *ev)
+/* nothing changes once final */
+static void update(void *ctx, uint64_t h, const struct obs_event *ev,
+		   bool final)
 {
 	(void)ctx;
-	if (h >= n_events)
+	if (h >= n_events || finals[h])
 		abort();
 	events[h] = *ev;
+	finals[h] = final;
+}
+
+static void seal(void *ctx, uint64_t h)
+{
+	(void)ctx;
+	if (h >= n_events || finals[h])
+		abort();
+	finals[h] = true;
 }
 
 static void exchange(void *ctx, const struct obs_core_exchange *x)
@@ -68,7 +82,7 @@ static void exchange(void *ctx, const struct obs_core_exchange *x)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct obs_sink sink = { put, update, NULL };
+	static const struct obs_sink sink = { put, update, seal, NULL };
 	static struct obs_capture cap;
 	static struct obs_replay replay;
 	struct tally t = { 0 };
@@ -122,8 +136,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	obs_cap_close(&cap, now, 0);
 	obs_replay_init(&replay, &out);
-	for (uint64_t e = 0; e < n_events; e++)
+	for (uint64_t e = 0; e < n_events; e++) {
+		if (!finals[e]) /* everything is final once closed */
+			abort();
 		obs_replay_event(&replay, &events[e]);
+	}
 	obs_replay_finish(&replay);
 	if (replay.conn.exchanges != t.seq)
 		abort();

@@ -33,6 +33,7 @@
 
 struct script {
 	struct obs_event events[MAX_EVENTS];
+	bool final[MAX_EVENTS];
 	uint64_t n_events;
 	struct obs_core_exchange x[MAX_X];
 	int n_x;
@@ -78,21 +79,37 @@ static void seed_write(const struct script *s)
 	assert_int_equal(fclose(f), 0);
 }
 
-static uint64_t sink_put(void *ctx, const struct obs_event *ev)
+/* The sink keeps the events in an array, and checks the capture's word
+ * on them: nothing changes once final, and everything is final once the
+ * connection is closed (finish). */
+static uint64_t sink_put(void *ctx, const struct obs_event *ev, bool final)
 {
 	struct script *s = ctx;
 
 	assert_true(s->n_events < MAX_EVENTS);
 	s->events[s->n_events] = *ev;
+	s->final[s->n_events] = final;
 	return s->n_events++;
 }
 
-static void sink_update(void *ctx, uint64_t h, const struct obs_event *ev)
+static void sink_update(void *ctx, uint64_t h, const struct obs_event *ev,
+			bool final)
 {
 	struct script *s = ctx;
 
 	assert_true(h < s->n_events);
+	assert_false(s->final[h]);
 	s->events[h] = *ev;
+	s->final[h] = final;
+}
+
+static void sink_seal(void *ctx, uint64_t h)
+{
+	struct script *s = ctx;
+
+	assert_true(h < s->n_events);
+	assert_false(s->final[h]);
+	s->final[h] = true;
 }
 
 static void out_exchange(void *ctx, const struct obs_core_exchange *x)
@@ -108,7 +125,7 @@ static struct script *script_new(void)
 	static struct script s;
 
 	memset(&s, 0, sizeof(s));
-	s.sink = (struct obs_sink){ sink_put, sink_update, &s };
+	s.sink = (struct obs_sink){ sink_put, sink_update, sink_seal, &s };
 	obs_cap_init(&s.cap, &s.sink);
 	s.step = 1;
 	s.seed[s.seed_len++] = 0; /* whole records */
@@ -179,8 +196,10 @@ static void finish(struct script *s)
 	obs_cap_close(&s->cap, t_out(s->step++), 0);
 	seed_write(s);
 	obs_replay_init(&s->replay, &out);
-	for (uint64_t i = 0; i < s->n_events; i++)
+	for (uint64_t i = 0; i < s->n_events; i++) {
+		assert_true(s->final[i]);
 		obs_replay_event(&s->replay, &s->events[i]);
+	}
 	obs_replay_finish(&s->replay);
 }
 

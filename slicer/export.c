@@ -1,5 +1,6 @@
 /* export.c - `slicer export`: the exchanges of a database as CSV (RFC 4180),
- * JSON Lines or HAR 1.2, optionally filtered.
+ * JSON Lines, HAR 1.2 or OpenTelemetry traces (OTLP/JSON, otlp.c),
+ * optionally filtered.
  *
  * CSV and JSON Lines carry every column of the view exchange_metrics, one
  * row per exchange. HAR maps the times as the measurement model says:
@@ -28,23 +29,26 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "json.h"
 #include "options.h"
+#include "otlp.h"
 #include "store.h"
 #include "text.h"
 
-enum format { FMT_NONE, FMT_CSV, FMT_JSONL, FMT_HAR };
+enum format { FMT_NONE, FMT_CSV, FMT_JSONL, FMT_HAR, FMT_OTLP };
 
 static void export_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: slicer export [-d DB] --format csv|jsonl|har [FILTER...] "
-		"[-o FILE]\n"
+		"usage: slicer export [-d DB] --format csv|jsonl|har|otlp "
+		"[FILTER...] [-o FILE]\n"
 		"\n"
 		"Writes the exchanges of DB, one per row (CSV with a header row,\n"
-		"JSON Lines) or one HAR 1.2 entry each.\n"
+		"JSON Lines), one HAR 1.2 entry each, or one OpenTelemetry span\n"
+		"each (otlp: an OTLP/JSON traces request, docs/otel.md).\n"
 		"\n"
 		"  -d, --db DB          database (default ./observe.db)\n"
-		"  -f, --format FMT     csv, jsonl or har\n"
+		"  -f, --format FMT     csv, jsonl, har or otlp\n"
 		"  -o, --output FILE    write to FILE (default: standard output)\n"
 		"  -w, --where EXPR     SQL boolean expression over the columns of\n"
 		"                       exchange_metrics, e.g. 'dr > 10000 and tr_ms > 50'\n"
@@ -55,43 +59,11 @@ static void export_usage(FILE *out)
 		"Examples:\n"
 		"  slicer export -d run.db --format csv -o run.csv\n"
 		"  slicer export -d run.db --format har --peer 127.0.0.1:8080 -o run.har\n"
+		"  slicer export -d run.db --format otlp -o run.otlp.json\n"
 		"  (open a .har in Chromium or Firefox: developer tools, Network tab,\n"
-		"   drop the file on it or use its import button)\n");
-}
-
-/* A JSON string of s: bytes that are not UTF-8 become U+FFFD, so that
- * the output is JSON (text.h); control characters, DEL and the C1 ones
- * are escaped, so that it is safe on a terminal too. */
-static void json_string(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
-
-	fputc('"', out);
-	while (n > 0) {
-		bool valid;
-		size_t len = text_utf8_len(p, n, &valid);
-
-		if (!valid)
-			fputs("\\ufffd", out);
-		else if (*p == '"')
-			fputs("\\\"", out);
-		else if (*p == '\\')
-			fputs("\\\\", out);
-		else if (*p == '\n')
-			fputs("\\n", out);
-		else if (*p == '\r')
-			fputs("\\r", out);
-		else if (*p == '\t')
-			fputs("\\t", out);
-		else if (text_is_control(p, len))
-			fprintf(out, "\\u%04x", len == 1 ? *p : p[1]);
-		else
-			fwrite(p, 1, len, out);
-		p += len;
-		n -= len;
-	}
-	fputc('"', out);
+		"   drop the file on it or use its import button; post an .otlp.json\n"
+		"   to a collector: curl -H 'Content-Type: application/json'\n"
+		"   --data @run.otlp.json http://COLLECTOR:4318/v1/traces)\n");
 }
 
 /* One column's value as JSON. */
@@ -302,11 +274,12 @@ static int take_format(void *opts, const char *arg)
 	o->fmt = strcmp(arg, "csv") == 0     ? FMT_CSV
 		 : strcmp(arg, "jsonl") == 0 ? FMT_JSONL
 		 : strcmp(arg, "har") == 0   ? FMT_HAR
+		 : strcmp(arg, "otlp") == 0  ? FMT_OTLP
 					     : FMT_NONE;
 	if (o->fmt != FMT_NONE)
 		return 0;
 	fprintf(stderr,
-		"slicer export: unknown format '%s' (csv, jsonl or har)\n",
+		"slicer export: unknown format '%s' (csv, jsonl, har or otlp)\n",
 		arg);
 	return 2;
 }
@@ -369,10 +342,13 @@ int slicer_export(int argc, char **argv)
 		fprintf(stderr, "slicer export: %s\n", err);
 		goto out;
 	}
-	sql = sqlite3_mprintf("SELECT * FROM exchange_metrics WHERE (%s) ORDER "
-			      "BY coalesce(t3_ns, t5_ns, t1_ns), "
-			      "connection_id, seq",
-			      f.expr ? f.expr : "1");
+	if (fmt == FMT_OTLP)
+		sql = otlp_sql(f.expr);
+	else
+		sql = sqlite3_mprintf("SELECT * FROM exchange_metrics WHERE "
+				      "(%s) ORDER BY coalesce(t3_ns, t5_ns, "
+				      "t1_ns), connection_id, seq",
+				      f.expr ? f.expr : "1");
 	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		fprintf(stderr, "slicer export: %s: %s\n", db_path,
 			sqlite3_errmsg(db));
@@ -394,7 +370,11 @@ int slicer_export(int argc, char **argv)
 		      "\"observe\", \"version\": \"0.1\"}, \"pages\": [], "
 		      "\"entries\": [",
 		      out);
-	while ((opt = sqlite3_step(st)) == SQLITE_ROW) {
+	if (fmt == FMT_OTLP)
+		opt = otlp_write(st, out);
+	else
+		opt = sqlite3_step(st);
+	for (; opt == SQLITE_ROW; opt = sqlite3_step(st)) {
 		if (fmt == FMT_CSV)
 			write_csv_row(out, st, false, csv_flags);
 		else if (fmt == FMT_JSONL)

@@ -1,5 +1,6 @@
 /* test_export.c - `slicer export` on a database with known rows: CSV quoting
- * (RFC 4180) and line ends, JSON escaping, HAR timings and dates. */
+ * (RFC 4180) and line ends, JSON escaping, HAR timings and dates; the OTLP
+ * export's ids, URLs, spans and errors. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "export.h"
+#include "otlp.h"
 #include "store.h"
 
 static char dir[64], db_path[128], out_path[128];
@@ -205,12 +207,269 @@ static void test_har_h2(void **state)
 	assert_non_null(strstr(second, "\"_stream\": 3}"));
 }
 
+static void hex(char *buf, const uint8_t *id, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(buf + 2 * i, "%02x", id[i]);
+}
+
+/* The ids are the documented hash of the identity (docs/otel.md; these
+ * values were computed from that rule by a separate Python script), the
+ * same every time, one trace per connection, one span id per span. */
+static void test_otlp_ids(void **state)
+{
+	struct otlp_identity id = { "lab-a", 4242, 1700000000000000000, 3, 2 };
+	struct otlp_identity other = id;
+	uint8_t trace[16], trace2[16], span[8], span2[8];
+	char text[40];
+
+	(void)state;
+	otlp_trace_id(&id, trace);
+	hex(text, trace, 16);
+	assert_string_equal(text, "288aec75a1efcc37376de2010d05ed51");
+	otlp_span_id(&id, OTLP_SPAN_EXCHANGE, span);
+	hex(text, span, 8);
+	assert_string_equal(text, "e111bf9b45f4f991");
+	otlp_span_id(&id, OTLP_SPAN_DNS, span);
+	hex(text, span, 8);
+	assert_string_equal(text, "c9889946bc2d9d18");
+	otlp_span_id(&id, OTLP_SPAN_CONNECT, span);
+	hex(text, span, 8);
+	assert_string_equal(text, "fb4b322d34d38495");
+	otlp_span_id(&id, OTLP_SPAN_TLS, span);
+	hex(text, span, 8);
+	assert_string_equal(text, "798429f22ee3486b");
+
+	/* the connection's other exchanges: same trace, other spans */
+	other.exchange_seq = 3;
+	otlp_trace_id(&other, trace2);
+	assert_memory_equal(trace, trace2, 16);
+	otlp_span_id(&id, OTLP_SPAN_EXCHANGE, span);
+	otlp_span_id(&other, OTLP_SPAN_EXCHANGE, span2);
+	assert_memory_not_equal(span, span2, 8);
+	/* every part of the connection's identity makes another trace */
+	for (int part = 0; part < 4; part++) {
+		other = id;
+		if (part == 0)
+			other.client = "lab-b";
+		else if (part == 1)
+			other.pid++;
+		else if (part == 2)
+			other.process_start_ns++;
+		else
+			other.connection_seq++;
+		otlp_trace_id(&other, trace2);
+		assert_memory_not_equal(trace, trace2, 16);
+		otlp_span_id(&other, OTLP_SPAN_EXCHANGE, span2);
+		assert_memory_not_equal(span, span2, 8);
+	}
+	/* the client name ends where its NUL is: "a" + pid is not "a1" */
+	other = id;
+	other.client = "";
+	otlp_trace_id(&other, trace2);
+	assert_memory_not_equal(trace, trace2, 16);
+	assert_true(memcmp(trace2, (uint8_t[16]){ 0 }, 16) != 0);
+}
+
+/* url.full, server.address and server.port of a request */
+static void test_otlp_target(void **state)
+{
+	static const struct {
+		bool tls;
+		const char *host, *dns_name, *peer, *path;
+		int peer_port;
+		const char *url, *address;
+		int port;
+	} cases[] = {
+		/* the Host header's origin; its port, else the scheme's */
+		{ false, "example.org:8080", NULL, "10.0.0.1", "/a/b", 8080,
+		  "http://example.org:8080/a/b", "example.org", 8080 },
+		{ true, "example.org", NULL, "10.0.0.1", "/", 443,
+		  "https://example.org/", "example.org", 443 },
+		{ true, "example.org:443", NULL, "10.0.0.1", "/x", 443,
+		  "https://example.org/x", "example.org", 443 },
+		/* no userinfo, no query, no fragment, ever */
+		{ false, "user:secret@example.org:81", NULL, "10.0.0.1",
+		  "/p?token=secret#frag", 81, "http://example.org:81/p",
+		  "example.org", 81 },
+		{ false, "example.org?token=secret", NULL, "10.0.0.1", "/p#x?y",
+		  80, "http://example.org/p", "example.org", 80 },
+		{ false, "example.org", NULL, "10.0.0.1", "?only=query", 80, "",
+		  "example.org", 80 },
+		/* IPv6: brackets in the URL only */
+		{ false, "[::1]:8443", NULL, "::1", "/v6", 8443,
+		  "http://[::1]:8443/v6", "::1", 8443 },
+		{ false, NULL, NULL, "::1", "/v6", 8080, "http://[::1]:8080/v6",
+		  "::1", 8080 },
+		/* no Host: the name looked up, else the peer; its port */
+		{ true, NULL, "example.net", "10.0.0.2", "/n", 8443,
+		  "https://example.net:8443/n", "example.net", 8443 },
+		{ false, NULL, NULL, "10.0.0.2", "/n", 80, "http://10.0.0.2/n",
+		  "10.0.0.2", 80 },
+		/* absolute form (to a proxy): the URL's own origin */
+		{ false, "proxy.lab:3128", NULL, "10.0.0.3",
+		  "http://u:p@origin.example/doc?q=1", 3128,
+		  "http://origin.example/doc", "origin.example", 80 },
+		{ false, NULL, NULL, "10.0.0.3", "HTTPS://origin.example:8443",
+		  3128, "https://origin.example:8443/", "origin.example",
+		  8443 },
+		/* no path known, or not a path: no url.full */
+		{ true, NULL, NULL, "10.0.0.4", NULL, 443, "", "10.0.0.4",
+		  443 },
+		{ false, "example.org", NULL, "10.0.0.4", "*", 80, "",
+		  "example.org", 80 },
+		{ false, NULL, NULL, NULL, "/", 0, "", "", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct otlp_target t;
+
+		otlp_target(&t, cases[i].tls, cases[i].host, cases[i].dns_name,
+			    cases[i].peer, cases[i].peer_port, cases[i].path);
+		assert_string_equal(t.url, cases[i].url);
+		assert_string_equal(t.address, cases[i].address);
+		assert_int_equal(t.port, cases[i].port);
+	}
+}
+
+/* The spans of a TLS connection: its first exchange starts at the DNS
+ * lookup and holds its three phases; the second, cut by a reset, has
+ * error.type "reset"; nothing of a query or of userinfo in the file. */
+static void test_otlp(void **state)
+{
+	char err[256], *msg = NULL, *out, *second;
+	obs_store *s;
+
+	(void)state;
+	s = obs_store_open(db_path, err, sizeof(err));
+	assert_non_null(s);
+	if (sqlite3_exec(
+		    obs_store_db(s),
+		    "INSERT INTO connection(id, process_id, seq, peer_addr,"
+		    " peer_port, t1_ns, t2_ns, t7_ns, tls, tls_version,"
+		    " tls_start_ns, tls_end_ns, protocol, dns_name,"
+		    " dns_start_ns, dns_end_ns, end_class) VALUES(3, 1, 3,"
+		    " '10.0.0.9', 8443, 1700000002000000000,"
+		    " 1700000002001000000, 1700000002090000000, 1, '1.3',"
+		    " 1700000002001100000, 1700000002003000000, 'http/1.1',"
+		    " 'api.example', 1700000001999000000,"
+		    " 1700000001999500000, 'reset');"
+		    "INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns,"
+		    " tfb_ns, t6_ns, ds, dr, method, path, status, host) VALUES"
+		    " (3, 1, 1700000002004000000, 1700000002004100000,"
+		    "  1700000002004200000, 1700000002010000000,"
+		    "  1700000002020000000, 90, 2000, 'GET', '/v1/x?key=SECRET',"
+		    "  200, 'user:PASSWORD@api.example:8443'),"
+		    " (3, 2, 1700000002030000000, 1700000002030100000,"
+		    "  1700000002030200000, NULL, NULL, 95, 0, 'BREW',"
+		    "  '/pot#frag', NULL, 'api.example:8443');",
+		    NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s", msg);
+	obs_store_close(s);
+	out = run_export("otlp", "connection_id = 3");
+	assert_null(strstr(out, "SECRET"));
+	assert_null(strstr(out, "PASSWORD"));
+	assert_null(strstr(out, "frag"));
+	assert_non_null(strstr(
+		out,
+		"{\"resourceSpans\":[\n{\"resource\":{\"attributes\":["
+		"{\"key\":\"service.name\",\"value\":{\"stringValue\":"
+		"\"curl\"}},{\"key\":\"host.name\",\"value\":"
+		"{\"stringValue\":\"a,\\\"b\\\"\\nc\\\\d\\u0001\"}},"
+		"{\"key\":\"process.pid\",\"value\":{\"intValue\":\"10\"}}"));
+	assert_non_null(strstr(out, "\"scope\":{\"name\":\"observe\","
+				    "\"version\":\"" OBSERVE_VERSION "\"}"));
+	/* exchange 1: from the lookup's start to T6, its phases inside */
+	assert_non_null(strstr(out,
+			       "\"name\":\"GET\",\"kind\":3,"
+			       "\"startTimeUnixNano\":\"1700000001999000000\","
+			       "\"endTimeUnixNano\":\"1700000002020000000\""));
+	assert_non_null(strstr(out, "{\"key\":\"url.full\",\"value\":"
+				    "{\"stringValue\":"
+				    "\"https://api.example:8443/v1/x\"}}"));
+	assert_non_null(strstr(out, "{\"key\":\"network.protocol.version\","
+				    "\"value\":{\"stringValue\":\"1.1\"}}"));
+	assert_non_null(strstr(out, "\"events\":[{\"timeUnixNano\":"
+				    "\"1700000002004100000\",\"name\":"
+				    "\"request sent\"},{\"timeUnixNano\":"
+				    "\"1700000002010000000\",\"name\":"
+				    "\"first byte received\"}]}"));
+	assert_non_null(strstr(out,
+			       "\"name\":\"DNS lookup\",\"kind\":1,"
+			       "\"startTimeUnixNano\":\"1700000001999000000\","
+			       "\"endTimeUnixNano\":\"1700000001999500000\""));
+	assert_non_null(strstr(out,
+			       "\"name\":\"socket connect\",\"kind\":1,"
+			       "\"startTimeUnixNano\":\"1700000002000000000\","
+			       "\"endTimeUnixNano\":\"1700000002001000000\""));
+	assert_non_null(strstr(out,
+			       "\"name\":\"TLS client handshake\","
+			       "\"kind\":1,\"startTimeUnixNano\":"
+			       "\"1700000002001100000\",\"endTimeUnixNano\":"
+			       "\"1700000002003000000\""));
+	/* exchange 2: an unknown method, no answer, the connection reset */
+	second = strstr(out, "\"name\":\"HTTP\"");
+	assert_non_null(second);
+	assert_non_null(strstr(second,
+			       "\"startTimeUnixNano\":"
+			       "\"1700000002030000000\",\"endTimeUnixNano\":"
+			       "\"1700000002030200000\""));
+	assert_non_null(strstr(second,
+			       "{\"key\":\"http.request.method\","
+			       "\"value\":{\"stringValue\":\"_OTHER\"}},"
+			       "{\"key\":\"http.request.method_original\","
+			       "\"value\":{\"stringValue\":\"BREW\"}}"));
+	assert_non_null(strstr(second, "{\"key\":\"error.type\",\"value\":"
+				       "{\"stringValue\":\"reset\"}}]"));
+	assert_non_null(strstr(second, "\"status\":{\"code\":2}}"));
+	assert_null(strstr(second, "DNS lookup"));
+	/* exchange 1 was answered and is not the last: no error (a span a
+	 * line) */
+	*second = '\0';
+	assert_null(strstr(out, "\"status\""));
+}
+
+/* An HTTP/2 stream reset by the server, a 5xx, an exchange still in
+ * flight; an export with nothing in it is still a request. */
+static void test_otlp_errors(void **state)
+{
+	char *out;
+
+	(void)state;
+	/* test_har_h2's connection: streams 1 (200) and 3 (404) */
+	out = run_export("otlp", "connection_id = 2");
+	assert_non_null(strstr(out, "{\"key\":\"network.protocol.version\","
+				    "\"value\":{\"stringValue\":\"2\"}}"));
+	assert_non_null(strstr(out, "{\"key\":\"error.type\",\"value\":"
+				    "{\"stringValue\":\"404\"}}]"));
+	assert_non_null(strstr(out, "{\"key\":\"url.full\",\"value\":"
+				    "{\"stringValue\":"
+				    "\"https://example.org:8443/b\"}}"));
+	/* setup's connection, still open: exchange 2 unanswered, no error */
+	out = run_export("otlp", "connection_id = 1");
+	assert_null(strstr(out, "error.type"));
+	assert_null(strstr(out, "url.full")); /* no path known */
+	assert_non_null(strstr(out,
+			       "\"startTimeUnixNano\":"
+			       "\"1700000000030000000\",\"endTimeUnixNano\":"
+			       "\"1700000000030100000\""));
+	out = run_export("otlp", "dr < 0");
+	assert_string_equal(out, "{\"resourceSpans\":[\n]}\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_csv),    cmocka_unit_test(test_jsonl),
-		cmocka_unit_test(test_har),    cmocka_unit_test(test_filtered),
+		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_jsonl),
+		cmocka_unit_test(test_har),
+		cmocka_unit_test(test_filtered),
 		cmocka_unit_test(test_har_h2),
+		cmocka_unit_test(test_otlp_ids),
+		cmocka_unit_test(test_otlp_target),
+		cmocka_unit_test(test_otlp),
+		cmocka_unit_test(test_otlp_errors),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

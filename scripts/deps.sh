@@ -30,6 +30,10 @@ optional=(
   python3-requests libwww-perl liblwp-protocol-https-perl libio-socket-ssl-perl
   ruby php-cli php-curl
 )
+# npm fetches OpenTelemetry's .proto files and protobufjs for the OTLP
+# export's test (tests/slicer/otlp.sh). A nodejs from NodeSource brings its
+# own npm and conflicts with Debian's: asked for only when there is none.
+command -v npm >/dev/null 2>&1 || optional+=(npm)
 
 # one dpkg-query for all: "name status" lines of the installed ones
 have=" $(dpkg-query -W -f='${Package} ${Status}\n' "${required[@]}" "${optional[@]}" 2>/dev/null |

@@ -2,7 +2,7 @@
  *
  *   slicer [-o DB] [-q] [--delete] [FILTER...] SPOOL|DIR...
  *   slicer --follow [-o DB] [-q] [--delete] [FILTER...] DIR      (follow.c)
- *   slicer export [-d DB] --format csv|jsonl|har [FILTER...] [-o FILE]
+ *   slicer export [-d DB] --format csv|jsonl|har|otlp [FILTER...] [-o FILE]
  *
  * Exit status: 0 everything read, 1 something was skipped (named on stderr;
  * every good record is still stored) or the layer lost records (its spool
@@ -28,8 +28,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: slicer [-o DB] [-q] [--delete] [FILTER...] SPOOL|DIR...\n"
 		"       slicer --follow [-o DB] [-q] [--delete] [FILTER...] DIR\n"
-		"       slicer export [-d DB] --format csv|jsonl|har [FILTER...] "
-		"[-o FILE]\n"
+		"       slicer export [-d DB] --format csv|jsonl|har|otlp "
+		"[FILTER...] [-o FILE]\n"
 		"\n"
 		"Reads the spool files that libobserve.so wrote (a file, or every\n"
 		"*.spool file in a directory) into the SQLite database DB.\n"
@@ -68,6 +68,8 @@ static void usage(FILE *out)
 		"  slicer -o run.db ~/.local/state/observe/spool\n"
 		"  slicer -o slow.db --where 'tr_ms > 50' --peer 127.0.0.1:8080 spool/\n"
 		"  slicer export -d run.db --format har -o run.har\n"
+		"  slicer export -d run.db --format otlp -o run.otlp.json   "
+		"(OpenTelemetry)\n"
 		"  sqlite3 run.db 'SELECT peer_addr, tw_ms, tr_ms FROM exchange_metrics'\n");
 }
 

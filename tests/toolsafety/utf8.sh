@@ -2,8 +2,8 @@
 # utf8.sh - issue 13 item 11: bytes that are not UTF-8 in a program's
 # path, a client name, a request's Host or path went raw into the JSON
 # Lines and HAR exports, which were then no JSON at all (a JSON text is
-# UTF-8). Now each such byte is written as U+FFFD (in CSV too), and the
-# exports read back with Python's json and the HAR checker.
+# UTF-8). Now each such byte is written as U+FFFD (in CSV and OTLP too),
+# and the exports read back with Python's json and the HAR checker.
 #   - a client program (tests/hostsafety's hs_client) copied to a name
 #     that is not UTF-8, client name not UTF-8 (OBSERVE_CLIENT);
 #   - python sending a Host that is not UTF-8, and a request line whose
@@ -69,4 +69,22 @@ urls = sorted(e["request"]["url"] for e in har)
 if "http://" + host + "/100b" not in urls or not any(u.endswith(path) for u in urls):
     sys.exit(f"HAR urls: {urls!r}")
 print(f"ok: HAR urls {urls!r}")
+PY
+"$SLICER" export -d "$DB" --format otlp -o "$WORK/run.otlp.json"
+"$PYTHON" - "$WORK/run.otlp.json" "$WORK/bin" <<'PY' || fail "the OTLP export"
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+fix = lambda b: b.decode("utf-8", "replace")
+values = set()
+for res in r["resourceSpans"]:
+    spans = [s for scope in res["scopeSpans"] for s in scope["spans"]]
+    for a in res["resource"]["attributes"] + [a for s in spans for a in s["attributes"]]:
+        values.add(a["value"].get("stringValue"))
+for want in (sys.argv[2] + fix(b"/cl\xffient\xc0"), fix(b"cl\xffient\xc0"), fix(b"lab\xfe"),
+             "http://" + fix(b"h\xff\xfeost") + "/100b", fix(b"h\xff\xfeost")):
+    if want not in values:
+        sys.exit(f"OTLP: {want!r} not among {sorted(v for v in values if v)!r}")
+if not any(v and v.endswith(fix(b"/p\xff\xe9t\xed\xa0\x80\xc0\xaf\xe2\x82")) for v in values):
+    sys.exit("OTLP: no url.full with the path")
+print("ok: OTLP reads as JSON, with U+FFFD in the program, client, Host and path")
 PY

@@ -56,6 +56,10 @@
 /* the writer went on in the next segment: no record is added to this file,
  * the ones in flight may still be updated (version 4) */
 #define OBS_SPOOL_SEALED 0x2u
+/* the process records events (OBSERVE_CAPTURE=events, version 6): its
+ * connection records carry the connection's identity, the events its
+ * times and exchanges */
+#define OBS_SPOOL_EVENTS 0x4u
 
 enum obs_record_kind {
 	OBS_REC_EMPTY = 0,

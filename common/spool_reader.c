@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "event.h"
 #include "files.h"
 
 #define READ_CHUNK (512 * OBS_RECORD_SIZE) /* records read at a time */
@@ -171,8 +172,9 @@ static const char *record_problem(const struct obs_spool *sp,
 		(sp->end - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE +
 		(h->version >= 4 ? h->first_record : 0);
 
-	if (r->kind < OBS_REC_CONNECTION || r->kind > OBS_REC_INFO ||
-	    (h->version < 2 && r->kind > OBS_REC_EXCHANGE))
+	if (r->kind < OBS_REC_CONNECTION || r->kind > OBS_REC_EVENT ||
+	    (h->version < 2 && r->kind > OBS_REC_EXCHANGE) ||
+	    (h->version < 6 && r->kind == OBS_REC_EVENT))
 		return "unknown record kind";
 	if (r->state & ~OBS_RS_COMPLETE)
 		return "unknown record state bits";
@@ -190,6 +192,13 @@ static const char *record_problem(const struct obs_spool *sp,
 		if (!time_ok(h, c->t1) || !time_ok(h, c->t2) ||
 		    !time_ok(h, c->teof) || !time_ok(h, c->t7) ||
 		    !time_ok(h, c->tshut) || !time_ok(h, c->tsend_open))
+			return "time out of range";
+	} else if (r->kind == OBS_REC_EVENT) {
+		const struct obs_event_body *e = &r->u.event;
+		if (e->ev_kind == OBS_EV_LABELS) /* host and path: no time */
+			return NULL;
+		if (!time_ok(h, e->t_in) || !time_ok(h, e->t_data) ||
+		    !time_ok(h, e->t_out))
 			return "time out of range";
 	} else if (r->kind == OBS_REC_HTTP) {
 		if (r->u.http.seq == 0)

@@ -18,7 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evrec.h"
 #include "files.h"
+#include "replays.h"
 #include "spool_reader.h"
 #include "text.h"
 
@@ -349,9 +351,20 @@ struct ingest {
 	struct batch_conn {
 		struct obs_record conn, info;
 		bool has_info;
+		/* an events spool's connection record: never complete by
+		 * itself, its replay completes the row (event_conn) */
+		bool provisional;
 		char peer[INET6_ADDRSTRLEN], local[INET6_ADDRSTRLEN];
 	} conns[CONN_BATCH];
 	size_t n_conns;
+	/* Events (version 6): the connections being replayed (NULL until
+	 * the first event); a request's fact waiting for its labels, the
+	 * record after it; a database error met while a replay gave out */
+	struct obs_replays *replays;
+	struct obs_record ev_held;
+	size_t ev_held_offset;
+	bool ev_holding;
+	bool ev_failed;
 };
 
 static void say(FILE *msgs, const char *path, const char *fmt, ...)
@@ -643,9 +656,10 @@ static void bind_conn(sqlite3_stmt *st, int base, struct ingest *in,
 	const struct obs_record *r = &c->conn;
 	const struct obs_conn_body *b = &r->u.conn;
 	uint8_t end = b->end_class;
-	bool complete = (r->state & OBS_RS_COMPLETE) || in->over;
+	bool complete =
+		!c->provisional && ((r->state & OBS_RS_COMPLETE) || in->over);
 
-	if (end == OBS_END_NONE && in->over)
+	if (end == OBS_END_NONE && in->over && !c->provisional)
 		end = OBS_END_UNTERMINATED;
 	addr_text(c->peer, sizeof(c->peer), b->family, b->peer_addr);
 	addr_text(c->local, sizeof(c->local), b->family, b->local_addr);
@@ -862,7 +876,8 @@ static int conn_flush(struct ingest *in)
 /* A connection record into the batch. Its number known already as one
  * waiting there (a record twice), or one of an earlier segment's (the
  * small cache might lose it): the batch is stored first, or at once. */
-static int ingest_conn(struct ingest *in, const struct obs_record *r)
+static int ingest_conn(struct ingest *in, const struct obs_record *r,
+		       bool provisional)
 {
 	struct batch_conn *c;
 
@@ -871,6 +886,7 @@ static int ingest_conn(struct ingest *in, const struct obs_record *r)
 	c = &in->conns[in->n_conns];
 	c->conn = *r;
 	c->has_info = false;
+	c->provisional = provisional;
 	if (remember_conn(in, r->conn_seq, pending_id(in->n_conns++)) != 0)
 		return -1;
 	return in->n_conns == CONN_BATCH || r->conn_seq < conn_base(in)
@@ -1281,6 +1297,11 @@ static int ingest_send_cut(struct ingest *in, const struct obs_record *r,
 	return ingest_exch(in, &x, offset, NULL);
 }
 
+static int ingest_event(struct ingest *in, const struct obs_record *r,
+			size_t offset);
+static void event_exchange(void *ctx, const struct obs_replayed *r,
+			   const struct obs_core_exchange *x);
+
 /* One record stored. An exchange's record is held back until the next
  * one: when that is its HTTP record (the layer writes it right after, in
  * the usual case) host and path go into the same INSERT, not an UPDATE
@@ -1296,9 +1317,22 @@ static int ingest_record(struct ingest *in, const struct obs_record *r,
 	}
 	if (ingest_flush(in) != 0)
 		return -1;
+	if (r->kind == OBS_REC_EVENT)
+		return ingest_event(in, r, offset);
+	if (r->kind == OBS_REC_CONNECTION &&
+	    (in->sp.hdr->flags & OBS_SPOOL_EVENTS)) {
+		/* its times and end come with its replay (event_conn): till
+		 * then its row is open to them */
+		if (!in->replays &&
+		    !(in->replays = obs_replays_new(event_exchange, in)))
+			return -1;
+		obs_replays_conn(in->replays, r);
+		return ingest_conn(in, r, true);
+	}
 	if (r->kind == OBS_REC_CONNECTION)
-		return ingest_conn(in, r) != 0 ? -1
-					       : ingest_send_cut(in, r, offset);
+		return ingest_conn(in, r, false) != 0
+			       ? -1
+			       : ingest_send_cut(in, r, offset);
 	if (r->kind == OBS_REC_EXCHANGE) {
 		in->held = *r;
 		in->held_offset = offset;
@@ -1314,9 +1348,12 @@ static int ingest_record(struct ingest *in, const struct obs_record *r,
  * mark stops where the next one is. */
 #define MARK_PENDING_MAX 65536
 
+/* An event record counts as final here: the connections still open at
+ * the end of the pass keep their events' offsets then (event_open). */
 static bool record_final(const struct ingest *in, const struct obs_record *r)
 {
-	return (r->state & OBS_RS_COMPLETE) || in->over;
+	return (r->state & OBS_RS_COMPLETE) || in->over ||
+	       r->kind == OBS_REC_EVENT;
 }
 
 static int pending_add(struct ingest *in, size_t offset)
@@ -1433,6 +1470,186 @@ static int mark_store(struct ingest *in)
 	return step_done(in->store, st);
 }
 
+/* ---- events (version 6): connections rebuilt by the core ---- */
+
+/* An exchange a replay gave out, as the records the layer would have
+ * written for it: an exchange record and, with a host or path, an HTTP
+ * record. */
+static void event_exchange(void *ctx, const struct obs_replayed *r,
+			   const struct obs_core_exchange *x)
+{
+	struct ingest *in = ctx;
+	struct obs_record e = { .kind = OBS_REC_EXCHANGE,
+				.state = OBS_RS_COMPLETE,
+				.conn_seq = r->conn_seq };
+	struct obs_record h = { .kind = OBS_REC_HTTP,
+				.state = OBS_RS_COMPLETE,
+				.conn_seq = r->conn_seq };
+	struct obs_exch_body *b = &e.u.exch;
+	bool labelled = x->host[0] || x->path[0];
+
+	if (in->ev_failed)
+		return;
+	b->seq = x->seq;
+	b->flags = x->flags & OBS_CXF_SERVER_FIRST ? OBS_XF_SERVER_FIRST : 0;
+	b->t3 = x->t3;
+	b->t4 = x->t4;
+	b->t5 = x->t5;
+	b->tfb = x->tfb;
+	b->t6 = x->t6;
+	b->ds = x->ds;
+	b->dr = x->dr;
+	b->send_calls = x->send_calls;
+	b->recv_calls = x->recv_calls;
+	memcpy(b->method, x->method, sizeof(b->method));
+	b->status = x->status;
+	if (labelled) {
+		h.u.http.seq = x->seq;
+		h.u.http.flags =
+			(x->label_flags & OBS_H1F_HOST_CUT ? OBS_HF_HOST_CUT
+							   : 0) |
+			(x->label_flags & OBS_H1F_PATH_CUT ? OBS_HF_PATH_CUT
+							   : 0);
+		memcpy(h.u.http.host, x->host, sizeof(h.u.http.host));
+		memcpy(h.u.http.path, x->path, sizeof(h.u.http.path));
+	}
+	if (ingest_exch(in, &e, r->n_offsets ? r->offsets[0] : 0,
+			labelled ? &h : NULL) != 0)
+		in->ev_failed = true;
+}
+
+/* The connection's row as the core rebuilt it: its record (addresses,
+ * fd) with the times and the end the events give. */
+static int event_conn(struct ingest *in, const struct obs_replayed *r,
+		      bool final)
+{
+	const struct obs_core_conn *k = &r->replay.conn;
+	struct obs_record c = r->conn;
+	struct obs_conn_body *b = &c.u.conn;
+
+	if (c.kind != OBS_REC_CONNECTION)
+		return 0; /* its record was stored by an earlier pass */
+	b->t1 = k->t1;
+	b->t2 = k->t2;
+	b->t2_how = k->t2_how;
+	b->teof = k->teof;
+	b->tshut = k->tshut;
+	b->t7 = k->t7;
+	b->end_class = final ? k->end_class : OBS_END_NONE;
+	b->connect_errno = k->connect_errno;
+	b->end_errno = k->end_errno;
+	b->exchanges = k->exchanges;
+	b->flags = (k->flags & OBS_CCF_NONBLOCKING ? OBS_CF_NONBLOCKING : 0) |
+		   (k->flags & OBS_CCF_SHUTDOWN_WR ? OBS_CF_SHUTDOWN_WR : 0) |
+		   (k->flags & OBS_CCF_TLS ? OBS_CF_TLS : 0);
+	b->app_proto = k->app_proto;
+	b->tsend_open = 0;
+	c.state = final ? OBS_RS_COMPLETE : 0;
+	return ingest_conn(in, &c, false);
+}
+
+/* The connection's events ended (its close, or the process is gone):
+ * what its replay still holds, then its row. */
+static int event_end(struct ingest *in, struct obs_replayed *r)
+{
+	obs_replay_finish(&r->replay);
+	return in->ev_failed || event_conn(in, r, true) != 0 ? -1 : 0;
+}
+
+/* A connection still open at the end of the pass: finished when its
+ * process is gone, else read again from its connect the next time (its
+ * records' offsets kept with the file's mark). */
+static void event_open(void *ctx, struct obs_replayed *r)
+{
+	struct ingest *in = ctx;
+
+	if (in->over) {
+		if (event_end(in, r) != 0)
+			in->ev_failed = true;
+		return;
+	}
+	if (in->frozen || in->n_pending + r->n_offsets > MARK_PENDING_MAX) {
+		size_t first = r->n_offsets ? r->offsets[0] : in->expect;
+
+		if (!in->frozen || first < in->mark_next)
+			in->mark_next = first;
+		in->frozen = true;
+		return;
+	}
+	for (size_t i = 0; i < r->n_offsets; i++)
+		if (pending_add(in, r->offsets[i]) != 0)
+			in->ev_failed = true;
+}
+
+/* An event of records rec (and labels, the record after it, or NULL) at
+ * offset into its connection's replay. */
+static int event_take(struct ingest *in, const struct obs_record *rec,
+		      const struct obs_record *labels, size_t offset)
+{
+	struct obs_replayed *r;
+	struct obs_event ev;
+	const char *why = obs_evrec_decode(rec, labels, &ev);
+
+	if (why) {
+		report_record(in, offset, why);
+		return 0;
+	}
+	if (!in->replays &&
+	    !(in->replays = obs_replays_new(event_exchange, in)))
+		return -1;
+	if (obs_replays_event(in->replays, rec->conn_seq, &ev, offset,
+			      labels ? 2 : 1, &r) != 0 ||
+	    in->ev_failed)
+		return -1;
+	if (r && ev.kind == OBS_EV_CLOSE) {
+		int rc = event_end(in, r);
+
+		obs_replays_forget(in->replays, r);
+		return rc;
+	}
+	return 0;
+}
+
+/* The request's fact held for its labels, taken without them. */
+static int event_flush(struct ingest *in)
+{
+	if (!in->ev_holding)
+		return 0;
+	in->ev_holding = false;
+	return event_take(in, &in->ev_held, NULL, in->ev_held_offset);
+}
+
+static int ingest_event(struct ingest *in, const struct obs_record *r,
+			size_t offset)
+{
+	if (in->ev_holding && r->u.event.ev_kind == OBS_EV_LABELS &&
+	    r->conn_seq == in->ev_held.conn_seq) {
+		in->ev_holding = false;
+		return event_take(in, &in->ev_held, r, in->ev_held_offset);
+	}
+	if (event_flush(in) != 0)
+		return -1;
+	if (r->u.event.ev_kind == OBS_EV_LABELS)
+		return 0; /* its fact is not in this pass */
+	if (obs_evrec_has_labels(r)) {
+		in->ev_held = *r;
+		in->ev_held_offset = offset;
+		in->ev_holding = true;
+		return 0;
+	}
+	return event_take(in, r, NULL, offset);
+}
+
+/* The end of a pass over the file: the connections still open. */
+static int events_done(struct ingest *in)
+{
+	if (event_flush(in) != 0)
+		return -1;
+	if (in->replays)
+		obs_replays_drain(in->replays, event_open, in);
+	return in->ev_failed ? -1 : 0;
+}
+
 /* Whether the file just stored will never change: its process is gone
  * (or ended), or it is a sealed segment whose every slot is published and
  * complete. */
@@ -1539,7 +1756,8 @@ static int ingest_file(obs_store *s, const char *path,
 		    ingest_record(&in, r, offset) != 0)
 			goto dberr_rollback;
 	}
-	if (ingest_flush(&in) != 0 || batch_flush(&in) != 0)
+	if (ingest_flush(&in) != 0 || events_done(&in) != 0 ||
+	    ingest_flush(&in) != 0 || batch_flush(&in) != 0)
 		goto dberr_rollback;
 	if (!in.frozen)
 		in.mark_next = in.expect;
@@ -1623,6 +1841,7 @@ out:
 	free(in.conn_ids);
 	free(in.pending);
 	free(in.labels);
+	obs_replays_free(in.replays);
 	obs_spool_close(&in.sp);
 	return rc;
 }

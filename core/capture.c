@@ -216,6 +216,7 @@ void obs_cap_connect(struct obs_capture *c, int64_t t_in, int64_t t_out,
 	};
 
 	close_last(c);
+	c->up_known = err != EINPROGRESS;
 	put(c, &ev, true);
 }
 
@@ -229,8 +230,31 @@ void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err)
 		.t_out = t,
 	};
 
+	if (c->up_known)
+		return;
+	c->up_known = true;
 	close_last(c);
 	put(c, &ev, true);
+}
+
+/* Bytes of direction dir moved that cannot be read: its follower gives
+ * up (HTTP/1 for both directions, as at any loss). */
+static void unseen(struct obs_capture *c, enum obs_dir dir)
+{
+	struct obs_event ev = {
+		.kind = OBS_EV_H1,
+		.dir = (uint8_t)dir,
+		.offset = c->pos[dir],
+		.u.h1 = { .kind = OBS_H1_LOST, .reason = OBS_H1_UNSEEN },
+	};
+
+	if (c->app[dir] == OBS_APP_H1) {
+		put(c, &ev, true);
+		c->app[OBS_TX] = c->app[OBS_RX] = OBS_APP_OTHER;
+		c->edge = true;
+	} else if (c->app[dir] != OBS_APP_OTHER) {
+		c->app[dir] = OBS_APP_OTHER;
+	}
 }
 
 static bool is_transient(int err)
@@ -263,9 +287,12 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 	bool own = failed || call->eof;
 	size_t n = call->result > 0 && !call->peek ? (size_t)call->result : 0;
 	struct obs_event *ev = &c->last;
-	bool merge = c->last_open && ev->kind == OBS_EV_CALL &&
-		     ev->dir == dir && !own &&
-		     !(n && ev->bytes && at_boundary(c, dir));
+	bool merge;
+
+	if (!c->up_known && call->result >= 0)
+		obs_cap_up(c, call->t_out, OBS_UP_FIRST_IO, 0);
+	merge = c->last_open && ev->kind == OBS_EV_CALL && ev->dir == dir &&
+		!own && !(n && ev->bytes && at_boundary(c, dir));
 
 	if (merge) {
 		ev->calls++;
@@ -300,6 +327,8 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 	c->edge = false;
 	if (n && call->iov)
 		feed(c, dir, call->iov, call->iovcnt, n);
+	else if (n)
+		unseen(c, dir);
 	c->pos[dir] += n;
 	if (merge)
 		c->sink->update(c->sink->ctx, c->last_handle, ev, c->edge);

@@ -44,6 +44,7 @@ struct obs_capture {
 	uint64_t last_handle;
 	bool last_open; /* calls may still be merged into it */
 	bool edge;	/* a message or protocol ended in the call being fed */
+	bool up_known;	/* the outcome of the connect was written */
 	uint8_t app[2]; /* enum obs_app of each direction */
 	uint8_t level[2];    /* tunnels each direction has entered */
 	uint64_t pos[2];     /* bytes of each direction so far */
@@ -67,13 +68,16 @@ void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink);
 void obs_cap_connect(struct obs_capture *c, int64_t t_in, int64_t t_out,
 		     int err);
 /* The outcome of a connect in progress, learned at t (how: enum
- * obs_up_how; err 0 or why it failed). */
+ * obs_up_how; err 0 or why it failed); the first one only. A call that
+ * succeeds on a connection whose outcome is not known yet is that
+ * outcome (OBS_UP_FIRST_IO at its return). */
 void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err);
 
 /* A send (OBS_TX) or receive (OBS_RX) call: entry, return, what it
  * returned (bytes, 0, or -1 with err); iov holds the bytes moved, the
- * first `result` of them (NULL when there is nothing to read); eof: a
- * receive returned 0 for a buffer that had room; peek: MSG_PEEK. */
+ * first `result` of them (NULL when they cannot be read: the protocol
+ * followers of that direction give up); eof: a receive returned 0 for a
+ * buffer that had room; peek: MSG_PEEK. */
 struct obs_call {
 	enum obs_dir dir;
 	int64_t t_in;

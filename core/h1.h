@@ -104,6 +104,7 @@ enum obs_h1_lost {
 	OBS_H1_BAD_LENGTH = 2, /* Content-Length is not one number */
 	OBS_H1_BAD_CHUNK = 3,  /* a chunk's size line is malformed */
 	OBS_H1_BAD_CODING = 4, /* a request's last coding is not chunked */
+	OBS_H1_UNSEEN = 5,     /* bytes moved that could not be read */
 };
 
 struct obs_h1_fact {

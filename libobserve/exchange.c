@@ -1442,6 +1442,9 @@ end_locked(struct obs_conn *c, int64_t t_out, uint8_t end_class)
 					 : OBS_END_CLIENT_CLOSE;
 	cb->t7 = t_out;
 	c->phase = OBS_PH_CLOSED;
+	if (c->sink.put) /* OBSERVE_CAPTURE=events (events.c) */
+		obs_cap_close(&c->cap, t_out,
+			      end_class == OBS_END_LOST ? OBS_EVF_LOST : 0);
 	/* the program's headers: not kept beyond the connection (te: a
 	 * request was remembered, maybe since forgotten, its len 0) */
 	if (c->http_seen.len || c->http_seen.te)
@@ -1523,6 +1526,8 @@ void obs_xm_exit(struct obs_conn *c, int64_t t)
 	if (c->phase != OBS_PH_CLOSED && cb->end_class == OBS_END_NONE) {
 		cb->end_class = OBS_END_EXIT;
 		cb->t7 = t;
+		if (c->sink.put) /* OBSERVE_CAPTURE=events (events.c) */
+			obs_cap_close(&c->cap, t, OBS_EVF_EXIT);
 		conn_records_state(c, true);
 	}
 	obs_conn_unlock(c);

@@ -26,6 +26,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "capture.h"
 #include "proto.h"
 #include "spool_format.h"
 
@@ -193,6 +194,10 @@ struct obs_conn {
 	uint64_t status_a;
 	uint32_t status_b;
 	uint16_t status_last;
+	/* OBSERVE_CAPTURE=events (events.c): the capture of the connection's
+	 * calls, and where its events go. Made ready at connect. */
+	struct obs_capture cap;
+	struct obs_sink sink;
 };
 
 /* A connection as new: every field zero but the three above, which need

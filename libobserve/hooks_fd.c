@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "hooks.h"
 #include "raw_syscall.h"
 
@@ -128,6 +129,11 @@ static bool connect_again(int fd, struct obs_conn *c,
 		err = errno;
 		obs_enter_again();
 		obs_xm_connect_again(c, obs_now(), *ret, err);
+		if (obs_proc.events &&
+		    (*ret == 0 || err == EISCONN ||
+		     (err != EALREADY && err != EINPROGRESS && err != EINTR)))
+			obs_ev_up(c, obs_now(), OBS_UP_RECONNECT,
+				  *ret == 0 || err == EISCONN ? 0 : err);
 		obs_leave();
 		errno = err;
 		return true;
@@ -212,7 +218,19 @@ connect_record(struct obs_conn *c, int fd, int family, const uint8_t peer[16],
 	obs_enter_again();
 	obs_xm_connect_first(c, conn_next_seq(), fd, family, peer, port, t_in,
 			     t_out, ret, err);
-	if (data)
+	if (obs_proc.events)
+		obs_ev_begin(c, t_in, t_out, ret == 0 ? 0 : err);
+	if (data && obs_proc.events) {
+		struct obs_call call = { .dir = OBS_TX,
+					 .t_in = t_in,
+					 .t_out = t_out,
+					 .result = sent,
+					 .err = sent < 0 ? err : 0,
+					 .iov = data->iov,
+					 .iovcnt = data->iovcnt };
+
+		obs_cap_call(&c->cap, &call);
+	} else if (data)
 		obs_xm_fastopen(c, t_in, t_out, sent, data);
 	else if (ret == 0 && syn_deferred(fd, tfo))
 		obs_xm_fastopen_deferred(c);
@@ -463,6 +481,8 @@ EXPORT int shutdown(int fd, int how)
 	if (c && ret == 0 && obs_enter()) {
 		err = errno;
 		obs_xm_shutdown(c, obs_now(), how);
+		if (obs_proc.events)
+			obs_ev_shutdown(c, obs_now(), how);
 		obs_leave();
 		errno = err;
 	}
@@ -616,8 +636,10 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	if (UNLIKELY(c != NULL) && ret == 0 && level == SOL_SOCKET &&
 	    name == SO_ERROR && val && len && *len >= sizeof(int) &&
 	    obs_enter()) {
-		int err = errno;
-		obs_xm_so_error(c, obs_now(), *(int *)val);
+		int err = errno, so = *(int *)val;
+		obs_xm_so_error(c, obs_now(), so);
+		if (obs_proc.events && so != EINPROGRESS && so != EALREADY)
+			obs_ev_up(c, obs_now(), OBS_UP_SO_ERROR, so);
 		obs_leave();
 		errno = err;
 	}

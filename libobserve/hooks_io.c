@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "hooks.h"
 
 /* ---- the send family ---------------------------------------------------- */
@@ -62,6 +63,10 @@ send_begin(struct obs_conn *c, const struct iovec *iov, int iovcnt, size_t n)
 		sx.observed = false;
 		return sx;
 	}
+	if (obs_proc.events) {
+		sx.t_in = obs_now();
+		return sx;
+	}
 	if (obs_xm_send_needs_entry(c))
 		return send_begin_entry(c, iov, iovcnt, n);
 	return sx;
@@ -78,6 +83,35 @@ static inline bool gone(int fd, struct obs_conn *c, int err)
 	return true;
 }
 
+/* OBSERVE_CAPTURE=events: a call of direction dir entered at t_in that
+ * returned ret (err) to the capture (events.c); wanted: bytes asked for
+ * (a receive of 0 for a buffer with room is the end of the stream); iov:
+ * the buffers the kernel read or wrote (NULL: none to look at). Keeps
+ * errno. */
+static __attribute__((noinline)) void
+capture_call(int fd, struct obs_conn *c, enum obs_dir dir, int64_t t_in,
+	     ssize_t ret, int err, size_t wanted, bool peek,
+	     const struct iovec *iov, int iovcnt)
+{
+	struct obs_call call = {
+		.dir = dir,
+		.t_in = t_in,
+		.t_out = obs_now(),
+		.result = ret,
+		.err = err,
+		.eof = dir == OBS_RX && ret == 0 && wanted > 0,
+		.peek = peek,
+		.iov = iov,
+		.iovcnt = iovcnt,
+	};
+
+	obs_enter_again();
+	if (ret >= 0 || !gone(fd, c, err))
+		obs_ev_call(c, &call);
+	obs_leave();
+	errno = err;
+}
+
 /* iov/iovcnt: the buffers of the call, for the state machine's look at
  * the bytes that were moved (protocol fields, TLS records). */
 static inline __attribute__((always_inline)) ssize_t
@@ -89,6 +123,11 @@ send_end(int fd, struct obs_conn *c, struct send_ctx sx, ssize_t ret,
 
 	if (!sx.observed)
 		return ret;
+	if (obs_proc.events) {
+		capture_call(fd, c, OBS_TX, sx.t_in, ret, err, 1, false, iov,
+			     iovcnt);
+		return ret;
+	}
 	/* send_begin_entry's obs_xm_send_opens, taken back */
 	obs_xm_send_returned(c);
 	if (ret < 0 && !sx.counted && sx.t_in == 0 && is_again(err))
@@ -112,8 +151,8 @@ send_end(int fd, struct obs_conn *c, struct send_ctx sx, ssize_t ret,
 static inline bool plain_hint(const struct obs_conn *c)
 {
 	/* the protocol first: the connections of others fail it at once */
-	return obs_xm_plain_hint(c) && LIKELY(obs_inside == 0) &&
-	       LIKELY(obs_tls_cur == NULL);
+	return obs_xm_plain_hint(c) && !obs_proc.events &&
+	       LIKELY(obs_inside == 0) && LIKELY(obs_tls_cur == NULL);
 }
 
 /* A send of one buffer, the plain way: the entry announced without the
@@ -365,7 +404,7 @@ static inline int64_t recv_begin(struct obs_conn *c)
 {
 	if (UNLIKELY(obs_reentered()))
 		return -1;
-	return obs_xm_recv_needs_entry(c) ? obs_now() : 0;
+	return obs_proc.events || obs_xm_recv_needs_entry(c) ? obs_now() : 0;
 }
 
 /* What a receive wrote into the caller's buffers, for the state machine
@@ -388,6 +427,11 @@ recv_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, size_t wanted,
 
 	if (t_in < 0)
 		return ret;
+	if (obs_proc.events) {
+		capture_call(fd, c, OBS_RX, t_in, ret, err, wanted, peek, iov,
+			     iovcnt);
+		return ret;
+	}
 	if (ret < 0 && t_in == 0 && is_again(err))
 		return ret; /* mid-response EAGAIN: nothing to record */
 	if (ret == 0 && wanted == 0)

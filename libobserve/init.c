@@ -126,6 +126,8 @@ __attribute__((constructor)) static void obs_init(int argc, char **argv,
 	obs_pick_dir();
 	if (obs_proc.disabled)
 		return;
+	v = secure_getenv("OBSERVE_CAPTURE");
+	obs_proc.events = v && strcmp(v, "events") == 0;
 	obs_proc.segment_mb = env_mb("OBSERVE_SPOOL_SEGMENT_MB");
 	obs_proc.limit_mb = env_mb("OBSERVE_SPOOL_LIMIT_MB");
 

@@ -27,6 +27,10 @@ struct obs_process {
 	/* OBSERVE_SPOOL_SEGMENT_MB, OBSERVE_SPOOL_LIMIT_MB in MiB (0: the
 	 * defaults, see spool.c) */
 	uint32_t segment_mb, limit_mb;
+	/* OBSERVE_CAPTURE=events: connections' calls are recorded as events
+	 * (events.c) for the slicer to rebuild exchanges from, instead of
+	 * exchange records built here (exchange.c) */
+	bool events;
 };
 
 OBS_HIDDEN extern struct obs_process obs_proc;

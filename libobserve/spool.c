@@ -444,6 +444,7 @@ static void fill_header(struct obs_spool_header *h)
 	h->record_size = OBS_RECORD_SIZE;
 	h->pid = obs_proc.pid;
 	h->ppid = (int32_t)getppid();
+	h->flags = obs_proc.events ? OBS_SPOOL_EVENTS : 0;
 	/* The pair: read the realtime clock between two monotonic reads and
 	 * keep the midpoint, so the pair is good to well under a microsecond.
 	 */

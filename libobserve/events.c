@@ -1,0 +1,97 @@
+/* events.c - a connection's events into the spool (events.h).
+ *
+ * Each event takes one record (two for a request's fact with its host and
+ * path: obs_record_alloc2 gives adjacent slots), written by core/evrec.c
+ * and published kind last; the record of an event that may still change
+ * (capture.h's sink: final false) stays without OBS_RS_COMPLETE until the
+ * capture seals it. A handle is the record's address (0: none could be
+ * had, the event is counted as lost by the spool). No allocation, no
+ * system call but the spool's growth.
+ */
+#include "events.h"
+
+#include "evrec.h"
+#include "layer.h"
+
+static void state_final(struct obs_record *r, bool final)
+{
+	if (final)
+		__atomic_store_n(&r->state, OBS_RS_COMPLETE, __ATOMIC_RELEASE);
+}
+
+static uint64_t ev_put(void *ctx, const struct obs_event *ev, bool final)
+{
+	struct obs_conn *c = ctx;
+	struct obs_record *labels = NULL;
+	struct obs_record *r = obs_evrec_records(ev) == 2
+				       ? obs_record_alloc2(&labels)
+				       : obs_record_alloc();
+
+	if (r == NULL)
+		return 0;
+	obs_evrec_encode(ev, r, labels);
+	r->conn_seq = c->crec->conn_seq;
+	state_final(r, final);
+	if (labels) { /* before its fact: a reader that sees the fact sees
+		       * its labels */
+		labels->conn_seq = r->conn_seq;
+		labels->state = OBS_RS_COMPLETE;
+		obs_record_publish(labels, OBS_REC_EVENT);
+	}
+	obs_record_publish(r, OBS_REC_EVENT);
+	return (uint64_t)(uintptr_t)r;
+}
+
+static void ev_update(void *ctx, uint64_t handle, const struct obs_event *ev,
+		      bool final)
+{
+	struct obs_record *r = (struct obs_record *)(uintptr_t)handle;
+
+	(void)ctx;
+	if (r == NULL)
+		return;
+	obs_evrec_encode(ev, r, NULL);
+	state_final(r, final);
+}
+
+static void ev_seal(void *ctx, uint64_t handle)
+{
+	(void)ctx;
+	if (handle)
+		state_final((struct obs_record *)(uintptr_t)handle, true);
+}
+
+void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err)
+{
+	c->sink = (struct obs_sink){ ev_put, ev_update, ev_seal, c };
+	obs_cap_init(&c->cap, &c->sink);
+	obs_cap_connect(&c->cap, t_in, t_out, err);
+}
+
+void obs_ev_call(struct obs_conn *c, const struct obs_call *call)
+{
+	obs_conn_lock(c);
+	obs_cap_call(&c->cap, call);
+	obs_conn_unlock(c);
+}
+
+void obs_ev_up(struct obs_conn *c, int64_t t, uint8_t how, int err)
+{
+	obs_conn_lock(c);
+	obs_cap_up(&c->cap, t, how, err);
+	obs_conn_unlock(c);
+}
+
+void obs_ev_shutdown(struct obs_conn *c, int64_t t, int how)
+{
+	obs_conn_lock(c);
+	obs_cap_shutdown(&c->cap, t, how);
+	obs_conn_unlock(c);
+}
+
+void obs_ev_close(struct obs_conn *c, int64_t t, uint8_t flags)
+{
+	obs_conn_lock(c);
+	obs_cap_close(&c->cap, t, flags);
+	obs_conn_unlock(c);
+}

@@ -1,0 +1,32 @@
+/* events.h - the layer's side of the capture (OBSERVE_CAPTURE=events):
+ * a tracked connection's calls go through core/capture.c, whose events
+ * events.c writes into the spool as OBS_REC_EVENT records.
+ *
+ * Locking: obs_ev_begin runs before the connection is in the fd table
+ * (no lock, as obs_xm_connect_first); the others take the connection's
+ * lock for the capture's bookkeeping, never across a real call, and are
+ * called inside the layer (obs_enter).
+ */
+#ifndef OBSERVE_EVENTS_H
+#define OBSERVE_EVENTS_H
+
+#include <stdint.h>
+
+#include "capture.h"
+#include "exchange.h"
+
+/* The connection (its record made by obs_xm_connect_first) begins: its
+ * connect entered at t_in and returned at t_out (0: in progress) with err
+ * (0, EINPROGRESS or why it failed). */
+void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err);
+/* A send or receive call (capture.h). */
+void obs_ev_call(struct obs_conn *c, const struct obs_call *call);
+/* The outcome of a connect in progress learned at t (how: enum
+ * obs_up_how). */
+void obs_ev_up(struct obs_conn *c, int64_t t, uint8_t how, int err);
+void obs_ev_shutdown(struct obs_conn *c, int64_t t, int how);
+/* The connection's last fd was closed at t (flags 0), or the process left
+ * with it open (OBS_EVF_EXIT), or it was lost (OBS_EVF_LOST). */
+void obs_ev_close(struct obs_conn *c, int64_t t, uint8_t flags);
+
+#endif

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # otlp.sh - slicer export --format otlp on real traffic (curl over HTTP/1.1,
-# HTTPS and HTTP/2, Python's urllib through a name lookup, against nginx),
+# HTTPS and HTTP/2, Python's http.client after a name lookup, against nginx),
 # checked with OpenTelemetry's own protobuf definitions: the .proto files of
 # opentelemetry-proto as @opentelemetry/otlp-grpc-exporter-base@0.38.0 ships
 # them (the last version to ship the .proto files themselves), read by
@@ -53,11 +53,20 @@ URL=http://127.0.0.1:$NGINX_PORT
 
 # one keep-alive connection with a query string and userinfo (curl sends
 # them as the request target's query and an Authorization header), a 404;
-# a name lookup (python); HTTPS over HTTP/1.1 and HTTP/2
+# a name lookup (python's http.client); HTTPS over HTTP/1.1 and HTTP/2
 preload curl -s -o /dev/null -o /dev/null -o /dev/null \
   "http://user:SECRETPASS@127.0.0.1:$NGINX_PORT/100b?token=SECRETTOKEN" "$URL/50k" "$URL/missing"
-preload "$PYTHON" -c 'import sys, urllib.request
-urllib.request.urlopen(sys.argv[1]).read()' "http://localhost:$NGINX_PORT/1m?q=SECRETQUERY"
+preload "$PYTHON" - "$NGINX_PORT" <<'PY'
+import http.client, socket, sys
+port = int(sys.argv[1])
+# the name looked up for IPv4 only: the connect that uses the lookup is
+# the one that works, wherever ::1 does not
+ai = socket.getaddrinfo("localhost", port, socket.AF_INET, socket.SOCK_STREAM)[0]
+conn = http.client.HTTPConnection("localhost", port)
+conn.sock = socket.create_connection(ai[4])
+conn.request("GET", "/1m?q=SECRETQUERY")
+conn.getresponse().read()
+PY
 if [ "$tls" = 1 ]; then
   preload curl -sSf --http1.1 --cacert "$WORK/cert.pem" -o /dev/null "https://127.0.0.1:$TLS_PORT/100b?k=SECRETTLS"
   preload curl -sSf --http2 --cacert "$WORK/cert.pem" -o /dev/null -o /dev/null \

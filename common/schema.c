@@ -216,6 +216,10 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 	[OBS_SQL_EXCH_DEL] =
 		"DELETE FROM exchange WHERE connection_id = ?1 AND "
 		"seq = ?2",
+	/* an events spool's connection that carried TLS (the core saw its
+	 * records: common/store.c's event_conn) */
+	[OBS_SQL_CONN_TLS] = "UPDATE connection SET tls = 1 WHERE "
+			     "process_id = ?1 AND seq = ?2",
 	[OBS_SQL_HTTP_UPD] = "UPDATE exchange SET host = ?3, path = ?4 WHERE "
 			     "connection_id = ?1 AND seq = ?2 AND id < ?5",
 	[OBS_SQL_LABEL_GET] =

@@ -70,6 +70,7 @@ enum obs_ingest_sql {
 	OBS_SQL_MARK_GET,
 	/* ?1 process_id, ?2 segment, ?3 next_offset, ?4 pending */
 	OBS_SQL_MARK_PUT,
+	OBS_SQL_CONN_TLS,
 	OBS_SQL_INGEST_COUNT
 };
 

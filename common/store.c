@@ -1545,7 +1545,18 @@ static int event_conn(struct ingest *in, const struct obs_replayed *r,
 	b->app_proto = k->app_proto;
 	b->tsend_open = 0;
 	c.state = final ? OBS_RS_COMPLETE : 0;
-	return ingest_conn(in, &c, false);
+	if (ingest_conn(in, &c, false) != 0)
+		return -1;
+	if (k->flags & OBS_CCF_TLS) { /* after its row, and its info's */
+		sqlite3_stmt *st = in->store->st[OBS_SQL_CONN_TLS];
+
+		if (conn_flush(in) != 0)
+			return -1;
+		sqlite3_bind_int64(st, 1, in->process_id);
+		sqlite3_bind_int64(st, 2, (int64_t)c.conn_seq);
+		return step_done(in->store, st);
+	}
+	return 0;
 }
 
 /* The connection's events ended (its close, or the process is gone):

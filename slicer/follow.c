@@ -12,6 +12,11 @@
  * A file whose writer has left is ingested once more, then only looked at
  * again when inotify says so. With no writer running, the loop sleeps in
  * poll() until an event or a signal: nothing is done while idle.
+ *
+ * A file that is no longer there (deleted once stored, --delete, or by
+ * anyone) is forgotten without a word, whether inotify told (IN_DELETE)
+ * or its events were lost to an overflow of the queue (a busy writer):
+ * a look that finds no file, or an ingest that deleted it, is enough.
  */
 #define _GNU_SOURCE
 #include "follow.h"
@@ -99,8 +104,22 @@ static struct spool *find(struct follower *f, const char *name, bool add)
 	return s;
 }
 
-/* Read the header's counters; true when they changed since the last look.
- * live: the process has not left (its exit flag unset, its pid there). */
+/* s's file is no longer there: forget it (the last entry takes its
+ * place). */
+static void forget(struct follower *f, struct spool *s)
+{
+	free(s->path);
+	*s = f->v[--f->n];
+}
+
+static bool gone(const struct spool *s)
+{
+	return access(s->path, F_OK) != 0 && errno == ENOENT;
+}
+
+/* Read the header's counters; true when they changed since the last look
+ * (or the file is gone: the next batch forgets it). live: the process has
+ * not left (its exit flag unset, its pid there). */
 static bool look(struct spool *s)
 {
 	struct obs_spool_header h;
@@ -109,7 +128,7 @@ static bool look(struct spool *s)
 	bool changed;
 
 	if (fd < 0)
-		return false;
+		return errno == ENOENT;
 	got = pread(fd, &h, offsetof(struct obs_spool_header, client), 0);
 	close(fd);
 	if (got != (ssize_t)offsetof(struct obs_spool_header, client))
@@ -123,17 +142,24 @@ static bool look(struct spool *s)
 	return changed;
 }
 
-static void ingest(struct follower *f, struct spool *s)
+/* Store what s's file holds now. False when the file is gone: it was
+ * not there, or this stored it wholly and deleted it (--delete). */
+static bool ingest(struct follower *f, struct spool *s)
 {
-	int rc = obs_store_ingest_path(f->store, s->path, f->stats, f->msgs,
-				       NULL, NULL, 0);
+	uint64_t deleted = f->stats->files_deleted;
+	int rc;
 
+	if (gone(s))
+		return false;
+	rc = obs_store_ingest_path(f->store, s->path, f->stats, f->msgs, NULL,
+				   NULL, 0);
 	s->dirty = false;
 	s->ingested_ms = now_ms();
 	if (rc < 0)
 		f->worst = 2;
 	else if (rc > 0 && f->worst == 0)
 		f->worst = 1;
+	return f->stats->files_deleted == deleted;
 }
 
 /* Every spool of the directory, ingested (at start, and when inotify lost
@@ -154,7 +180,8 @@ static void scan(struct follower *f)
 		struct spool *s = find(f, base ? base + 1 : names[i], true);
 		if (s) {
 			look(s);
-			ingest(f, s);
+			if (!ingest(f, s))
+				forget(f, s);
 		}
 		free(names[i]);
 	}
@@ -177,9 +204,12 @@ static void tick(struct follower *f, int64_t now)
 
 static void batch(struct follower *f)
 {
-	for (size_t i = 0; i < f->n; i++)
-		if (f->v[i].dirty)
-			ingest(f, &f->v[i]);
+	for (size_t i = 0; i < f->n;) {
+		if (f->v[i].dirty && !ingest(f, &f->v[i]))
+			forget(f, &f->v[i]); /* another took its place */
+		else
+			i++;
+	}
 }
 
 static bool any_live(const struct follower *f)
@@ -208,10 +238,8 @@ static bool events(struct follower *f, int fd)
 				continue;
 			if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
 				struct spool *s = find(f, ev->name, false);
-				if (s) {
-					free(s->path);
-					*s = f->v[--f->n];
-				}
+				if (s)
+					forget(f, s);
 				continue;
 			}
 			struct spool *s = find(f, ev->name, true);

@@ -8,8 +8,7 @@
 struct obs_replays {
 	struct obs_replayed **slot;
 	size_t cap, used;
-	/* the records of connections whose connect was not read (their
-	 * connection record, waiting for it) */
+	/* connection records whose connect event was not read yet */
 	struct obs_record *waiting;
 	size_t n_waiting, cap_waiting;
 	void (*out)(void *ctx, const struct obs_replayed *r,
@@ -44,6 +43,7 @@ static size_t hash(uint64_t seq, size_t cap)
 	return (size_t)((seq * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
 }
 
+/* The slot of seq, or the empty one where it would go (NULL: no table). */
 static struct obs_replayed **find(struct obs_replays *m, uint64_t seq)
 {
 	size_t i;
@@ -58,10 +58,9 @@ static struct obs_replayed **find(struct obs_replays *m, uint64_t seq)
 
 static int grow(struct obs_replays *m)
 {
-	size_t cap = m->cap ? m->cap * 2 : 64;
+	size_t cap = m->cap ? m->cap * 2 : 64, old_cap = m->cap;
 	struct obs_replayed **old = m->slot,
 			    **slot = calloc(cap, sizeof(*slot));
-	size_t old_cap = m->cap;
 
 	if (!slot)
 		return -1;
@@ -98,33 +97,79 @@ static void take_out(struct obs_replays *m, struct obs_replayed **p)
 	}
 }
 
-static void forget(struct obs_replayed *r)
-{
-	free(r->offsets);
-	free(r);
-}
-
 void obs_replays_free(struct obs_replays *m)
 {
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->slot[i])
-			forget(m->slot[i]);
+		free(m->slot[i]);
 	free(m->slot);
 	free(m->waiting);
 	free(m);
 }
 
+struct obs_replayed *obs_replays_get(struct obs_replays *m, uint64_t conn_seq)
+{
+	struct obs_replayed **p = find(m, conn_seq);
+
+	return p ? *p : NULL;
+}
+
+/* The connection record waiting for r's number, taken into r. */
+static void take_waiting(struct obs_replays *m, struct obs_replayed *r)
+{
+	for (size_t i = m->n_waiting; i-- > 0;)
+		if (m->waiting[i].conn_seq == r->conn_seq) {
+			r->saved.conn = m->waiting[i];
+			m->waiting[i] = m->waiting[--m->n_waiting];
+			return;
+		}
+}
+
+struct obs_replayed *obs_replays_add(struct obs_replays *m, uint64_t conn_seq,
+				     const void *saved, size_t n)
+{
+	struct obs_core_sink out = { give_out, m };
+	struct obs_replayed **p, *r;
+
+	if (saved && (n != sizeof(r->saved) ||
+		      ((const struct obs_replay_saved *)saved)->magic !=
+			      OBS_REPLAY_MAGIC))
+		return NULL;
+	if ((m->used + 1) * 2 > m->cap && grow(m) != 0)
+		return NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->conn_seq = conn_seq;
+	if (saved) {
+		memcpy(&r->saved, saved, n);
+		obs_replay_rebind(&r->saved.replay, &out);
+	} else {
+		r->saved.magic = OBS_REPLAY_MAGIC;
+		r->saved.size = sizeof(r->saved);
+		r->saved.next = 1;
+		obs_replay_init(&r->saved.replay, &out);
+		take_waiting(m, r);
+	}
+	p = find(m, conn_seq);
+	if (*p) { /* the number again: its beginning again */
+		free(*p);
+		m->used--;
+	}
+	*p = r;
+	m->used++;
+	return r;
+}
+
 void obs_replays_conn(struct obs_replays *m, const struct obs_record *rec)
 {
-	struct obs_replayed **p = find(m, rec->conn_seq);
+	struct obs_replayed *r = obs_replays_get(m, rec->conn_seq);
 
-	if (p && *p) {
-		(*p)->conn = *rec;
+	if (r) {
+		r->saved.conn = *rec;
 		return;
 	}
-	/* its connect event comes after it */
 	if (m->n_waiting == m->cap_waiting) {
 		size_t n = m->cap_waiting ? m->cap_waiting * 2 : 16;
 		struct obs_record *w = realloc(m->waiting, n * sizeof(*w));
@@ -137,68 +182,18 @@ void obs_replays_conn(struct obs_replays *m, const struct obs_record *rec)
 	m->waiting[m->n_waiting++] = *rec;
 }
 
-/* The connection record waiting for conn_seq, taken into r. */
-static void take_waiting(struct obs_replays *m, struct obs_replayed *r)
+void obs_replays_feed(struct obs_replays *m, struct obs_replayed *r,
+		      const struct obs_event *ev)
 {
-	for (size_t i = m->n_waiting; i-- > 0;)
-		if (m->waiting[i].conn_seq == r->conn_seq) {
-			r->conn = m->waiting[i];
-			m->waiting[i] = m->waiting[--m->n_waiting];
-			return;
-		}
-}
-
-static int note_offsets(struct obs_replayed *r, size_t offset, size_t records)
-{
-	if (r->n_offsets + records > r->cap_offsets) {
-		size_t n = r->cap_offsets ? r->cap_offsets * 2 : 16;
-		size_t *o = realloc(r->offsets, n * sizeof(*o));
-
-		if (!o)
-			return -1;
-		r->offsets = o;
-		r->cap_offsets = n;
-	}
-	for (size_t i = 0; i < records; i++)
-		r->offsets[r->n_offsets++] = offset + i * OBS_RECORD_SIZE;
-	return 0;
-}
-
-int obs_replays_event(struct obs_replays *m, uint64_t conn_seq,
-		      const struct obs_event *ev, size_t offset, size_t records,
-		      struct obs_replayed **taken)
-{
-	struct obs_replayed **p = find(m, conn_seq), *r;
-
-	*taken = NULL;
-	if (ev->kind == OBS_EV_CONNECT) {
-		struct obs_core_sink out = { give_out, m };
-
-		if (p && *p) { /* the number again: a new pass over it */
-			forget(*p);
-			take_out(m, p);
-		}
-		if ((m->used + 1) * 2 > m->cap && grow(m) != 0)
-			return -1;
-		r = calloc(1, sizeof(*r));
-		if (!r)
-			return -1;
-		r->conn_seq = conn_seq;
-		obs_replay_init(&r->replay, &out);
-		take_waiting(m, r);
-		*find(m, conn_seq) = r;
-		m->used++;
-	} else if (p && *p) {
-		r = *p;
-	} else {
-		return 0;
-	}
-	if (note_offsets(r, offset, records) != 0)
-		return -1;
 	m->current = r;
-	obs_replay_event(&r->replay, ev);
-	*taken = r;
-	return 0;
+	obs_replay_event(&r->saved.replay, ev);
+	r->saved.next = ev->seq + 1;
+}
+
+void obs_replays_finish(struct obs_replays *m, struct obs_replayed *r)
+{
+	m->current = r;
+	obs_replay_finish(&r->saved.replay);
 }
 
 void obs_replays_forget(struct obs_replays *m, struct obs_replayed *r)
@@ -207,7 +202,7 @@ void obs_replays_forget(struct obs_replays *m, struct obs_replayed *r)
 
 	if (p && *p == r)
 		take_out(m, p);
-	forget(r);
+	free(r);
 }
 
 void obs_replays_drain(struct obs_replays *m,
@@ -220,7 +215,7 @@ void obs_replays_drain(struct obs_replays *m,
 			continue;
 		m->current = r;
 		f(ctx, r);
-		forget(r);
+		free(r);
 		m->slot[i] = NULL;
 	}
 	m->used = 0;

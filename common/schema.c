@@ -216,10 +216,17 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 	[OBS_SQL_EXCH_DEL] =
 		"DELETE FROM exchange WHERE connection_id = ?1 AND "
 		"seq = ?2",
-	/* an events spool's connection that carried TLS (the core saw its
-	 * records: common/store.c's event_conn) */
 	[OBS_SQL_CONN_TLS] = "UPDATE connection SET tls = 1 WHERE "
 			     "process_id = ?1 AND seq = ?2",
+	[OBS_SQL_REPLAY_GET] = "SELECT state FROM ingest_replay WHERE "
+			       "process_id = ?1 AND conn_seq = ?2",
+	[OBS_SQL_REPLAY_PUT] = "INSERT OR REPLACE INTO ingest_replay("
+			       "process_id, conn_seq, state) "
+			       "VALUES(?1, ?2, ?3)",
+	[OBS_SQL_REPLAY_DEL] = "DELETE FROM ingest_replay WHERE "
+			       "process_id = ?1 AND conn_seq = ?2",
+	[OBS_SQL_REPLAY_ALL] = "SELECT conn_seq, state FROM ingest_replay "
+			       "WHERE process_id = ?1",
 	[OBS_SQL_HTTP_UPD] = "UPDATE exchange SET host = ?3, path = ?4 WHERE "
 			     "connection_id = ?1 AND seq = ?2 AND id < ?5",
 	[OBS_SQL_LABEL_GET] =
@@ -246,7 +253,15 @@ const char obs_schema_mark_sql[] =
 	"  segment INTEGER NOT NULL,\n"
 	"  next_offset INTEGER NOT NULL,\n"
 	"  pending BLOB,\n"
-	"  PRIMARY KEY(process_id, segment)) WITHOUT ROWID;\n";
+	"  PRIMARY KEY(process_id, segment)) WITHOUT ROWID;\n"
+	/* an events spool's open connection: its replay as a pass left it
+	 * (common/replays.h) */
+	"CREATE TABLE IF NOT EXISTS ingest_replay(\n"
+	"  process_id INTEGER NOT NULL REFERENCES process(id) "
+	"ON DELETE CASCADE,\n"
+	"  conn_seq INTEGER NOT NULL,\n"
+	"  state BLOB NOT NULL,\n"
+	"  PRIMARY KEY(process_id, conn_seq)) WITHOUT ROWID;\n";
 
 const char *obs_schema_ingest_sql(enum obs_ingest_sql which)
 {

@@ -70,7 +70,16 @@ enum obs_ingest_sql {
 	OBS_SQL_MARK_GET,
 	/* ?1 process_id, ?2 segment, ?3 next_offset, ?4 pending */
 	OBS_SQL_MARK_PUT,
+	/* an events spool's connection marked TLS by the core: ?1
+	 * process_id, ?2 seq */
 	OBS_SQL_CONN_TLS,
+	/* a connection's replay kept between passes (ingest_replay): ?1
+	 * process_id, ?2 conn_seq -> state; put: ?3 state; delete */
+	OBS_SQL_REPLAY_GET,
+	OBS_SQL_REPLAY_PUT,
+	OBS_SQL_REPLAY_DEL,
+	/* ?1 process_id -> conn_seq, state of each */
+	OBS_SQL_REPLAY_ALL,
 	OBS_SQL_INGEST_COUNT
 };
 

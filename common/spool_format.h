@@ -65,8 +65,8 @@ enum obs_record_kind {
 	OBS_REC_EMPTY = 0,
 	OBS_REC_CONNECTION = 1,
 	OBS_REC_EXCHANGE = 2,
-	OBS_REC_HTTP = 3, /* host and path of an exchange (conn_seq, seq) */
-	OBS_REC_INFO = 4, /* more about a connection: TLS, TCP_INFO */
+	OBS_REC_HTTP = 3,  /* host and path of an exchange (conn_seq, seq) */
+	OBS_REC_INFO = 4,  /* more about a connection: TLS, TCP_INFO */
 	OBS_REC_EVENT = 5, /* an event of the capture (version 6) */
 };
 
@@ -276,7 +276,8 @@ struct obs_event_body {
 			       * path (an OBS_EV_LABELS event) */
 	uint32_t hflags;      /*  88 */
 	char method[12];      /*  92 */
-	uint8_t pad[24];      /* 104 */
+	uint64_t seq;	      /* 104 the event's number in its connection */
+	uint8_t pad[16];      /* 112 */
 };
 
 /* The host and path of the request whose fact is the record before it

@@ -365,6 +365,7 @@ struct ingest {
 	size_t ev_held_offset;
 	bool ev_holding;
 	bool ev_failed;
+	bool again; /* its process is gone and events still wait */
 };
 
 static void say(FILE *msgs, const char *path, const char *fmt, ...)
@@ -1513,29 +1514,27 @@ static void event_exchange(void *ctx, const struct obs_replayed *r,
 		memcpy(h.u.http.host, x->host, sizeof(h.u.http.host));
 		memcpy(h.u.http.path, x->path, sizeof(h.u.http.path));
 	}
-	if (ingest_exch(in, &e, r->n_offsets ? r->offsets[0] : 0,
-			labelled ? &h : NULL) != 0)
+	if (ingest_exch(in, &e, 0, labelled ? &h : NULL) != 0)
 		in->ev_failed = true;
 }
 
 /* The connection's row as the core rebuilt it: its record (addresses,
  * fd) with the times and the end the events give. */
-static int event_conn(struct ingest *in, const struct obs_replayed *r,
-		      bool final)
+static int event_conn(struct ingest *in, const struct obs_replayed *r)
 {
-	const struct obs_core_conn *k = &r->replay.conn;
-	struct obs_record c = r->conn;
+	const struct obs_core_conn *k = &r->saved.replay.conn;
+	struct obs_record c = r->saved.conn;
 	struct obs_conn_body *b = &c.u.conn;
 
 	if (c.kind != OBS_REC_CONNECTION)
-		return 0; /* its record was stored by an earlier pass */
+		return 0; /* no record of its own: nothing to hang it on */
 	b->t1 = k->t1;
 	b->t2 = k->t2;
 	b->t2_how = k->t2_how;
 	b->teof = k->teof;
 	b->tshut = k->tshut;
 	b->t7 = k->t7;
-	b->end_class = final ? k->end_class : OBS_END_NONE;
+	b->end_class = k->end_class;
 	b->connect_errno = k->connect_errno;
 	b->end_errno = k->end_errno;
 	b->exchanges = k->exchanges;
@@ -1544,7 +1543,7 @@ static int event_conn(struct ingest *in, const struct obs_replayed *r,
 		   (k->flags & OBS_CCF_TLS ? OBS_CF_TLS : 0);
 	b->app_proto = k->app_proto;
 	b->tsend_open = 0;
-	c.state = final ? OBS_RS_COMPLETE : 0;
+	c.state = OBS_RS_COMPLETE;
 	if (ingest_conn(in, &c, false) != 0)
 		return -1;
 	if (k->flags & OBS_CCF_TLS) { /* after its row, and its info's */
@@ -1559,44 +1558,99 @@ static int event_conn(struct ingest *in, const struct obs_replayed *r,
 	return 0;
 }
 
-/* The connection's events ended (its close, or the process is gone):
- * what its replay still holds, then its row. */
+/* The connection's kept state (ingest_replay): put, or deleted. */
+static int replay_keep(struct ingest *in, const struct obs_replayed *r,
+		       bool keep)
+{
+	sqlite3_stmt *st =
+		in->store->st[keep ? OBS_SQL_REPLAY_PUT : OBS_SQL_REPLAY_DEL];
+
+	sqlite3_bind_int64(st, 1, in->process_id);
+	sqlite3_bind_int64(st, 2, (int64_t)r->conn_seq);
+	if (keep)
+		sqlite3_bind_blob(st, 3, &r->saved, sizeof(r->saved),
+				  SQLITE_STATIC);
+	return step_done(in->store, st);
+}
+
+/* Connection conn_seq's replay: in memory, or as an earlier pass kept it;
+ * NULL when it has none (its connect was never read, or it ended). */
+static struct obs_replayed *replay_of(struct ingest *in, uint64_t conn_seq)
+{
+	sqlite3_stmt *st = in->store->st[OBS_SQL_REPLAY_GET];
+	struct obs_replayed *r = obs_replays_get(in->replays, conn_seq);
+
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, in->process_id);
+	sqlite3_bind_int64(st, 2, (int64_t)conn_seq);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		r = obs_replays_add(in->replays, conn_seq,
+				    sqlite3_column_blob(st, 0),
+				    (size_t)sqlite3_column_bytes(st, 0));
+	sqlite3_reset(st);
+	return r;
+}
+
+/* The connection's events ended (its close, or its process is gone): what
+ * its replay still holds, its row, and no state kept. */
 static int event_end(struct ingest *in, struct obs_replayed *r)
 {
-	obs_replay_finish(&r->replay);
-	return in->ev_failed || event_conn(in, r, true) != 0 ? -1 : 0;
+	obs_replays_finish(in->replays, r);
+	return in->ev_failed || event_conn(in, r) != 0 ||
+			       replay_keep(in, r, false) != 0
+		       ? -1
+		       : 0;
 }
 
-/* A connection still open at the end of the pass: finished when its
- * process is gone, else read again from its connect the next time (its
- * records' offsets kept with the file's mark). */
-static void event_open(void *ctx, struct obs_replayed *r)
+/* A connection in memory when the pass ends: ended with its process when
+ * that is gone and this is its last segment, else kept for the next pass. */
+static void event_pass_over(void *ctx, struct obs_replayed *r)
 {
 	struct ingest *in = ctx;
+	bool last = !(in->sp.hdr->flags & OBS_SPOOL_SEALED);
 
-	if (in->over) {
-		if (event_end(in, r) != 0)
-			in->ev_failed = true;
-		return;
-	}
-	if (in->frozen || in->n_pending + r->n_offsets > MARK_PENDING_MAX) {
-		size_t first = r->n_offsets ? r->offsets[0] : in->expect;
+	bool end = in->over && last && r->saved.seen < r->saved.next;
 
-		if (!in->frozen || first < in->mark_next)
-			in->mark_next = first;
-		in->frozen = true;
+	if (in->ev_failed)
 		return;
-	}
-	for (size_t i = 0; i < r->n_offsets; i++)
-		if (pending_add(in, r->offsets[i]) != 0)
-			in->ev_failed = true;
+	if (in->over && last && !end) /* events of it wait in a segment */
+		in->again = true;
+	if ((end ? event_end(in, r) : replay_keep(in, r, true)) != 0)
+		in->ev_failed = true;
 }
 
-/* An event of records rec (and labels, the record after it, or NULL) at
- * offset into its connection's replay. */
+/* Records read again the next time: an event that waits (its own, or one
+ * of its connection's before it). */
+static int event_wait(struct ingest *in, size_t offset, unsigned int records)
+{
+	for (unsigned int i = 0; i < records; i++) {
+		size_t at = offset + i * OBS_RECORD_SIZE;
+
+		if (in->frozen)
+			return 0;
+		if (in->n_pending == MARK_PENDING_MAX) {
+			/* everything from here read again: the events a
+			 * replay consumed are known by their numbers */
+			in->frozen = true;
+			in->mark_next = at;
+			return 0;
+		}
+		if (pending_add(in, at) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* An event (rec, and labels, the record after it, or NULL) at offset:
+ * consumed by its connection's replay when its turn has come and it is
+ * final, else it waits. Once its process is gone every event is final,
+ * and a number never seen (a record the spool lost) is passed over. */
 static int event_take(struct ingest *in, const struct obs_record *rec,
 		      const struct obs_record *labels, size_t offset)
 {
+	unsigned int records = labels ? 2 : 1;
+	bool final = (rec->state & OBS_RS_COMPLETE) || in->over;
 	struct obs_replayed *r;
 	struct obs_event ev;
 	const char *why = obs_evrec_decode(rec, labels, &ev);
@@ -1608,11 +1662,23 @@ static int event_take(struct ingest *in, const struct obs_record *rec,
 	if (!in->replays &&
 	    !(in->replays = obs_replays_new(event_exchange, in)))
 		return -1;
-	if (obs_replays_event(in->replays, rec->conn_seq, &ev, offset,
-			      labels ? 2 : 1, &r) != 0 ||
-	    in->ev_failed)
+	r = replay_of(in, rec->conn_seq);
+	if (!r && ev.kind == OBS_EV_CONNECT && ev.seq == 1 &&
+	    !(r = obs_replays_add(in->replays, rec->conn_seq, NULL, 0)))
 		return -1;
-	if (r && ev.kind == OBS_EV_CLOSE) {
+	if (!r || ev.seq < r->saved.next)
+		return 0; /* its connect never read, or consumed already */
+	if (ev.seq > r->saved.seen)
+		r->saved.seen = ev.seq;
+	/* a number passed over: only where the spool lost records, once
+	 * its writer is gone */
+	if (!final || (ev.seq > r->saved.next &&
+		       !(in->over && in->sp.hdr->records_dropped)))
+		return event_wait(in, offset, records);
+	obs_replays_feed(in->replays, r, &ev);
+	if (in->ev_failed)
+		return -1;
+	if (ev.kind == OBS_EV_CLOSE && !(ev.flags & OBS_EVF_EXIT)) {
 		int rc = event_end(in, r);
 
 		obs_replays_forget(in->replays, r);
@@ -1651,13 +1717,40 @@ static int ingest_event(struct ingest *in, const struct obs_record *r,
 	return event_take(in, r, NULL, offset);
 }
 
-/* The end of a pass over the file: the connections still open. */
+/* Every connection of the process an earlier pass kept, into memory
+ * (those this pass did not meet): the last pass ends them. */
+static int replays_all(struct ingest *in)
+{
+	sqlite3_stmt *st = in->store->st[OBS_SQL_REPLAY_ALL];
+	int rc;
+
+	if (!in->replays &&
+	    !(in->replays = obs_replays_new(event_exchange, in)))
+		return -1;
+	sqlite3_bind_int64(st, 1, in->process_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t seq = (uint64_t)sqlite3_column_int64(st, 0);
+
+		if (!obs_replays_get(in->replays, seq))
+			obs_replays_add(in->replays, seq,
+					sqlite3_column_blob(st, 1),
+					(size_t)sqlite3_column_bytes(st, 1));
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The end of a pass over the file: the connections ended (their process
+ * gone, this its last segment) or kept. */
 static int events_done(struct ingest *in)
 {
 	if (event_flush(in) != 0)
 		return -1;
+	if ((in->sp.hdr->flags & OBS_SPOOL_EVENTS) && in->over &&
+	    !(in->sp.hdr->flags & OBS_SPOOL_SEALED) && replays_all(in) != 0)
+		return -1;
 	if (in->replays)
-		obs_replays_drain(in->replays, event_open, in);
+		obs_replays_drain(in->replays, event_pass_over, in);
 	return in->ev_failed ? -1 : 0;
 }
 
@@ -1668,8 +1761,11 @@ static bool finished(const struct ingest *in)
 {
 	const struct obs_spool_header *h = in->sp.hdr;
 
+	/* an events spool's events that wait for one of an earlier
+	 * segment keep the file even then */
 	if (in->over)
-		return true;
+		return !(h->flags & OBS_SPOOL_EVENTS) ||
+		       (in->n_pending == 0 && !in->frozen);
 	return h->version >= 4 && (h->flags & OBS_SPOOL_SEALED) &&
 	       !in->frozen && in->n_pending == 0 && h->segment_records &&
 	       in->mark_next == OBS_SPOOL_HEADER_SIZE +
@@ -1739,7 +1835,11 @@ static int ingest_file(obs_store *s, const char *path,
 		stats->files_bad++;
 		return 1;
 	}
-	in.over = (in.sp.hdr->flags & OBS_SPOOL_ENDED) ||
+	/* an events spool is over when its writer is gone, not when it
+	 * began to leave: other threads may go on writing in between, and
+	 * its connections' replays end for good (event_pass_over) */
+	in.over = (!(in.sp.hdr->flags & OBS_SPOOL_EVENTS) &&
+		   (in.sp.hdr->flags & OBS_SPOOL_ENDED)) ||
 		  !writer_alive(s, in.sp.hdr);
 	if (store_fk(s, s->filter[OBS_SQL_FILTER_EXCH] != NULL) != 0 ||
 	    sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
@@ -1834,6 +1934,8 @@ static int ingest_file(obs_store *s, const char *path,
 	    (*n_process_ids == 0 ||
 	     process_ids[*n_process_ids - 1] != in.process_id))
 		process_ids[(*n_process_ids)++] = in.process_id;
+	if (in.again)
+		stats->files_again++;
 	if (s->delete_stored && !in.skipped && finished(&in))
 		delete_file(&in, stats);
 	rc = in.skipped ? 1 : 0;
@@ -1857,13 +1959,13 @@ out:
 	return rc;
 }
 
-/* By name without the suffix: a process's segments in order (<base> before
- * <base>.000001). */
-static int name_cmp(const void *a, const void *b)
+int obs_store_spool_order(const void *a, const void *b)
 {
 	const char *x = *(char *const *)a, *y = *(char *const *)b;
 	size_t suffix = sizeof(OBS_SPOOL_SUFFIX) - 1;
-	size_t nx = strlen(x) - suffix, ny = strlen(y) - suffix;
+	size_t lx = strlen(x), ly = strlen(y);
+	size_t nx = lx >= suffix ? lx - suffix : lx;
+	size_t ny = ly >= suffix ? ly - suffix : ly;
 	int c = memcmp(x, y, nx < ny ? nx : ny);
 
 	return c ? c : (nx > ny) - (nx < ny);
@@ -1906,7 +2008,7 @@ int obs_store_list_spools(const char *path, char ***list, size_t *count)
 	}
 	closedir(dir);
 	if (n)
-		qsort(names, n, sizeof(*names), name_cmp);
+		qsort(names, n, sizeof(*names), obs_store_spool_order);
 	*list = names;
 	*count = n;
 	return 0;

@@ -33,6 +33,11 @@ struct obs_ingest_stats {
 	 * records_dropped) in the files read, and the files that lost any */
 	uint64_t records_dropped, processes_dropped;
 	uint64_t files_deleted; /* spool files deleted once stored */
+	/* files of an events spool whose writer is gone but whose events
+	 * are not all consumed yet: its segments want another pass, in
+	 * order (a segment read while the writer still ran holds events
+	 * that are final now) */
+	uint64_t files_again;
 };
 
 /* Open (creating if needed) the database at path, set WAL and a busy
@@ -83,7 +88,14 @@ int obs_store_ingest_path(obs_store *store, const char *path,
 			  int64_t *process_ids, size_t *n_process_ids,
 			  size_t max_process_ids);
 
-/* The *.spool files of a directory (not recursive), full paths, sorted:
+/* qsort's comparison of two paths (char * each) of spool files: a
+ * process's segments in order (<base>.spool before <base>.000001.spool),
+ * which its events need (an event spool's connections go on from one
+ * segment into the next). */
+int obs_store_spool_order(const void *a, const void *b);
+
+/* The *.spool files of a directory (not recursive), full paths, sorted
+ * (obs_store_spool_order):
  * *list malloc'd, each name too. 0, or -1 with errno (cannot read it). */
 int obs_store_list_spools(const char *path, char ***list, size_t *count);
 

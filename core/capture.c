@@ -5,9 +5,10 @@
 #include <errno.h>
 #include <string.h>
 
-static uint64_t put(struct obs_capture *c, const struct obs_event *ev,
-		    bool final)
+/* A new event, numbered. */
+static uint64_t put(struct obs_capture *c, struct obs_event *ev, bool final)
 {
+	ev->seq = ++c->events;
 	return c->sink->put(c->sink->ctx, ev, final);
 }
 
@@ -364,6 +365,10 @@ void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
 		.t_out = t_out,
 	};
 
+	if (flags & OBS_EVF_EXIT) { /* its threads may go on a while */
+		put(c, &ev, true);
+		return;
+	}
 	close_last(c);
 	/* a message under way will not end now */
 	for (int dir = OBS_TX; dir <= OBS_RX; dir++)

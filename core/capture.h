@@ -42,10 +42,11 @@ struct obs_capture {
 	const struct obs_sink *sink;
 	struct obs_event last; /* the connection's last call event */
 	uint64_t last_handle;
-	bool last_open; /* calls may still be merged into it */
-	bool edge;	/* a message or protocol ended in the call being fed */
-	bool up_known;	/* the outcome of the connect was written */
-	uint8_t app[2]; /* enum obs_app of each direction */
+	bool last_open;	 /* calls may still be merged into it */
+	bool edge;	 /* a message or protocol ended in the call being fed */
+	bool up_known;	 /* the outcome of the connect was written */
+	uint64_t events; /* events written so far: their numbers */
+	uint8_t app[2];	 /* enum obs_app of each direction */
 	uint8_t level[2];    /* tunnels each direction has entered */
 	uint64_t pos[2];     /* bytes of each direction so far */
 	uint64_t base[2];    /* where the followers' offsets begin */
@@ -93,7 +94,9 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call);
 
 void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how);
 /* close() returned at t_out; flags OBS_EVF_EXIT or OBS_EVF_LOST when the
- * connection ended without one. */
+ * connection ended without one. The process's exit (OBS_EVF_EXIT) ends
+ * nothing: other threads may still use the connection until the process
+ * is gone (the slicer sees that), and may close it after all. */
 void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags);
 
 #endif

@@ -95,6 +95,9 @@ struct obs_ev_proto {
 };
 
 struct obs_event {
+	/* the event's number in its connection, from 1 (the capture's): the
+	 * order a replay consumes them in, whatever order it reads them */
+	uint64_t seq;
 	uint8_t kind;	      /* enum obs_ev_kind */
 	uint8_t dir;	      /* enum obs_dir (calls and facts) */
 	uint8_t aux;	      /* see the kinds */

@@ -19,6 +19,7 @@ void obs_evrec_encode(const struct obs_event *ev, struct obs_record *rec,
 		      struct obs_record *labels)
 {
 	struct obs_event_body b = {
+		.seq = ev->seq,
 		.ev_kind = ev->kind,
 		.dir = ev->dir,
 		.aux = ev->aux,
@@ -87,6 +88,7 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 		return "unknown event kind";
 	if (b->dir > OBS_RX)
 		return "unknown direction";
+	ev->seq = b->seq;
 	ev->kind = b->ev_kind;
 	ev->dir = b->dir;
 	ev->aux = b->aux;

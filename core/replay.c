@@ -144,6 +144,12 @@ void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out)
 	obs_raw_init(&r->raw);
 }
 
+void obs_replay_rebind(struct obs_replay *r, const struct obs_core_sink *out)
+{
+	r->out = *out;
+	r->layers = (struct obs_core_sink){ number, r };
+}
+
 void obs_replay_event(struct obs_replay *r, const struct obs_event *ev)
 {
 	if (ev->kind < sizeof(on_event) / sizeof(on_event[0]) &&

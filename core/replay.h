@@ -36,6 +36,9 @@ struct obs_replay {
 
 void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out);
 void obs_replay_event(struct obs_replay *r, const struct obs_event *ev);
+/* r's state, copied from elsewhere (a pass of the slicer kept it), to
+ * give out to out from now on. */
+void obs_replay_rebind(struct obs_replay *r, const struct obs_core_sink *out);
 /* The connection's events end here: what is under way is given out. */
 void obs_replay_finish(struct obs_replay *r);
 

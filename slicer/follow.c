@@ -46,8 +46,9 @@ struct spool {
 	uint64_t reserved; /* the header's records_reserved */
 	uint32_t flags;	   /* the header's flags */
 	int32_t pid;
-	bool dirty;	     /* to ingest in the next batch */
-	bool live;	     /* the writer was running at the last look */
+	bool dirty; /* to ingest in the next batch */
+	bool live;  /* the writer was running at the last look */
+	bool gone;  /* its file is no more: forgotten after the batch */
 	int64_t ingested_ms; /* when it was last ingested */
 };
 
@@ -137,8 +138,11 @@ static bool look(struct spool *s)
 	s->reserved = h.records_reserved;
 	s->flags = h.flags;
 	s->pid = h.pid;
-	s->live = !(h.flags & OBS_SPOOL_ENDED) && h.pid > 0 &&
-		  !(kill(h.pid, 0) != 0 && errno == ESRCH);
+	/* an events spool's writer, till its pid is gone (the store's
+	 * word for over, common/store.c) */
+	s->live = (!(h.flags & OBS_SPOOL_ENDED) ||
+		   (h.flags & OBS_SPOOL_EVENTS)) &&
+		  h.pid > 0 && !(kill(h.pid, 0) != 0 && errno == ESRCH);
 	return changed;
 }
 
@@ -202,14 +206,36 @@ static void tick(struct follower *f, int64_t now)
 	}
 }
 
-static void batch(struct follower *f)
+static int by_path(const void *a, const void *b)
 {
-	for (size_t i = 0; i < f->n;) {
+	const struct spool *x = a, *y = b;
+
+	return obs_store_spool_order(&x->path, &y->path);
+}
+
+/* The files to ingest, a process's segments in order (the spools sorted:
+ * an event spool's connection goes on from one segment into the next);
+ * those gone forgotten. True when the files of writers that are gone
+ * want another pass (common/store.h: files_again): they are dirty again. */
+static bool batch(struct follower *f)
+{
+	uint64_t again = f->stats->files_again;
+
+	qsort(f->v, f->n, sizeof(*f->v), by_path);
+	for (size_t i = 0; i < f->n; i++)
 		if (f->v[i].dirty && !ingest(f, &f->v[i]))
+			f->v[i].gone = true;
+	if (f->stats->files_again != again)
+		for (size_t i = 0; i < f->n; i++)
+			if (!f->v[i].live && !f->v[i].gone)
+				f->v[i].dirty = true;
+	for (size_t i = 0; i < f->n;) {
+		if (f->v[i].gone)
 			forget(f, &f->v[i]); /* another took its place */
 		else
 			i++;
 	}
+	return f->stats->files_again != again;
 }
 
 static bool any_live(const struct follower *f)
@@ -275,6 +301,7 @@ int slicer_follow(obs_store *store, const char *dir,
 	sigset_t stop;
 	int ino, sfd;
 	int64_t due = -1; /* when the gathered events are ingested */
+	int again = 0;	  /* passes in a row that asked for another */
 	bool stopping = false;
 
 	stop_signals(&stop);
@@ -323,8 +350,11 @@ int slicer_follow(obs_store *store, const char *dir,
 		now = now_ms();
 		if (stopping || due < 0 || now >= due) {
 			tick(&f, now);
-			batch(&f);
-			due = -1;
+			/* another pass soon, a few times at most */
+			due = batch(&f) && again++ < 3 ? now_ms() + BATCH_MS
+						       : -1;
+			if (due < 0)
+				again = 0;
 		}
 	}
 	/* what the writers did up to the signal is stored */

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -178,6 +179,9 @@ static int slice(const struct slicer_options *o, struct filter *f, int argc,
 	}
 	if (o->follow)
 		worst = slicer_follow(store, argv[optind], &stats, stderr);
+	else /* a process's segments in order, however they were given */
+		qsort(argv + optind, (size_t)(argc - optind), sizeof(*argv),
+		      obs_store_spool_order);
 	for (int i = optind; i < argc && !o->follow; i++) {
 		int rc = obs_store_ingest_path(store, argv[i], &stats, stderr,
 					       NULL, NULL, 0);

@@ -198,6 +198,8 @@ static void finish(struct script *s)
 	obs_replay_init(&s->replay, &out);
 	for (uint64_t i = 0; i < s->n_events; i++) {
 		assert_true(s->final[i]);
+		assert_int_equal(s->events[i].seq,
+				 i + 1); /* numbered in order */
 		obs_replay_event(&s->replay, &s->events[i]);
 	}
 	obs_replay_finish(&s->replay);

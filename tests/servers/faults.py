@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 
+import loopback
+
 
 def read_request(conn, buf):
     while b"\r\n\r\n" not in buf:
@@ -105,24 +107,8 @@ def main():
     ap.add_argument("--host", default="127.0.0.1", choices=["127.0.0.1", "::1"])
     args = ap.parse_args()
 
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    srv = socket.socket(family, socket.SOCK_STREAM)
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind((args.host, 0))
-    srv.listen(64)
-    srv.settimeout(0.5)
-    with open(args.portfile + ".tmp", "w") as f:
-        f.write(str(srv.getsockname()[1]))
-    import os
-    os.rename(args.portfile + ".tmp", args.portfile)
-    deadline = time.monotonic() + args.lifetime
-    while time.monotonic() < deadline:
-        try:
-            conn, _ = srv.accept()
-        except socket.timeout:
-            continue
-        threading.Thread(target=serve, args=(conn, args), daemon=True).start()
-    return 0
+    return loopback.serve(args.host, args.portfile, args.lifetime,
+                          lambda conn: serve(conn, args))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ import sys
 import threading
 import time
 
+import loopback
+
 log_lock = threading.Lock()
 
 
@@ -204,24 +206,8 @@ def main():
     ap.add_argument("log")
     ap.add_argument("--lifetime", type=float, default=120)
     args = ap.parse_args()
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(64)
-    srv.settimeout(0.5)
-    with open(args.portfile + ".tmp", "w", encoding="utf-8") as f:
-        f.write(str(srv.getsockname()[1]))
-    import os
-    os.rename(args.portfile + ".tmp", args.portfile)
-    end = time.monotonic() + args.lifetime
-    while time.monotonic() < end:
-        try:
-            conn, _ = srv.accept()
-        except socket.timeout:
-            continue
-        threading.Thread(target=serve, args=(conn, args), daemon=True).start()
-    return 0
-
+    return loopback.serve("127.0.0.1", args.portfile, args.lifetime,
+                          lambda conn: serve(conn, args))
 
 if __name__ == "__main__":
     sys.exit(main())

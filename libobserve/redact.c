@@ -183,8 +183,8 @@ static void put_pairs(struct sink *s, const char *v, size_t n)
 	}
 }
 
-/* An argument's value, with URL userinfo and query strings, secret header
- * values and secret name=value pairs redacted. */
+/* An argument's value, with URL userinfo, path parameters and query
+ * strings, secret header values and secret name=value pairs redacted. */
 static void put_value(struct sink *s, const char *v)
 {
 	size_t n = strlen(v), k = name_len(v, n);
@@ -212,6 +212,17 @@ static void put_value(struct sink *s, const char *v)
 		put_str(s, HIDDEN);
 		v = at;
 		n = strlen(v);
+	}
+	/* a URL's path parameters (;jsessionid=...), and what follows */
+	if (scheme) {
+		const char *path = strchr(at ? v : auth, '/');
+		const char *semi = path ? path + strcspn(path, ";?#") : NULL;
+
+		if (semi && *semi == ';') {
+			put(s, v, (size_t)(semi - v) + 1);
+			put_str(s, HIDDEN);
+			return;
+		}
 	}
 	/* the query string and fragment: of a URL, or of host/path?query */
 	query = strchr(v, '?');

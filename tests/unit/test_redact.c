@@ -46,6 +46,9 @@ static void curl_credentials(void **state)
 	(void)state;
 	EXPECT("curl -u *** http://h/", "curl", "-u", "user:secret",
 	       "http://h/");
+	EXPECT("curl http://h/a;***", "curl", "http://h/a;jsessionid=S1");
+	EXPECT("curl http://***@h/a;***", "curl", "http://u:p@h/a;x=1?q=2");
+	EXPECT("curl http://h:1/a/b?***", "curl", "http://h:1/a/b?k=v;w");
 	EXPECT("curl -u*** http://h/", "curl", "-uuser:secret", "http://h/");
 	EXPECT("curl --user *** --proxy-user ***", "curl", "--user", "a:b",
 	       "--proxy-user", "c:d");

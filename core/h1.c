@@ -383,6 +383,11 @@ static void value_byte(struct obs_h1_dir *d, uint8_t c)
 	case F_HOST:
 		if (c == '\n') {
 			d->state = ST_LINE;
+		} else if (c ==
+			   '@') { /* userinfo has no place here: not kept */
+			memset(d->head.host, 0, sizeof(d->head.host));
+			d->hlen = 0;
+			d->head.flags &= ~OBS_H1F_HOST_CUT;
 		} else if (!ows && !(d->head.flags & OBS_H1F_HOST_CUT)) {
 			if (d->hlen < OBS_H1_HOST_MAX)
 				d->head.host[d->hlen++] = (char)c;

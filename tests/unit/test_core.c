@@ -219,7 +219,7 @@ static void test_keepalive(void **state)
 	b = recv_str(s, resp_100b);
 	c = send_str(
 		s,
-		"GET /b;jsessionid=XYZ HTTP/1.1\r\nhost: Example.org:8080\r\n\r\n");
+		"GET /b;jsessionid=XYZ HTTP/1.1\r\nhost: u:pw@Example.org:8080\r\n\r\n");
 	call(s, OBS_RX, NULL, 0); /* EAGAIN */
 	d = recv_str(s, resp_100b);
 	finish(s);

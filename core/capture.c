@@ -51,6 +51,11 @@ static void choose_first(struct obs_capture *c, enum obs_dir dir, uint8_t first,
 		      : first == 22				 ? OBS_APP_TLS
 								 : OBS_APP_H1;
 
+	/* one framer: while it still reads the other direction below (a
+	 * CONNECT's bytes sent before its answer), the tunnel's HTTP/1 is
+	 * not followed */
+	if (app == OBS_APP_H1 && !paired && c->app[other] == OBS_APP_H1)
+		app = OBS_APP_OTHER;
 	if (app == OBS_APP_H1 && !(paired && c->app[other] == OBS_APP_H1))
 		obs_h1_init(&c->h1, c->h1.emit, c);
 	choose(c, dir, app, at);
@@ -72,6 +77,8 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 
 	switch (f->kind) {
 	case OBS_H1_HEAD:
+		if (c->msg_open[dir]) /* one that never ended: final as is */
+			c->sink->seal(c->sink->ctx, c->msg_handle[dir]);
 		*m = ev;
 		m->u.h1.kind = OBS_H1_HEAD;
 		m->u.h1.begin = base + f->begin;

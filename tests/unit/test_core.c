@@ -538,6 +538,29 @@ static void test_connect_http(void **state)
 	assert_int_equal(s->x[2].flags & OBS_CXF_CUT, 0);
 }
 
+/* A 407 whose body runs to the close, a second CONNECT, then bytes that
+ * are no request (a CONNECT's, sent before its answer): the framer that
+ * still reads the responses is not started again for the tunnel, and
+ * every event is final once the connection closes (found by fuzz.core). */
+static void test_connect_optimistic(void **state)
+{
+	struct script *s = script_new();
+
+	(void)state;
+	send_str(s, "CONNECT in:80 HTTP/1.1\r\nHost: in:80\r\n\r\n");
+	recv_str(s,
+		 "HTTP/1.1 407 Proxy Authentication Required\r\nX: y\r\n\r\n");
+	send_str(s, "CONNECT in:80 HTTP/1.1\r\nHost: in:80\r\n\r\n");
+	recv_str(s, "HTTP/1.1 200 OK\r\n\r\n");
+	send_str(s, "jET /inside HTTP/1.1\r\nHost: in\r\n\r\n");
+	recv_str(s, resp_100b);
+	finish(s);
+
+	assert_true(s->n_x >= 1);
+	assert_string_equal(s->x[0].method, "CONNECT");
+	assert_int_equal(s->x[0].status, 407);
+}
+
 /* The same conversation a byte a call gives the same labels and
  * statuses; an absolute-form target's userinfo is never kept. */
 static void test_byte_by_byte(void **state)
@@ -633,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_websocket),
 		cmocka_unit_test(test_connect_tls),
 		cmocka_unit_test(test_connect_http),
+		cmocka_unit_test(test_connect_optimistic),
 		cmocka_unit_test(test_byte_by_byte),
 		cmocka_unit_test(test_merged_calls),
 		cmocka_unit_test(test_server_first),

@@ -88,6 +88,11 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 		return "unknown event kind";
 	if (b->dir > OBS_RX)
 		return "unknown direction";
+	if (b->ev_kind == OBS_EV_UP && b->err == 0 &&
+	    (b->aux < OBS_UP_SO_ERROR || b->aux > OBS_UP_FIRST_IO))
+		return "unknown way a connect's outcome was learned";
+	if (b->ev_kind == OBS_EV_PROTO && b->aux > OBS_APP_OTHER)
+		return "unknown protocol";
 	ev->seq = b->seq;
 	ev->kind = b->ev_kind;
 	ev->dir = b->dir;

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "capture.h"
+#include "evrec.h"
 #include "replay.h"
 #include "spool_format.h"
 
@@ -642,6 +643,31 @@ static void test_server_first(void **state)
 	assert_int_equal(s->x[1].flags & OBS_CXF_HTTP, 0);
 }
 
+/* A spool's event is checked as it is decoded: the values the tools look
+ * up by (how T2 was learned, the protocol) must be ones they know. */
+static void test_evrec_checks(void **state)
+{
+	struct obs_event up = { .seq = 1, .kind = OBS_EV_UP, .aux = 4 };
+	struct obs_event out;
+	struct obs_record rec = { .kind = OBS_REC_EVENT };
+
+	(void)state;
+	obs_evrec_encode(&up, &rec, NULL);
+	assert_null(obs_evrec_decode(&rec, NULL, &out));
+	assert_int_equal(out.aux, OBS_UP_FIRST_IO);
+	up.aux = 6;
+	obs_evrec_encode(&up, &rec, NULL);
+	assert_non_null(obs_evrec_decode(&rec, NULL, &out));
+	up.err = ECONNREFUSED; /* a failed outcome says no how */
+	obs_evrec_encode(&up, &rec, NULL);
+	assert_null(obs_evrec_decode(&rec, NULL, &out));
+
+	struct obs_event proto = { .seq = 2, .kind = OBS_EV_PROTO,
+				   .aux = OBS_APP_OTHER + 1 };
+	obs_evrec_encode(&proto, &rec, NULL);
+	assert_non_null(obs_evrec_decode(&rec, NULL, &out));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -660,6 +686,7 @@ int main(void)
 		cmocka_unit_test(test_byte_by_byte),
 		cmocka_unit_test(test_merged_calls),
 		cmocka_unit_test(test_server_first),
+		cmocka_unit_test(test_evrec_checks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,15 @@
 /* h1.c - HTTP/1.1 message framing over both directions of a connection
  * (RFC 9112). See h1.h for what it reports and what it keeps.
  *
- * Each direction is one state machine over bytes. A head is read a byte at
- * a time, except for the lines the framer does not need (the reason
- * phrase, headers other than the six below, chunk extensions, trailers),
- * which are skipped to their LF with memchr; a body is skipped by its
- * length. The message's length follows RFC 9112 section 6.3, in its order:
+ * Each direction is one state machine over bytes. The bytes of a head that
+ * the framer reads go through step(), a byte at a time, except runs: a
+ * method, a request target, a field name and a read header's value are
+ * each taken in one loop (runs of one state, no dispatch per byte). The
+ * lines the framer does not need (the reason phrase, a header whose
+ * name's first letter begins none of the six below, any other header's
+ * value, chunk extensions, trailers) are skipped to their LF with memchr;
+ * a body is skipped by its length. The message's length follows RFC 9112
+ * section 6.3, in its order:
  *
  *   response to HEAD, 1xx, 204, 304      no body
  *   2xx to CONNECT, 101                  no body; the bytes switch protocol
@@ -73,25 +77,51 @@ enum h1_target {
 	T_AUTH, /* the authority: copied as the host, userinfo dropped */
 };
 
-static const struct {
-	const char *name;
-	uint8_t field;
-} fields[] = {
-	{ "host", F_HOST },
-	{ "content-length", F_CONTENT_LENGTH },
-	{ "transfer-encoding", F_TRANSFER_ENCODING },
-	{ "connection", F_CONNECTION },
-	{ "upgrade", F_UPGRADE },
-	{ "expect", F_EXPECT },
-};
-
-static bool is_tchar(uint8_t c)
+/* A header's field (enum h1_field) from its lower-case name. */
+static uint8_t field_of(const char *name, size_t n)
 {
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9'))
-		return true;
-	return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+	static const struct {
+		const char *name;
+		uint8_t field;
+	} by_length[] = {
+		[4] = { "host", F_HOST },
+		[6] = { "expect", F_EXPECT },
+		[7] = { "upgrade", F_UPGRADE },
+		[10] = { "connection", F_CONNECTION },
+		[14] = { "content-length", F_CONTENT_LENGTH },
+		[17] = { "transfer-encoding", F_TRANSFER_ENCODING },
+	};
+
+	if (n >= sizeof(by_length) / sizeof(by_length[0]) ||
+	    by_length[n].name == NULL || memcmp(name, by_length[n].name, n))
+		return F_NONE;
+	return by_length[n].field;
 }
+
+/* Whether a header line that begins with c may be one the framer reads:
+ * the six names begin with h, e, u, c or t. */
+static bool may_be_read(uint8_t c)
+{
+	switch (c | 0x20) {
+	case 'h':
+	case 'e':
+	case 'u':
+	case 'c':
+	case 't':
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* RFC 9110's tchar: the bytes of a method or a field name. */
+static const bool tchar[256] = {
+	['!'] = 1,	   ['#'] = 1,	      ['$'] = 1, ['%'] = 1,
+	['&'] = 1,	   ['\''] = 1,	      ['*'] = 1, ['+'] = 1,
+	['-'] = 1,	   ['.'] = 1,	      ['^'] = 1, ['_'] = 1,
+	['`'] = 1,	   ['|'] = 1,	      ['~'] = 1, ['0' ... '9'] = 1,
+	['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
+};
 
 static uint8_t lower(uint8_t c)
 {
@@ -111,6 +141,21 @@ static void tok_add(struct obs_h1_dir *d, uint8_t c)
 		d->tok[d->tlen++] = (char)lower(c);
 	else
 		d->tok_long = true;
+}
+
+/* tok_add for each of p[0..n). */
+static void tok_append(struct obs_h1_dir *d, const uint8_t *p, size_t n)
+{
+	size_t room = sizeof(d->tok) - d->tlen;
+	char *t = d->tok + d->tlen;
+
+	if (n > room) {
+		n = room;
+		d->tok_long = true;
+	}
+	for (size_t i = 0; i < n; i++)
+		t[i] = (char)lower(p[i]);
+	d->tlen = (uint8_t)(d->tlen + n);
 }
 
 static void tok_clear(struct obs_h1_dir *d)
@@ -429,13 +474,33 @@ static void value_byte(struct obs_h1_dir *d, uint8_t c)
 	}
 }
 
+/* value_byte for each of p[0..n), none of them LF: a Host's bytes in
+ * one loop (the only long value read), others byte by byte. */
+static void value_run(struct obs_h1_dir *d, const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+
+	if (d->field != F_HOST) {
+		for (; i < n; i++)
+			value_byte(d, p[i]);
+		return;
+	}
+	for (; i < n; i++) {
+		uint8_t c = p[i];
+
+		if (c == '@' || d->hlen == OBS_H1_HOST_MAX) {
+			value_byte(d, c);
+		} else if (c != ' ' && c != '\t' && c != '\r' &&
+			   !(d->head.flags & OBS_H1F_HOST_CUT)) {
+			d->head.host[d->hlen++] = (char)c;
+		}
+	}
+}
+
 /* A field name has ended with its colon. */
 static void name_done(struct obs_h1_dir *d)
 {
-	d->field = F_NONE;
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		if (tok_is(d, fields[i].name))
-			d->field = fields[i].field;
+	d->field = d->tok_long ? F_NONE : field_of(d->tok, d->tlen);
 	/* the first Host only; the target's authority comes first */
 	if (d->field == F_HOST && d->hlen)
 		d->field = F_NONE;
@@ -443,6 +508,12 @@ static void name_done(struct obs_h1_dir *d)
 	d->num = 0;
 	d->target = T_START;
 	d->state = d->field == F_NONE ? ST_SKIP : ST_VALUE;
+}
+
+static void method_add(struct obs_h1_dir *d, uint8_t c)
+{
+	if (d->tlen++ < OBS_H1_METHOD_MAX)
+		d->head.method[d->tlen - 1] = (char)c;
 }
 
 static void path_add(struct obs_h1_dir *d, uint8_t c)
@@ -556,7 +627,7 @@ static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 			step(h, dir, c);
 			return;
 		}
-		if (!is_tchar(c)) {
+		if (!tchar[c]) {
 			lose(h, dir, OBS_H1_NOT_HTTP);
 			return;
 		}
@@ -567,10 +638,10 @@ static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 		if (c == ' ') {
 			tok_clear(d);
 			d->state = ST_TARGET;
-		} else if (!is_tchar(c) || d->tlen >= 20) {
+		} else if (!tchar[c] || d->tlen >= 20) {
 			lose(h, dir, OBS_H1_NOT_HTTP);
-		} else if (d->tlen++ < OBS_H1_METHOD_MAX) {
-			d->head.method[d->tlen - 1] = (char)c;
+		} else {
+			method_add(d, c);
 		}
 		return;
 	case ST_TARGET:
@@ -632,8 +703,8 @@ static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 				response_done(h);
 			return;
 		}
-		if (c == ' ' || c == '\t') { /* obs-fold: not needed */
-			d->state = ST_SKIP;
+		if (c == ' ' || c == '\t' || !may_be_read(c)) {
+			d->state = ST_SKIP; /* obs-fold, or a header not read */
 			return;
 		}
 		tok_clear(d);
@@ -728,12 +799,35 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 
 	while (p < end) {
 		size_t left = (size_t)(end - p);
+		size_t k = 0;
 
 		switch (d->state) {
-		case ST_BODY:
-		case ST_CHUNK_DATA: {
-			size_t k = d->left < left ? (size_t)d->left : left;
+		/* runs: the bytes of one state in one loop; the byte that
+		 * ends the run (if here) through step() */
+		case ST_METHOD:
+			while (k < left && tchar[p[k]] && d->tlen < 20)
+				method_add(d, p[k++]);
+			break;
+		case ST_TARGET:
+			while (k < left && p[k] != ' ' && p[k] != '\r' &&
+			       p[k] != '\n')
+				target_byte(d, p[k++]);
+			break;
+		case ST_NAME:
+			while (k < left && p[k] != ':' && p[k] != '\n')
+				k++;
+			tok_append(d, p, k);
+			break;
+		case ST_VALUE: {
+			const uint8_t *lf = memchr(p, '\n', left);
 
+			k = lf ? (size_t)(lf - p) : left;
+			value_run(d, p, k);
+			break;
+		}
+		case ST_BODY:
+		case ST_CHUNK_DATA:
+			k = d->left < left ? (size_t)d->left : left;
 			p += k;
 			d->pos += k;
 			d->left -= k;
@@ -744,7 +838,6 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 					d->state = ST_CHUNK_CRLF;
 			}
 			continue;
-		}
 		case ST_REASON:
 		case ST_SKIP:
 		case ST_CHUNK_EXT:
@@ -781,6 +874,14 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 			d->pos += left;
 			return;
 		default:
+			d->pos++;
+			step(h, dir, *p++);
+			continue;
+		}
+		/* the end of a run */
+		d->pos += k;
+		p += k;
+		if (p < end) {
 			d->pos++;
 			step(h, dir, *p++);
 		}

@@ -61,6 +61,9 @@ struct obs_capture {
 	bool msg_open[2];
 	struct obs_h1 h1;
 	struct obs_wsframe ws[2];
+	/* the host and path of the last request written with its labels */
+	char last_host[OBS_H1_HOST_MAX];
+	char last_path[OBS_H1_PATH_MAX];
 };
 
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink);

@@ -3,39 +3,32 @@
 #define _GNU_SOURCE
 #include "json.h"
 
-#include <stdbool.h>
-#include <string.h>
-
 #include "text.h"
+
+/* JSON's escapes, and \uXXXX for the other control characters */
+static const char *json_escape(const unsigned char *p, size_t len, char buf[16])
+{
+	switch (*p) {
+	case '"':
+		return "\\\"";
+	case '\\':
+		return "\\\\";
+	case '\n':
+		return "\\n";
+	case '\r':
+		return "\\r";
+	case '\t':
+		return "\\t";
+	}
+	if (!text_is_control(p, len))
+		return NULL;
+	snprintf(buf, 16, "\\u%04x", len == 1 ? *p : p[1]);
+	return buf;
+}
 
 void json_string(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
-
 	fputc('"', out);
-	while (n > 0) {
-		bool valid;
-		size_t len = text_utf8_len(p, n, &valid);
-
-		if (!valid)
-			fputs("\\ufffd", out);
-		else if (*p == '"')
-			fputs("\\\"", out);
-		else if (*p == '\\')
-			fputs("\\\\", out);
-		else if (*p == '\n')
-			fputs("\\n", out);
-		else if (*p == '\r')
-			fputs("\\r", out);
-		else if (*p == '\t')
-			fputs("\\t", out);
-		else if (text_is_control(p, len))
-			fprintf(out, "\\u%04x", len == 1 ? *p : p[1]);
-		else
-			fwrite(p, 1, len, out);
-		p += len;
-		n -= len;
-	}
+	text_escaped(out, s, "\\ufffd", json_escape);
 	fputc('"', out);
 }

@@ -76,20 +76,30 @@ struct series {
 	double sum;
 };
 
+/* room for every series there may be: the labelled ones and one overflow
+ * series per metric; the table at most half full */
+#define SERIES_ROOM (OTEL_SERIES_MAX + OTEL_M_COUNT)
+#define TABLE_SIZE 8192
+_Static_assert(2 * SERIES_ROOM <= TABLE_SIZE, "the table too small");
+
 struct otel_metrics {
 	pthread_mutex_t lock;
-	struct series *v;
-	size_t n, cap;
+	struct series *v; /* SERIES_ROOM of them */
+	size_t n;
 	size_t *table; /* index + 1 into v, 0 empty; open addressing */
-	size_t table_size;
 };
 
 struct otel_metrics *otel_metrics_new(void)
 {
 	struct otel_metrics *m = calloc(1, sizeof(*m));
 
-	if (!m)
+	if (!m || !(m->v = calloc(SERIES_ROOM, sizeof(*m->v))) ||
+	    !(m->table = calloc(TABLE_SIZE, sizeof(*m->table)))) {
+		if (m)
+			free(m->v);
+		free(m);
 		return NULL;
+	}
 	pthread_mutex_init(&m->lock, NULL);
 	return m;
 }
@@ -141,38 +151,15 @@ static bool matches(const struct series *s, enum otel_metric metric,
 	return true;
 }
 
-/* The table rebuilt at twice the size. 0, or -1. */
-static int grow_table(struct otel_metrics *m)
-{
-	size_t size = m->table_size ? 2 * m->table_size : 256;
-	size_t *t = calloc(size, sizeof(*t));
-
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < m->n; i++) {
-		struct series *s = &m->v[i];
-		size_t at = series_hash(s->metric, s->overflow, s->labels) &
-			    (size - 1);
-
-		while (t[at])
-			at = (at + 1) & (size - 1);
-		t[at] = i + 1;
-	}
-	free(m->table);
-	m->table = t;
-	m->table_size = size;
-	return 0;
-}
-
 /* The series of metric with labels, or NULL when there is none yet (*at:
- * its slot in the table then, which is large enough for one more). */
+ * its slot in the table then). */
 static struct series *lookup(struct otel_metrics *m, enum otel_metric metric,
 			     bool overflow, char *const *labels, size_t *at)
 {
 	uint64_t h = series_hash(metric, overflow, labels);
 
-	*at = h & (m->table_size - 1);
-	for (; m->table[*at]; *at = (*at + 1) & (m->table_size - 1))
+	*at = h & (TABLE_SIZE - 1);
+	for (; m->table[*at]; *at = (*at + 1) & (TABLE_SIZE - 1))
 		if (matches(&m->v[m->table[*at] - 1], metric, overflow, labels))
 			return &m->v[m->table[*at] - 1];
 	return NULL;
@@ -186,19 +173,9 @@ static struct series *find(struct otel_metrics *m, enum otel_metric metric,
 	size_t at;
 	struct series *s;
 
-	if (2 * (m->n + 1) > m->table_size && grow_table(m) != 0)
-		return NULL;
-	if ((s = lookup(m, metric, overflow, labels, &at)) || !create)
+	if ((s = lookup(m, metric, overflow, labels, &at)) || !create ||
+	    m->n == SERIES_ROOM)
 		return s;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct series *v = realloc(m->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		m->v = v;
-		m->cap = cap;
-	}
 	s = &m->v[m->n];
 	memset(s, 0, sizeof(*s));
 	s->metric = metric;
@@ -259,30 +236,21 @@ int otel_metrics_observe(struct otel_metrics *m, enum otel_metric which,
 
 /* --- Prometheus ----------------------------------------------------------- */
 
-/* A label value: UTF-8 (U+FFFD for what is not), '\', '"' and newline
- * escaped as the format says. */
+/* A label value's escapes: '\', '"' and newline, as the format says. */
+static const char *prom_escape(const unsigned char *p, size_t len, char buf[16])
+{
+	(void)len;
+	(void)buf;
+	return *p == '\\'   ? "\\\\"
+	       : *p == '"'  ? "\\\""
+	       : *p == '\n' ? "\\n"
+			    : NULL;
+}
+
+/* A label value: UTF-8 (U+FFFD for what is not), escaped. */
 static void prom_value(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
-
-	while (n > 0) {
-		bool valid;
-		size_t len = text_utf8_len(p, n, &valid);
-
-		if (!valid)
-			fputs("\xef\xbf\xbd", out);
-		else if (*p == '\\')
-			fputs("\\\\", out);
-		else if (*p == '"')
-			fputs("\\\"", out);
-		else if (*p == '\n')
-			fputs("\\n", out);
-		else
-			fwrite(p, 1, len, out);
-		p += len;
-		n -= len;
-	}
+	text_escaped(out, s, "\xef\xbf\xbd", prom_escape);
 }
 
 /* The series' labels, le (NULL: none) last: {a="x",le="0.1"}. */

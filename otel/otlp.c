@@ -656,13 +656,15 @@ static void write_exchange(struct spans *w, sqlite3_stmt *st)
 		    C_TLS_END);
 }
 
+/* rows_sql's source: the exchanges a filter keeps */
+static const char filtered_sql[] =
+	"(SELECT connection_id, seq FROM exchange_metrics WHERE (%s)) m"
+	" JOIN exchange e ON e.connection_id = m.connection_id AND"
+	" e.seq = m.seq";
+
 char *otlp_sql(const char *where)
 {
-	char *from = sqlite3_mprintf(
-		"(SELECT connection_id, seq FROM exchange_metrics WHERE (%s)) m"
-		" JOIN exchange e ON e.connection_id = m.connection_id AND"
-		" e.seq = m.seq",
-		where ? where : "1");
+	char *from = sqlite3_mprintf(filtered_sql, where ? where : "1");
 	char *sql = from ? sqlite3_mprintf(rows_sql, from) : NULL;
 
 	sqlite3_free(from);

@@ -122,11 +122,15 @@ done
 ok "no query string, credential or header value in a body or on /metrics"
 
 # manager export: a 400 is not retried, and said
+# export_to NAME: manager export to the receiver; its status in status
+export_to() {
+  set +e
+  "$MANAGER" export --otlp "http://127.0.0.1:$RECV_PORT" "$DB" 2>"$WORK/$1.log"
+  status=$?
+  set -e
+}
 receiver_start refuse --plan 400
-set +e
-"$MANAGER" export --otlp "http://127.0.0.1:$RECV_PORT" "$DB" 2>"$WORK/refuse.log"
-status=$?
-set -e
+export_to refuse
 expect_eq "$status" 1 "manager export's status after a 400"
 grep -q "http://127.0.0.1:$RECV_PORT/v1/traces: HTTP 400: test refusal; not retried" "$WORK/refuse.log" ||
   { cat "$WORK/refuse.log" >&2; fail "the 400 was not said with its endpoint"; }
@@ -136,10 +140,7 @@ expect_eq "$traces" "$batches" "trace requests to a receiver that answers 400 (o
 
 # manager export: a partialSuccess said; everything once; again: nothing
 receiver_start partial --partial 1
-set +e
-"$MANAGER" export --otlp "http://127.0.0.1:$RECV_PORT" "$DB" 2>"$WORK/partial.log"
-status=$?
-set -e
+export_to partial
 expect_eq "$status" 1 "manager export's status after a partialSuccess"
 grep -q "the receiver rejected 1 of [0-9]* spans: test rejection" "$WORK/partial.log" ||
   { cat "$WORK/partial.log" >&2; fail "the partialSuccess was not said"; }

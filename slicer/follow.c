@@ -221,7 +221,8 @@ static bool batch(struct follower *f)
 {
 	uint64_t again = f->stats->files_again;
 
-	qsort(f->v, f->n, sizeof(*f->v), by_path);
+	if (f->n) /* none yet: f->v is NULL, which qsort may not take */
+		qsort(f->v, f->n, sizeof(*f->v), by_path);
 	for (size_t i = 0; i < f->n; i++)
 		if (f->v[i].dirty && !ingest(f, &f->v[i]))
 			f->v[i].gone = true;

@@ -41,8 +41,7 @@ static char *signal_url(const char *base, const char *path, bool shown,
 	size_t n;
 
 	if (!u || curl_url_set(u, CURLUPART_URL, base, 0) != CURLUE_OK) {
-		snprintf(err, errlen, "%s: not a URL",
-			 shown ? "?" : "endpoint");
+		snprintf(err, errlen, "OTLP endpoint: not a URL");
 		goto out;
 	}
 	if (curl_url_get(u, CURLUPART_PATH, &old, 0) != CURLUE_OK)

@@ -24,12 +24,14 @@ struct otel_serve {
 	char url[96];
 };
 
+/* Queues text (malloc'd, n bytes; freed here) with status. */
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 			     char *text, size_t n, const char *type)
 {
 	struct MHD_Response *r =
-		MHD_create_response_from_buffer_with_free_callback(n, text,
-								   free);
+		text ? MHD_create_response_from_buffer_with_free_callback(
+			       n, text, free)
+		     : NULL;
 	enum MHD_Result rc;
 
 	if (!r) {
@@ -40,6 +42,13 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 	rc = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return rc;
+}
+
+/* A refusal with a line of text saying why. */
+static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned status,
+			      const char *why)
+{
+	return reply(conn, status, strdup(why), strlen(why), "text/plain");
 }
 
 static enum MHD_Result answer(void *ctx, struct MHD_Connection *conn,
@@ -58,12 +67,11 @@ static enum MHD_Result answer(void *ctx, struct MHD_Connection *conn,
 	if (*upload_size)
 		return MHD_NO; /* no body is taken */
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-			     strdup("GET /metrics\n"), 13, "text/plain");
+		return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+			      "only GET /metrics\n");
 	if (strcmp(url, "/metrics") != 0)
-		return reply(conn, MHD_HTTP_NOT_FOUND,
-			     strdup("not found: the metrics are at /metrics\n"),
-			     39, "text/plain");
+		return refuse(conn, MHD_HTTP_NOT_FOUND,
+			      "not found: the metrics are at /metrics\n");
 	if (!(out = open_memstream(&text, &n)))
 		return MHD_NO;
 	otel_metrics_prometheus(s->m, out);

@@ -66,9 +66,15 @@ for s in r:
 
 stored() { [ "$(q "$DB" "SELECT count(*) FROM exchange" 2>/dev/null || echo 0)" = "$expected" ]; }
 wait_until 60 stored || fail "slicer did not store the $expected exchanges"
-scraped() { [ "$(promql 'sum(http_client_request_duration_seconds_count)')" = "$expected" ]; }
-wait_until 60 scraped || { promql 'sum(http_client_request_duration_seconds_count)' >&2; fail "Prometheus did not scrape $expected requests"; }
-ok "Prometheus scraped the $expected requests"
+# every exchange and every connection that connected, in one scrape (the
+# connections are observed once their process is gone)
+connects=$(q "$DB" "SELECT count(*) FROM connection_metrics WHERE te_ms IS NOT NULL")
+scraped() {
+  [ "$(promql 'sum(http_client_request_duration_seconds_count)')" = "$expected" ] &&
+    [ "$(promql 'sum(observe_connect_duration_seconds_count)')" = "$connects" ]
+}
+wait_until 60 scraped || { promql 'sum(http_client_request_duration_seconds_count)' >&2; fail "Prometheus did not scrape $expected requests and $connects connects"; }
+ok "Prometheus scraped the $expected requests and $connects connects"
 
 # counts by status class: manager stats's count of Tw per class
 for class in 2 4; do

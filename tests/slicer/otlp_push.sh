@@ -5,6 +5,7 @@
 #   the receiver is stopped, then started again, and while slicer itself is
 #   stopped and started again, no span is lost and none is sent twice (the
 #   receiver's span ids, as a multiset, are the database's);
+# - batches of at most 128 exchanges, 512 spans;
 # - OTEL_EXPORTER_OTLP_HEADERS reaches the receiver, percent-decoded;
 # - every body decodes against OpenTelemetry's .proto files (traces and
 #   metrics) and the spans carry the attributes of their rows
@@ -42,6 +43,9 @@ receiver_start recv --plan 429,200
 RECV=http://127.0.0.1:$RECV_PORT
 traffic
 traffic
+# more than a batch holds: 300 exchanges on one keep-alive connection
+need_cmd ab
+preload ab -q -k -n 300 "$URL/100b" >/dev/null
 METRICS_PORT=$(free_port)
 slicer_start() {
   OTEL_EXPORTER_OTLP_HEADERS=' x-api-key = SECRETKEY%2C1 , x-tenant=t1,' OTEL_METRIC_EXPORT_INTERVAL=300 \
@@ -68,6 +72,13 @@ assert gap >= 0.95, "retried after %.2f s, Retry-After said 1" % gap
 print("429: retried after %.2f s" % gap)
 PY
 grep -q "/v1/traces: HTTP 429" "$WORK/slicer.log" || fail "the 429 was not said"
+"$PYTHON" - "$RECV_DIR/log.jsonl" <<'PY' || fail "the batches"
+import json, sys
+t = [json.loads(l) for l in open(sys.argv[1]) if '"/v1/traces"' in l]
+sizes = [len(r["spans"]) for r in t if r["status"] == 200]
+assert len(sizes) >= 3 and max(sizes) <= 512, sizes
+print("batches: %d requests of %s spans" % (len(sizes), sizes))
+PY
 ok "a 429 is retried after Retry-After"
 
 # the receiver stopped: new exchanges wait; started again: they arrive

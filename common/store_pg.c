@@ -67,6 +67,30 @@ int obs_pg_prune(obs_pg *pg, int64_t before_ns, int64_t *connections,
 	return -1;
 }
 
+int obs_pg_select(obs_pg *pg, const char *sql, const struct obs_pg_params *p,
+		  sqlite3 *into, const char *table, char *err, size_t errlen)
+{
+	(void)pg, (void)sql, (void)p, (void)into, (void)table;
+	snprintf(err, errlen, "built without libpq");
+	return -1;
+}
+
+int obs_pg_command(obs_pg *pg, const char *sql, const struct obs_pg_params *p,
+		   char *err, size_t errlen)
+{
+	(void)pg, (void)sql, (void)p;
+	snprintf(err, errlen, "built without libpq");
+	return -1;
+}
+
+int obs_pg_mirror(obs_pg *pg, const char *ddl, const char *table, char *err,
+		  size_t errlen)
+{
+	(void)pg, (void)ddl, (void)table;
+	snprintf(err, errlen, "built without libpq");
+	return -1;
+}
+
 #else
 
 #include <libpq-fe.h>
@@ -245,10 +269,23 @@ static void ignore_notice(void *arg, const char *message)
 	(void)arg, (void)message;
 }
 
-/* Run sql (no rows wanted). 0, or -1 with the server's message. */
-static int run(obs_pg *pg, const char *sql, char *err, size_t errlen)
+/* sql run with the parameters p: one statement; without (NULL), any
+ * number of them. */
+static PGresult *exec_params(obs_pg *pg, const char *sql,
+			     const struct obs_pg_params *p)
 {
-	PGresult *r = PQexec(pg->conn, sql);
+	if (!p)
+		return PQexec(pg->conn, sql);
+	return PQexecParams(pg->conn, sql, p->n, NULL, p->values, p->lengths,
+			    p->binary, 0);
+}
+
+/* Run sql with the parameters p (NULL: none), no rows wanted. 0, or -1
+ * with the server's message. */
+static int run_params(obs_pg *pg, const char *sql,
+		      const struct obs_pg_params *p, char *err, size_t errlen)
+{
+	PGresult *r = exec_params(pg, sql, p);
 	ExecStatusType st = PQresultStatus(r);
 	int rc = 0;
 
@@ -258,6 +295,12 @@ static int run(obs_pg *pg, const char *sql, char *err, size_t errlen)
 	}
 	PQclear(r);
 	return rc;
+}
+
+/* Run sql (no rows wanted). 0, or -1 with the server's message. */
+static int run(obs_pg *pg, const char *sql, char *err, size_t errlen)
+{
+	return run_params(pg, sql, NULL, err, errlen);
 }
 
 /* The first column of the first row of sql as an integer; -1 with err on
@@ -285,6 +328,8 @@ static const char *pg_type(const char *type)
 {
 	if (strcasestr(type, "INT"))
 		return "bigint";
+	if (strcasestr(type, "BLOB"))
+		return "bytea";
 	if (strcasestr(type, "REAL") || strcasestr(type, "DOUB"))
 		return "float8";
 	return "text";
@@ -342,6 +387,14 @@ static void table_ddl(sqlite3 *tpl, const char *table, struct sbuf *b)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		sb_printf(b, "%s", first ? "\n  " : ",\n  ");
 		first = false;
+		if (sqlite3_column_int(st, 4) &&
+		    strcmp(pg_type((const char *)sqlite3_column_text(st, 1)),
+			   "bigint") != 0) {
+			/* a key of another type (otlp_mark's endpoint) */
+			column_def(st, b);
+			sb_printf(b, " PRIMARY KEY");
+			continue;
+		}
 		if (sqlite3_column_int(st, 4)) {
 			/* a partitioned table has no primary key on id alone:
 			 * the identity column still numbers its rows */
@@ -1323,6 +1376,149 @@ out:
 		run(pg, "ROLLBACK", ignore, sizeof(ignore));
 		snprintf(err, errlen, "%s: cannot prune: %s", pg->name, msg);
 	}
+	free(sql.s);
+	return rc;
+}
+
+/* ---- queries of other modules ------------------------------------------- */
+
+/* PostgreSQL's oids of the types obs_pg_select reads (pg_type.dat) */
+enum {
+	OID_BOOL = 16,
+	OID_BYTEA = 17,
+	OID_INT8 = 20,
+	OID_INT2 = 21,
+	OID_INT4 = 23,
+	OID_OID = 26,
+	OID_FLOAT4 = 700,
+	OID_FLOAT8 = 701,
+	OID_NUMERIC = 1700,
+};
+
+/* Field col of row i of r bound to the parameter k of st, as its type
+ * says. SQLite's result code. */
+static int bind_field(sqlite3_stmt *st, int k, PGresult *r, int i, int col)
+{
+	const char *v = PQgetvalue(r, i, col);
+	unsigned char *bytes;
+	size_t n;
+	int rc;
+
+	if (PQgetisnull(r, i, col))
+		return sqlite3_bind_null(st, k);
+	switch (PQftype(r, col)) {
+	case OID_BOOL:
+		return sqlite3_bind_int(st, k, *v == 't');
+	case OID_INT2:
+	case OID_INT4:
+	case OID_INT8:
+	case OID_OID:
+		return sqlite3_bind_int64(st, k, strtoll(v, NULL, 10));
+	case OID_FLOAT4:
+	case OID_FLOAT8:
+	case OID_NUMERIC:
+		return sqlite3_bind_double(st, k, strtod(v, NULL));
+	case OID_BYTEA:
+		if (!(bytes = PQunescapeBytea((const unsigned char *)v, &n)))
+			return SQLITE_NOMEM;
+		rc = sqlite3_bind_blob64(st, k, bytes, n, SQLITE_TRANSIENT);
+		PQfreemem(bytes);
+		return rc;
+	default:
+		return sqlite3_bind_text(st, k, v, PQgetlength(r, i, col),
+					 SQLITE_STATIC);
+	}
+}
+
+int obs_pg_select(obs_pg *pg, const char *sql, const struct obs_pg_params *p,
+		  sqlite3 *into, const char *table, char *err, size_t errlen)
+{
+	PGresult *r = exec_params(pg, sql, p);
+	struct sbuf ddl = { 0 }, ins_sql = { 0 };
+	sqlite3_stmt *ins = NULL;
+	char msg[400] = "out of memory";
+	int rc = -1, cols;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) < 1) {
+		one_line(PQresultStatus(r) == PGRES_TUPLES_OK
+				 ? "a query without columns"
+				 : PQerrorMessage(pg->conn),
+			 msg, sizeof(msg));
+		goto out;
+	}
+	cols = PQnfields(r);
+	sb_printf(&ddl, "DROP TABLE IF EXISTS %s; CREATE TABLE %s(", table,
+		  table);
+	sb_printf(&ins_sql, "INSERT INTO %s VALUES(", table);
+	for (int c = 0; c < cols; c++) {
+		sb_printf(&ddl, "%sc%d", c ? ", " : "", c);
+		sb_printf(&ins_sql, "%s?", c ? ", " : "");
+	}
+	sb_printf(&ddl, ")");
+	sb_printf(&ins_sql, ")");
+	if (ddl.oom || ins_sql.oom)
+		goto out;
+	if (sqlite3_exec(into, sb_str(&ddl), NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(into, sb_str(&ins_sql), -1, &ins, NULL) !=
+		    SQLITE_OK)
+		goto sqlite_error;
+	for (int i = 0; i < PQntuples(r); i++) {
+		for (int c = 0; c < cols; c++)
+			if (bind_field(ins, c + 1, r, i, c) != SQLITE_OK)
+				goto sqlite_error;
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			goto sqlite_error;
+		sqlite3_reset(ins);
+	}
+	rc = 0;
+	goto out;
+sqlite_error:
+	snprintf(msg, sizeof(msg), "%s", sqlite3_errmsg(into));
+out:
+	if (rc != 0)
+		snprintf(err, errlen, "%s: %s", pg->name, msg);
+	sqlite3_finalize(ins);
+	PQclear(r);
+	free(ddl.s);
+	free(ins_sql.s);
+	return rc;
+}
+
+int obs_pg_command(obs_pg *pg, const char *sql, const struct obs_pg_params *p,
+		   char *err, size_t errlen)
+{
+	char msg[400];
+
+	if (run_params(pg, sql, p, msg, sizeof(msg)) == 0)
+		return 0;
+	snprintf(err, errlen, "%s: %s", pg->name, msg);
+	return -1;
+}
+
+int obs_pg_mirror(obs_pg *pg, const char *ddl, const char *table, char *err,
+		  size_t errlen)
+{
+	struct sbuf sql = { 0 };
+	char msg[400] = "out of memory";
+	int rc = -1;
+
+	if (sqlite3_exec(pg->tpl, ddl, NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(msg, sizeof(msg), "%s", sqlite3_errmsg(pg->tpl));
+		goto out;
+	}
+	/* serialised with the schema's changes, as they are */
+	sb_printf(&sql, "BEGIN; SELECT pg_advisory_xact_lock(" DDL_LOCK ");\n");
+	table_ddl(pg->tpl, table, &sql);
+	sb_printf(&sql, "COMMIT");
+	if (sql.oom)
+		goto out;
+	rc = run(pg, sb_str(&sql), msg, sizeof(msg));
+	if (rc != 0)
+		run(pg, "ROLLBACK", NULL, 0);
+out:
+	if (rc != 0)
+		snprintf(err, errlen, "%s: cannot create the table %s: %s",
+			 pg->name, table, msg);
 	free(sql.s);
 	return rc;
 }

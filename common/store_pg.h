@@ -64,4 +64,35 @@ int obs_pg_snapshot(obs_pg *pg, const char *path, char *err, size_t errlen);
 int obs_pg_prune(obs_pg *pg, int64_t before_ns, int64_t *connections,
 		 int64_t *exchanges, char *err, size_t errlen);
 
+/* The parameters $1..$n of a statement, as libpq takes them: values[i] as
+ * text (NULL: SQL NULL), or, where binary[i] is not 0, lengths[i] bytes
+ * (a bytea). */
+struct obs_pg_params {
+	int n;
+	const char *const *values;
+	const int *lengths, *binary;
+};
+
+/* Run the query sql (parameters p, NULL for none) and put its rows, in
+ * their order, into the table `table` of into, made afresh (dropped
+ * first): a column c0, c1 ... per column of the result, integers and truth
+ * values as integers, floating point as reals, bytea as blobs, the rest as
+ * text. What the OTLP push reads of the store comes this way (otel/source.h).
+ * 0, or -1 with the store's name and the reason in err. */
+int obs_pg_select(obs_pg *pg, const char *sql, const struct obs_pg_params *p,
+		  sqlite3 *into, const char *table, char *err, size_t errlen);
+
+/* Run sql, which gives no rows: with p, one statement; without (NULL), any
+ * number of them. 0, or -1 with the store's name and the reason in err. */
+int obs_pg_command(obs_pg *pg, const char *sql, const struct obs_pg_params *p,
+		   char *err, size_t errlen);
+
+/* Create in the store, when missing, the table `table` that ddl (SQLite's
+ * CREATE TABLE IF NOT EXISTS of a table outside the versioned schema, such
+ * as otlp_mark) makes, mirrored as the schema's tables are: the same
+ * columns, integers bigint, blobs bytea, the rest text, the same primary
+ * key. 0, or -1 with err. */
+int obs_pg_mirror(obs_pg *pg, const char *ddl, const char *table, char *err,
+		  size_t errlen);
+
 #endif

@@ -1,7 +1,9 @@
 /* export_cmd.c - manager export: a store's exchanges pushed as OpenTelemetry
  * traces to an OTLP/HTTP receiver, from where the last export to that
  * receiver stopped (its mark in the store: otel/cursor.h), and the store's
- * metrics pushed once as OTLP metrics (docs/otel.md).
+ * metrics pushed once as OTLP metrics (docs/otel.md). The store is an
+ * SQLite file or a PostgreSQL URI: the same export reads either
+ * (otel/source.h).
  *
  *   manager export [--otlp URL] [-q] STORE
  */
@@ -19,6 +21,7 @@
 #include "files.h"
 #include "metrics.h"
 #include "options.h"
+#include "source.h"
 #include "store.h"
 #include "store_pg.h"
 #include "usage.h"
@@ -88,7 +91,7 @@ static int push_traces(struct otel_exporter *x)
 
 /* The store's metrics, once, as an OTLP request: cumulated since its
  * first connection. 0, or -1 (said). */
-static int push_metrics(struct otel_exporter *x, sqlite3 *db)
+static int push_metrics(struct otel_exporter *x, struct otel_source *src)
 {
 	struct otel_metrics *m = otel_metrics_new();
 	struct otel_feed *feed = m ? otel_feed_new(m) : NULL;
@@ -104,13 +107,13 @@ static int push_metrics(struct otel_exporter *x, sqlite3 *db)
 		fprintf(stderr, "manager: out of memory\n");
 		goto out;
 	}
-	if (otel_feed_run(feed, db, err, sizeof(err)) != 0) {
+	if (otel_feed_run(feed, src, err, sizeof(err)) != 0 ||
+	    otel_source_query(src, "SELECT min(t1_ns) FROM connection", NULL, 0,
+			      NULL, 0, 0, &st, err, sizeof(err)) != 0) {
 		fprintf(stderr, "manager: %s\n", err);
 		goto out;
 	}
-	if (sqlite3_prepare_v2(db, "SELECT min(t1_ns) FROM connection", -1, &st,
-			       NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
+	if (sqlite3_step(st) == SQLITE_ROW)
 		start_ns = sqlite3_column_int64(st, 0);
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (!(out = open_memstream(&body, &n)))
@@ -127,13 +130,51 @@ out:
 	return rc;
 }
 
+/* What an export reads: an SQLite store, or a PostgreSQL one. */
+struct store {
+	obs_store *sqlite;
+	obs_pg *pg;
+	struct otel_source *src;
+};
+
+/* The store at path (a file, or a postgresql:// URI) opened. 0, or -1
+ * with the reason in err. */
+static int store_open(struct store *s, const char *path, char *err,
+		      size_t errlen)
+{
+	char why[600];
+
+	memset(s, 0, sizeof(*s));
+	if (obs_pg_is_uri(path)) {
+		if (!(s->pg = obs_pg_open(path, err, errlen)) ||
+		    !(s->src = otel_source_pg(s->pg, err, errlen)))
+			return -1;
+		return 0;
+	}
+	if (files_check_regular(path, 0, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		return -1;
+	}
+	if (!(s->sqlite = obs_store_open(path, err, errlen)) ||
+	    !(s->src =
+		      otel_source_sqlite(obs_store_db(s->sqlite), err, errlen)))
+		return -1;
+	return 0;
+}
+
+static void store_close(struct store *s)
+{
+	otel_source_close(s->src);
+	obs_store_close(s->sqlite);
+	obs_pg_close(s->pg);
+}
+
 int cmd_export(int argc, char **argv)
 {
 	struct export_options o = { 0 };
 	struct otel_export_counts c;
 	struct otel_exporter *x = NULL;
-	obs_store *store = NULL;
-	const char *path;
+	struct store store;
 	char err[800];
 	int status, rc = 2;
 
@@ -143,30 +184,14 @@ int cmd_export(int argc, char **argv)
 		manager_usage(stderr);
 		return 2;
 	}
-	path = argv[optind];
-	if (obs_pg_is_uri(path)) {
-		fprintf(stderr,
-			"manager: export: the OTLP push reads an SQLite store; "
-			"for PostgreSQL, pull it into one first (manager pull "
-			"-o central.db keeps nothing of PostgreSQL's: see "
-			"docs/otel.md)\n");
-		return 2;
-	}
-	if (files_check_regular(path, 0, err, sizeof(err)) != 0) {
-		fprintf(stderr, "manager: %s: %s\n", path, err);
-		return 2;
-	}
-	if (!(store = obs_store_open(path, err, sizeof(err)))) {
-		fprintf(stderr, "manager: %s\n", err);
-		return 2;
-	}
-	if (!(x = otel_exporter_open(obs_store_db(store), o.otlp, "manager",
-				     stderr, err, sizeof(err)))) {
+	if (store_open(&store, argv[optind], err, sizeof(err)) != 0 ||
+	    !(x = otel_exporter_open(store.src, o.otlp, "manager", stderr, err,
+				     sizeof(err)))) {
 		fprintf(stderr, "manager: %s\n", err);
 		goto out;
 	}
 	rc = push_traces(x);
-	if (rc < 2 && push_metrics(x, obs_store_db(store)) != 0 && rc == 0)
+	if (rc < 2 && push_metrics(x, store.src) != 0 && rc == 0)
 		rc = 1;
 	otel_exporter_counts(x, &c);
 	if (c.spans_lost && rc == 0)
@@ -180,6 +205,6 @@ int cmd_export(int argc, char **argv)
 			(unsigned long long)c.retries);
 out:
 	otel_exporter_close(x);
-	obs_store_close(store);
+	store_close(&store);
 	return rc;
 }

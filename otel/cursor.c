@@ -1,5 +1,6 @@
 /* cursor.c - a reader's way through the final rows of the database (see
- * cursor.h), and its mark kept in the table otlp_mark. */
+ * cursor.h), and its mark kept in the table otlp_mark; the same queries
+ * on SQLite and PostgreSQL (source.h). */
 #define _GNU_SOURCE
 #include "cursor.h"
 
@@ -10,27 +11,34 @@
 
 #include "schema.h"
 
-/* One row's id and whether it is final, from ?1 on (scan) or for the id ?1
- * (one). */
+/* Whether a row is final (1 or 0), in the SQL of both engines. */
+#define EXCHANGE_FINAL                                                         \
+	"CASE WHEN e.complete <> 0 OR c.complete <> 0 OR p.ended <> 0 THEN 1 " \
+	"ELSE 0 END"
+#define CONNECTION_FINAL                                                       \
+	"CASE WHEN c.complete <> 0 OR p.ended <> 0 THEN 1 ELSE 0 END"
+#define EXCHANGE_JOINS                                                         \
+	" JOIN connection c ON c.id = e.connection_id"                         \
+	" JOIN process p ON p.id = c.process_id"
+
+/* The rows' ids and whether each is final: from $1 on, $2 at most, in
+ * order (scan); those in otel_ids that are still there (state). */
 static const char *const scan_sql[] = {
 	[OTEL_EXCHANGES] =
-		"SELECT e.id, (e.complete OR c.complete OR p.ended) "
-		"FROM exchange e JOIN connection c ON c.id = e.connection_id "
-		"JOIN process p ON p.id = c.process_id WHERE e.id >= ?1 "
-		"ORDER BY e.id",
-	[OTEL_CONNECTIONS] =
-		"SELECT c.id, (c.complete OR p.ended) FROM connection c "
-		"JOIN process p ON p.id = c.process_id WHERE c.id >= ?1 "
-		"ORDER BY c.id",
+		"SELECT e.id, " EXCHANGE_FINAL " FROM exchange e" EXCHANGE_JOINS
+		" WHERE e.id >= $1 ORDER BY e.id LIMIT $2",
+	[OTEL_CONNECTIONS] = "SELECT c.id, " CONNECTION_FINAL
+			     " FROM connection c JOIN process p ON p.id = "
+			     "c.process_id WHERE c.id >= $1 ORDER BY c.id "
+			     "LIMIT $2",
 };
-static const char *const one_sql[] = {
-	[OTEL_EXCHANGES] =
-		"SELECT (e.complete OR c.complete OR p.ended) "
-		"FROM exchange e JOIN connection c ON c.id = e.connection_id "
-		"JOIN process p ON p.id = c.process_id WHERE e.id = ?1",
-	[OTEL_CONNECTIONS] = "SELECT (c.complete OR p.ended) FROM connection c "
-			     "JOIN process p ON p.id = c.process_id "
-			     "WHERE c.id = ?1",
+static const char *const state_sql[] = {
+	[OTEL_EXCHANGES] = "SELECT e.id, " EXCHANGE_FINAL " FROM " OTEL_IDS
+			   " m JOIN exchange e ON e.id = m.id" EXCHANGE_JOINS
+			   " ORDER BY e.id",
+	[OTEL_CONNECTIONS] = "SELECT c.id, " CONNECTION_FINAL " FROM " OTEL_IDS
+			     " m JOIN connection c ON c.id = m.id JOIN "
+			     "process p ON p.id = c.process_id ORDER BY c.id",
 };
 
 /* Appends v to *a (n used, *cap allocated). 0, or -1. */
@@ -63,74 +71,128 @@ void otel_cursor_free(struct otel_cursor *c)
 	c->n_pending = c->cap = 0;
 }
 
-static int sql_error(sqlite3 *db, char *err, size_t errlen)
+/* The ids of rows in order, and whether each is final. */
+struct states {
+	int64_t *ids, *final;
+	size_t n, cap, cap_final;
+};
+
+static int by_id(const void *a, const void *b)
 {
-	snprintf(err, errlen, "%s: %s", sqlite3_db_filename(db, "main"),
-		 sqlite3_errmsg(db));
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A row (id, final) appended to the states ctx. 0, or -1. */
+static int push_state(void *ctx, sqlite3_stmt *st)
+{
+	struct states *r = ctx;
+	size_t n = r->n;
+
+	if (push_id(&r->ids, &r->n, &r->cap, sqlite3_column_int64(st, 0)) ||
+	    push_id(&r->final, &n, &r->cap_final,
+		    sqlite3_column_int(st, 1) != 0))
+		return -1;
+	return 0;
+}
+
+static void states_free(struct states *r)
+{
+	free(r->ids);
+	free(r->final);
+	memset(r, 0, sizeof(*r));
+}
+
+/* A batch being filled: at most max rows taken. */
+struct filling {
+	struct otel_batch *b;
+	size_t max, cap_ids, cap_held;
+};
+
+/* The row id into the batch: taken when final and there is room, else
+ * held. 0, or -1 with err. */
+static int take(struct filling *f, int64_t id, bool final, char *err,
+		size_t errlen)
+{
+	struct otel_batch *b = f->b;
+
+	if (final && b->n < f->max
+		    ? push_id(&b->ids, &b->n, &f->cap_ids, id) == 0
+		    : push_id(&b->held, &b->n_held, &f->cap_held, id) == 0)
+		return 0;
+	snprintf(err, errlen, "out of memory");
 	return -1;
 }
 
-int otel_cursor_batch(sqlite3 *db, const struct otel_cursor *c, size_t max,
-		      struct otel_batch *b, char *err, size_t errlen)
+/* The pending rows of c into the batch: those final now taken, those in
+ * flight held, those gone (pruned) dropped. 0, or -1 with err. */
+static int take_pending(struct otel_source *s, const struct otel_cursor *c,
+			struct filling *f, char *err, size_t errlen)
 {
-	sqlite3_stmt *one = NULL, *scan = NULL;
-	size_t cap_ids = 0, cap_held = 0;
-	int rc = -1, step = SQLITE_DONE;
+	struct states there = { 0 };
+	int rc = -1;
+
+	if (otel_source_each(s, state_sql[c->rows], NULL, 0, c->pending,
+			     c->n_pending, 0, push_state, &there, err,
+			     errlen) != 0)
+		goto out;
+	for (size_t i = 0; i < c->n_pending; i++) {
+		const int64_t *at =
+			there.n ? bsearch(&c->pending[i], there.ids, there.n,
+					  sizeof(*there.ids), by_id)
+				: NULL;
+
+		if (at && take(f, *at, there.final[at - there.ids] != 0, err,
+			       errlen) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	states_free(&there);
+	return rc;
+}
+
+int otel_cursor_batch(struct otel_source *s, const struct otel_cursor *c,
+		      size_t max, struct otel_batch *b, char *err,
+		      size_t errlen)
+{
+	struct filling f = { b, max, 0, 0 };
+	struct states rows = { 0 };
+	int rc = -1;
 
 	memset(b, 0, sizeof(*b));
 	b->next = c->next;
-	if (sqlite3_prepare_v2(db, one_sql[c->rows], -1, &one, NULL) !=
-		    SQLITE_OK ||
-	    sqlite3_prepare_v2(db, scan_sql[c->rows], -1, &scan, NULL) !=
-		    SQLITE_OK) {
-		sql_error(db, err, errlen);
+	if (c->n_pending && take_pending(s, c, &f, err, errlen) != 0)
 		goto out;
-	}
-	/* the pending rows first: final now, taken; gone (pruned), dropped */
-	for (size_t i = 0; i < c->n_pending; i++) {
-		bool final = false, there;
+	/* then the rows from next on, in order, till the batch is full: as
+	 * many as it may take, then again for those held */
+	while (b->n < max && b->n_held < OTEL_PENDING_MAX) {
+		size_t room = OTEL_PENDING_MAX - b->n_held;
+		struct otel_value at[2] = {
+			{ .type = OTEL_INT, .i = b->next },
+			{ .type = OTEL_INT,
+			  .i = (int64_t)(max - b->n < room ? max - b->n
+							   : room) },
+		};
 
-		sqlite3_bind_int64(one, 1, c->pending[i]);
-		step = sqlite3_step(one);
-		there = step == SQLITE_ROW;
-		if (there)
-			final = sqlite3_column_int(one, 0) != 0;
-		sqlite3_reset(one);
-		if (step != SQLITE_ROW && step != SQLITE_DONE) {
-			sql_error(db, err, errlen);
+		rows.n = 0;
+		if (otel_source_each(s, scan_sql[c->rows], at, 2, NULL, 0,
+				     OTEL_SETTLED, push_state, &rows, err,
+				     errlen) != 0)
 			goto out;
+		for (size_t i = 0; i < rows.n; i++) {
+			if (take(&f, rows.ids[i], rows.final[i] != 0, err,
+				 errlen) != 0)
+				goto out;
+			b->next = rows.ids[i] + 1;
 		}
-		if (there && final && b->n < max) {
-			if (push_id(&b->ids, &b->n, &cap_ids, c->pending[i]))
-				goto oom;
-		} else if (there && push_id(&b->held, &b->n_held, &cap_held,
-					    c->pending[i]))
-			goto oom;
-	}
-	/* then the rows from next on, in order, till the batch is full */
-	sqlite3_bind_int64(scan, 1, c->next);
-	while (b->n < max && b->n_held < OTEL_PENDING_MAX &&
-	       (step = sqlite3_step(scan)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(scan, 0);
-
-		if (sqlite3_column_int(scan, 1) != 0) {
-			if (push_id(&b->ids, &b->n, &cap_ids, id))
-				goto oom;
-		} else if (push_id(&b->held, &b->n_held, &cap_held, id))
-			goto oom;
-		b->next = id + 1;
-	}
-	if (step != SQLITE_ROW && step != SQLITE_DONE) {
-		sql_error(db, err, errlen);
-		goto out;
+		if (rows.n < (size_t)at[1].i)
+			break;
 	}
 	rc = 0;
-	goto out;
-oom:
-	snprintf(err, errlen, "out of memory");
 out:
-	sqlite3_finalize(one);
-	sqlite3_finalize(scan);
+	states_free(&rows);
 	if (rc != 0)
 		otel_batch_free(b);
 	return rc;
@@ -152,22 +214,22 @@ int otel_cursor_advance(struct otel_cursor *c, const struct otel_batch *b)
 	return 0;
 }
 
-int otel_mark_load(sqlite3 *db, const char *url, struct otel_cursor *c,
-		   char *err, size_t errlen)
+int otel_mark_load(struct otel_source *s, const char *url,
+		   struct otel_cursor *c, char *err, size_t errlen)
 {
+	struct otel_value key = { .type = OTEL_TEXT, .p = url };
 	sqlite3_stmt *st = NULL;
 	int rc = -1, step;
 
 	memset(c, 0, sizeof(*c));
 	c->rows = OTEL_EXCHANGES;
-	if (sqlite3_exec(db, obs_schema_otlp_mark_sql, NULL, NULL, NULL) !=
-		    SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "SELECT next_id, pending FROM otlp_mark "
-			       "WHERE endpoint = ?1",
-			       -1, &st, NULL) != SQLITE_OK)
-		return sql_error(db, err, errlen);
-	sqlite3_bind_text(st, 1, url, -1, SQLITE_STATIC);
+	if (otel_source_table(s, obs_schema_otlp_mark_sql, "otlp_mark", err,
+			      errlen) != 0 ||
+	    otel_source_query(s,
+			      "SELECT next_id, pending FROM otlp_mark "
+			      "WHERE endpoint = $1",
+			      &key, 1, NULL, 0, 0, &st, err, errlen) != 0)
+		goto out;
 	step = sqlite3_step(st);
 	if (step == SQLITE_ROW) {
 		const unsigned char *p = sqlite3_column_blob(st, 1);
@@ -186,7 +248,7 @@ int otel_mark_load(sqlite3 *db, const char *url, struct otel_cursor *c,
 			}
 		}
 	} else if (step != SQLITE_DONE) {
-		sql_error(db, err, errlen);
+		otel_source_error(s, err, errlen);
 		goto out;
 	}
 	rc = 0;
@@ -197,12 +259,11 @@ out:
 	return rc;
 }
 
-int otel_mark_save(sqlite3 *db, const char *url, const struct otel_cursor *c,
-		   char *err, size_t errlen)
+int otel_mark_save(struct otel_source *s, const char *url,
+		   const struct otel_cursor *c, char *err, size_t errlen)
 {
 	unsigned char *blob = NULL;
-	sqlite3_stmt *st = NULL;
-	int rc = -1;
+	int rc;
 
 	if (c->n_pending && !(blob = malloc(8 * c->n_pending))) {
 		snprintf(err, errlen, "out of memory");
@@ -213,27 +274,17 @@ int otel_mark_save(sqlite3 *db, const char *url, const struct otel_cursor *c,
 			blob[8 * i + (size_t)k] =
 				(unsigned char)((uint64_t)c->pending[i] >>
 						(8 * k));
-	if (sqlite3_prepare_v2(db,
-			       "INSERT OR REPLACE INTO otlp_mark(endpoint, "
-			       "next_id, pending) VALUES(?1, ?2, ?3)",
-			       -1, &st, NULL) != SQLITE_OK) {
-		sql_error(db, err, errlen);
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, url, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, c->next);
-	if (blob)
-		sqlite3_bind_blob(st, 3, blob, (int)(8 * c->n_pending),
-				  SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 3);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		sql_error(db, err, errlen);
-		goto out;
-	}
-	rc = 0;
-out:
-	sqlite3_finalize(st);
+	rc = otel_source_exec(
+		s,
+		"INSERT INTO otlp_mark(endpoint, next_id, pending) "
+		"VALUES($1, $2, $3) ON CONFLICT(endpoint) DO UPDATE SET "
+		"next_id = excluded.next_id, pending = excluded.pending",
+		(struct otel_value[]){
+			{ .type = OTEL_TEXT, .p = url },
+			{ .type = OTEL_INT, .i = c->next },
+			{ .type = OTEL_BLOB, .p = blob, .n = 8 * c->n_pending },
+		},
+		3, err, errlen);
 	free(blob);
 	return rc;
 }

@@ -1,7 +1,8 @@
 /* cursor.h - how far a reader of the database has gone through the
  * exchanges (or the connections) that are final, for the OTLP push (kept
  * in the database per endpoint: a restart neither loses nor repeats a
- * span) and for the metrics (in memory).
+ * span) and for the metrics (in memory). The database is an SQLite one or
+ * a PostgreSQL store (source.h).
  *
  * A row is final when nothing of it will change: the exchange (or
  * connection) is complete, its connection is, or its process is gone. Rows
@@ -13,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
+#include "source.h"
 
 /* The rows a cursor walks. */
 enum otel_rows { OTEL_EXCHANGES, OTEL_CONNECTIONS };
@@ -40,11 +41,13 @@ struct otel_batch {
 	size_t n_held;
 };
 
-/* The next batch of c's rows in db: the pending rows that are final now,
- * then the final rows from c->next on, max at most. 0 (b->n may be 0:
- * nothing new), or -1 with SQLite's message in err. */
-int otel_cursor_batch(sqlite3 *db, const struct otel_cursor *c, size_t max,
-		      struct otel_batch *b, char *err, size_t errlen);
+/* The next batch of c's rows in s: the pending rows that are final now
+ * (those gone, pruned, dropped), then the final rows from c->next on, max
+ * at most. 0 (b->n may be 0: nothing new), or -1 with the database's
+ * message in err. */
+int otel_cursor_batch(struct otel_source *s, const struct otel_cursor *c,
+		      size_t max, struct otel_batch *b, char *err,
+		      size_t errlen);
 
 /* c past b: its rows taken. 0, or -1 when out of memory (c unchanged). */
 int otel_cursor_advance(struct otel_cursor *c, const struct otel_batch *b);
@@ -52,14 +55,14 @@ int otel_cursor_advance(struct otel_cursor *c, const struct otel_batch *b);
 void otel_batch_free(struct otel_batch *b);
 void otel_cursor_free(struct otel_cursor *c);
 
-/* The cursor of the OTLP push to url, from the table otlp_mark (created
- * when missing; docs/schema.md): from the first exchange when there is
- * none yet. 0, or -1 with err. */
-int otel_mark_load(sqlite3 *db, const char *url, struct otel_cursor *c,
-		   char *err, size_t errlen);
+/* The cursor of the OTLP push to url, from the table otlp_mark of s
+ * (created when missing; docs/schema.md): from the first exchange when
+ * there is none yet. 0, or -1 with err. */
+int otel_mark_load(struct otel_source *s, const char *url,
+		   struct otel_cursor *c, char *err, size_t errlen);
 
 /* Keeps c as url's mark. 0, or -1 with err. */
-int otel_mark_save(sqlite3 *db, const char *url, const struct otel_cursor *c,
-		   char *err, size_t errlen);
+int otel_mark_save(struct otel_source *s, const char *url,
+		   const struct otel_cursor *c, char *err, size_t errlen);
 
 #endif

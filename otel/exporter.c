@@ -14,7 +14,7 @@
 #define BACKOFF_MAX_MS 30000
 
 struct otel_exporter {
-	sqlite3 *db;
+	struct otel_source *src;
 	struct otlp_http *http;
 	struct otel_cursor cursor;
 	const char *prog;
@@ -24,9 +24,9 @@ struct otel_exporter {
 	struct otel_export_counts counts;
 };
 
-struct otel_exporter *otel_exporter_open(sqlite3 *db, const char *endpoint,
-					 const char *prog, FILE *msgs,
-					 char *err, size_t errlen)
+struct otel_exporter *otel_exporter_open(struct otel_source *s,
+					 const char *endpoint, const char *prog,
+					 FILE *msgs, char *err, size_t errlen)
 {
 	struct otel_exporter *x = calloc(1, sizeof(*x));
 
@@ -34,18 +34,12 @@ struct otel_exporter *otel_exporter_open(sqlite3 *db, const char *endpoint,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	x->db = db;
+	x->src = s;
 	x->prog = prog;
 	x->msgs = msgs;
 	if (!(x->http = otlp_http_open(endpoint, err, errlen)) ||
-	    otel_mark_load(db, otlp_http_url(x->http, OTLP_TRACES), &x->cursor,
-			   err, errlen) != 0 ||
-	    sqlite3_exec(db,
-			 "CREATE TEMP TABLE IF NOT EXISTS " OTLP_BATCH_TABLE
-			 "(id INTEGER PRIMARY KEY)",
-			 NULL, NULL, NULL) != SQLITE_OK) {
-		if (x->http && !*err)
-			snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+	    otel_mark_load(s, otlp_http_url(x->http, OTLP_TRACES), &x->cursor,
+			   err, errlen) != 0) {
 		otel_exporter_close(x);
 		return NULL;
 	}
@@ -78,35 +72,24 @@ static int write_batch(struct otel_exporter *x, const struct otel_batch *b,
 		       char **body, size_t *n, uint64_t *spans, char *err,
 		       size_t errlen)
 {
-	sqlite3_stmt *ins = NULL, *rows = NULL;
-	char *sql = NULL;
+	sqlite3_stmt *rows = NULL;
+	char *sql = otlp_sql_ids(OTEL_IDS);
 	FILE *out = NULL;
 	int rc = -1;
 
 	*body = NULL;
 	*spans = 0;
-	if (sqlite3_exec(x->db, "DELETE FROM temp." OTLP_BATCH_TABLE, NULL,
-			 NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(x->db,
-			       "INSERT OR IGNORE INTO temp." OTLP_BATCH_TABLE
-			       "(id) VALUES(?1)",
-			       -1, &ins, NULL) != SQLITE_OK)
-		goto sql_error;
-	for (size_t i = 0; i < b->n; i++) {
-		sqlite3_bind_int64(ins, 1, b->ids[i]);
-		if (sqlite3_step(ins) != SQLITE_DONE)
-			goto sql_error;
-		sqlite3_reset(ins);
-	}
-	if (!(sql = otlp_sql_batch()) ||
-	    sqlite3_prepare_v2(x->db, sql, -1, &rows, NULL) != SQLITE_OK)
-		goto sql_error;
-	if (!(out = open_memstream(body, n))) {
+	if (!sql || !(out = open_memstream(body, n))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (otlp_write(rows, out, spans) != SQLITE_DONE)
-		goto sql_error;
+	if (otel_source_query(x->src, sql, NULL, 0, b->ids, b->n, 0, &rows, err,
+			      errlen) != 0)
+		goto out;
+	if (otlp_write(rows, out, spans) != SQLITE_DONE) {
+		otel_source_error(x->src, err, errlen);
+		goto out;
+	}
 	if (fclose(out) != 0) {
 		out = NULL;
 		snprintf(err, errlen, "out of memory");
@@ -114,10 +97,6 @@ static int write_batch(struct otel_exporter *x, const struct otel_batch *b,
 	}
 	out = NULL;
 	rc = 0;
-	goto out;
-sql_error:
-	snprintf(err, errlen, "%s: %s", sqlite3_db_filename(x->db, "main"),
-		 sqlite3_errmsg(x->db));
 out:
 	if (out)
 		fclose(out);
@@ -125,7 +104,6 @@ out:
 		free(*body);
 		*body = NULL;
 	}
-	sqlite3_finalize(ins);
 	sqlite3_finalize(rows);
 	sqlite3_free(sql);
 	return rc;
@@ -137,7 +115,7 @@ static int advance(struct otel_exporter *x, const struct otel_batch *b)
 	char err[512];
 
 	if (otel_cursor_advance(&x->cursor, b) != 0 ||
-	    otel_mark_save(x->db, otel_exporter_url(x), &x->cursor, err,
+	    otel_mark_save(x->src, otel_exporter_url(x), &x->cursor, err,
 			   sizeof(err)) != 0) {
 		fprintf(x->msgs, "%s: %s: cannot keep the mark: %s\n", x->prog,
 			otel_exporter_url(x), err);
@@ -175,7 +153,7 @@ int otel_exporter_step(struct otel_exporter *x, int64_t now_ms,
 		*wait_ms = x->due_ms - now_ms;
 		return 0;
 	}
-	if (otel_cursor_batch(x->db, &x->cursor, OTEL_BATCH_EXCHANGES, &b, err,
+	if (otel_cursor_batch(x->src, &x->cursor, OTEL_BATCH_EXCHANGES, &b, err,
 			      sizeof(err)) != 0) {
 		fprintf(x->msgs, "%s: %s\n", x->prog, err);
 		return -1;

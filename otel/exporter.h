@@ -1,7 +1,8 @@
-/* exporter.h - the push of a database's exchanges as OTLP traces to one
- * endpoint, in batches, from where the last push stopped (the endpoint's
- * mark, cursor.h) and without blocking: each step sends at most one
- * request, and after a failure says how long to wait before the next.
+/* exporter.h - the push of a database's exchanges (SQLite, or a
+ * PostgreSQL store: source.h) as OTLP traces to one endpoint, in batches, from
+ * where the last push stopped (the endpoint's mark, cursor.h) and without
+ * blocking: each step sends at most one request, and after a failure says how
+ * long to wait before the next.
  *
  * What is retried: 429, 502, 503 and 504, and no answer at all
  * (connection refused, timeout), after Retry-After when the receiver gave
@@ -17,9 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <sqlite3.h>
-
 #include "http.h"
+#include "source.h"
 
 /* A batch holds at most this many exchanges: with the phases of a
  * connection's first exchange as child spans, at most 4 spans each, 512
@@ -35,12 +35,12 @@ enum otel_step {
 	OTEL_WAIT, /* a failure to retry: not before *wait_ms */
 };
 
-/* The exporter of db's exchanges to endpoint (NULL:
- * OTEL_EXPORTER_OTLP_ENDPOINT; http.h), messages on msgs as "prog: ...".
- * NULL with err. */
-struct otel_exporter *otel_exporter_open(sqlite3 *db, const char *endpoint,
-					 const char *prog, FILE *msgs,
-					 char *err, size_t errlen);
+/* The exporter of the exchanges of s (kept open by the caller) to endpoint
+ * (NULL: OTEL_EXPORTER_OTLP_ENDPOINT; http.h), messages on msgs as
+ * "prog: ...". NULL with err. */
+struct otel_exporter *otel_exporter_open(struct otel_source *s,
+					 const char *endpoint, const char *prog,
+					 FILE *msgs, char *err, size_t errlen);
 void otel_exporter_close(struct otel_exporter *x);
 
 /* The URL the traces go to, as shown. */

@@ -34,15 +34,16 @@ enum { C_TLS, C_DNS_NAME, C_PEER_ADDR, C_PEER_PORT, C_PROGRAM, C_CLIENT };
 enum { E_T3 = C_CLIENT + 1, E_T4, E_TFB, E_T6, E_METHOD, E_STATUS, E_HOST };
 static const char exchange_sql[] =
 	"SELECT " COMMON_COLUMNS "e.t3_ns, e.t4_ns, e.tfb_ns, e.t6_ns, "
-	"e.method, e.status, e.host FROM exchange e"
+	"e.method, e.status, e.host FROM " OTEL_IDS " m"
+	" JOIN exchange e ON e.id = m.id"
 	" JOIN connection c ON c.id = e.connection_id" COMMON_JOINS
-	" WHERE e.id = ?1";
+	" ORDER BY m.id";
 
 enum { K_T1 = C_CLIENT + 1, K_T2, K_T7, K_ERROR, K_TLS_START, K_TLS_END };
 static const char connection_sql[] =
 	"SELECT " COMMON_COLUMNS "c.t1_ns, c.t2_ns, c.t7_ns, c.connect_error, "
-	"c.tls_start_ns, c.tls_end_ns FROM connection c" COMMON_JOINS
-	" WHERE c.id = ?1";
+	"c.tls_start_ns, c.tls_end_ns FROM " OTEL_IDS " m"
+	" JOIN connection c ON c.id = m.id" COMMON_JOINS " ORDER BY m.id";
 
 struct otel_feed *otel_feed_new(struct otel_metrics *m)
 {
@@ -142,34 +143,37 @@ static int observe_connection(struct otel_metrics *m, sqlite3_stmt *st)
 	return rc;
 }
 
-/* One cursor's rows to the end: batches of FEED_BATCH. */
-static int run_cursor(struct otel_feed *f, sqlite3 *db, struct otel_cursor *c,
-		      char *err, size_t errlen)
+/* What a row of a batch goes into, and what kind of row it is. */
+struct observing {
+	struct otel_metrics *m;
+	enum otel_rows rows;
+};
+
+/* One row observed (otel_source_each). 0, or -1 when out of memory. */
+static int observe_row(void *ctx, sqlite3_stmt *st)
 {
+	const struct observing *o = ctx;
+
+	return o->rows == OTEL_EXCHANGES ? observe_exchange(o->m, st)
+					 : observe_connection(o->m, st);
+}
+
+/* One cursor's rows to the end: batches of FEED_BATCH. */
+static int run_cursor(struct otel_feed *f, struct otel_source *s,
+		      struct otel_cursor *c, char *err, size_t errlen)
+{
+	struct observing o = { f->m, c->rows };
 	const char *sql =
 		c->rows == OTEL_EXCHANGES ? exchange_sql : connection_sql;
-	sqlite3_stmt *st = NULL;
 	struct otel_batch b = { 0 };
 	int rc = -1;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-		return -1;
-	}
 	for (;;) {
-		if (otel_cursor_batch(db, c, FEED_BATCH, &b, err, errlen) != 0)
+		if (otel_cursor_batch(s, c, FEED_BATCH, &b, err, errlen) != 0 ||
+		    (b.n &&
+		     otel_source_each(s, sql, NULL, 0, b.ids, b.n, 0,
+				      observe_row, &o, err, errlen) != 0))
 			goto out;
-		for (size_t i = 0; i < b.n; i++) {
-			sqlite3_bind_int64(st, 1, b.ids[i]);
-			if (sqlite3_step(st) == SQLITE_ROW &&
-			    (c->rows == OTEL_EXCHANGES
-				     ? observe_exchange(f->m, st)
-				     : observe_connection(f->m, st)) != 0) {
-				snprintf(err, errlen, "out of memory");
-				goto out;
-			}
-			sqlite3_reset(st);
-		}
 		if (otel_cursor_advance(c, &b) != 0) {
 			snprintf(err, errlen, "out of memory");
 			goto out;
@@ -181,14 +185,14 @@ static int run_cursor(struct otel_feed *f, sqlite3 *db, struct otel_cursor *c,
 	rc = 0;
 out:
 	otel_batch_free(&b);
-	sqlite3_finalize(st);
 	return rc;
 }
 
-int otel_feed_run(struct otel_feed *f, sqlite3 *db, char *err, size_t errlen)
+int otel_feed_run(struct otel_feed *f, struct otel_source *s, char *err,
+		  size_t errlen)
 {
-	if (run_cursor(f, db, &f->cursors[0], err, errlen) != 0 ||
-	    run_cursor(f, db, &f->cursors[1], err, errlen) != 0)
+	if (run_cursor(f, s, &f->cursors[0], err, errlen) != 0 ||
+	    run_cursor(f, s, &f->cursors[1], err, errlen) != 0)
 		return -1;
 	return 0;
 }

@@ -1,13 +1,13 @@
-/* feed.h - the metrics (metrics.h) fed from a database: every exchange and
- * connection once it is final (cursor.h), each observed once. */
+/* feed.h - the metrics (metrics.h) fed from a database (SQLite, or a
+ * PostgreSQL store: source.h): every exchange and connection once it is
+ * final (cursor.h), each observed once. */
 #ifndef OBSERVE_OTEL_FEED_H
 #define OBSERVE_OTEL_FEED_H
 
 #include <stddef.h>
 
-#include <sqlite3.h>
-
 #include "metrics.h"
+#include "source.h"
 
 struct otel_feed;
 
@@ -16,8 +16,9 @@ struct otel_feed;
 struct otel_feed *otel_feed_new(struct otel_metrics *m);
 void otel_feed_free(struct otel_feed *f);
 
-/* Observe what became final in db since the last call. 0, or -1 with
- * SQLite's message in err (what was observed stays). */
-int otel_feed_run(struct otel_feed *f, sqlite3 *db, char *err, size_t errlen);
+/* Observe what became final in s since the last call. 0, or -1 with the
+ * database's message in err (what was observed stays). */
+int otel_feed_run(struct otel_feed *f, struct otel_source *s, char *err,
+		  size_t errlen);
 
 #endif

@@ -662,19 +662,24 @@ static const char filtered_sql[] =
 	" JOIN exchange e ON e.connection_id = m.connection_id AND"
 	" e.seq = m.seq";
 
-char *otlp_sql(const char *where)
+/* rows_sql over the source made of from_format and arg */
+static char *rows_of(const char *from_format, const char *arg)
 {
-	char *from = sqlite3_mprintf(filtered_sql, where ? where : "1");
+	char *from = sqlite3_mprintf(from_format, arg);
 	char *sql = from ? sqlite3_mprintf(rows_sql, from) : NULL;
 
 	sqlite3_free(from);
 	return sql;
 }
 
-char *otlp_sql_batch(void)
+char *otlp_sql(const char *where)
 {
-	return sqlite3_mprintf(rows_sql, "temp." OTLP_BATCH_TABLE
-					 " m JOIN exchange e ON e.id = m.id");
+	return rows_of(filtered_sql, where ? where : "1");
+}
+
+char *otlp_sql_ids(const char *ids)
+{
+	return rows_of("%s m JOIN exchange e ON e.id = m.id", ids);
 }
 
 int otlp_write(sqlite3_stmt *st, FILE *out, uint64_t *spans)

@@ -69,14 +69,12 @@ const char *otlp_method(const char *method);
  * of memory. */
 char *otlp_sql(const char *where);
 
-/* The table of the exchange ids (its column id) that otlp_sql_batch
- * reads: a TEMP table the caller fills. */
-#define OTLP_BATCH_TABLE "otlp_batch"
+/* The same query for the exchanges whose ids are in the table ids (its
+ * column id, filled by the caller); SQL that PostgreSQL runs too (the
+ * OTLP push from a store there: source.h). */
+char *otlp_sql_ids(const char *ids);
 
-/* The same query for the exchanges whose ids are in temp.otlp_batch. */
-char *otlp_sql_batch(void);
-
-/* Steps st, prepared from otlp_sql or otlp_sql_batch, writing its rows as one
+/* Steps st, prepared from otlp_sql or otlp_sql_ids, writing its rows as one
  * ExportTraceServiceRequest in OTLP/JSON, the number of spans in *spans
  * (unless NULL); returns sqlite3_step's last result, SQLITE_DONE when
  * every row was read. */

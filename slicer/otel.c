@@ -13,6 +13,7 @@
 #include "feed.h"
 #include "metrics.h"
 #include "serve.h"
+#include "source.h"
 
 /* batches pushed in one run at most: the follower goes back to the
  * spools in between */
@@ -22,7 +23,7 @@
 #define METRICS_INTERVAL_MS 60000
 
 struct slicer_otel {
-	sqlite3 *db;
+	struct otel_source *src; /* the store the follower writes */
 	FILE *msgs;
 	struct otel_metrics *metrics;
 	struct otel_feed *feed;
@@ -72,13 +73,14 @@ struct slicer_otel *slicer_otel_start(sqlite3 *db, const char *otlp,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	o->db = db;
+	if (!(o->src = otel_source_sqlite(db, err, errlen)))
+		goto fail;
 	o->msgs = msgs;
 	o->start_ns = realtime_ns();
 	o->interval_ms = interval_ms();
 	o->traces_due_ms = 0;
-	if (push && !(o->exporter = otel_exporter_open(db, otlp, "slicer", msgs,
-						       err, errlen)))
+	if (push && !(o->exporter = otel_exporter_open(o->src, otlp, "slicer",
+						       msgs, err, errlen)))
 		goto fail;
 	if (listen &&
 	    !(o->serve = otel_serve_start(listen, o->metrics, err, errlen)))
@@ -93,6 +95,7 @@ struct slicer_otel *slicer_otel_start(sqlite3 *db, const char *otlp,
 fail:
 	if (o) {
 		otel_exporter_close(o->exporter);
+		otel_source_close(o->src);
 		otel_feed_free(o->feed);
 		otel_metrics_free(o->metrics);
 		free(o);
@@ -138,7 +141,7 @@ int64_t slicer_otel_run(struct slicer_otel *o, int64_t now_ms)
 	char err[512];
 	int64_t next = -1;
 
-	if (otel_feed_run(o->feed, o->db, err, sizeof(err)) != 0 &&
+	if (otel_feed_run(o->feed, o->src, err, sizeof(err)) != 0 &&
 	    !o->broken) {
 		fprintf(o->msgs, "slicer: metrics: %s\n", err);
 		o->broken = true;
@@ -168,7 +171,7 @@ int slicer_otel_stop(struct slicer_otel *o, int64_t now_ms)
 	if (!o)
 		return 0;
 	otel_serve_stop(o->serve);
-	if (otel_feed_run(o->feed, o->db, err, sizeof(err)) != 0)
+	if (otel_feed_run(o->feed, o->src, err, sizeof(err)) != 0)
 		fprintf(o->msgs, "slicer: metrics: %s\n", err);
 	if (o->exporter) {
 		struct timespec ts;
@@ -192,6 +195,7 @@ int slicer_otel_stop(struct slicer_otel *o, int64_t now_ms)
 			(unsigned long long)c.retries);
 		otel_exporter_close(o->exporter);
 	}
+	otel_source_close(o->src);
 	otel_feed_free(o->feed);
 	otel_metrics_free(o->metrics);
 	free(o);

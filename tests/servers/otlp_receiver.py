@@ -4,7 +4,7 @@ keeps every request it is sent (POST /v1/traces, /v1/metrics) in DIR, the
 body un-gzipped, and answers as its plan says.
 
 usage: otlp_receiver.py DIR PORTFILE [--port N] [--plan PLAN]
-                        [--partial N] [--lifetime S]
+                        [--partial N] [--exit-after N] [--lifetime S]
 
 DIR gets, per request, NNNN.json (the body) and a line in DIR/log.jsonl:
 {"n", "path", "status", "time" (monotonic), "headers", "spans": [spanId...]}.
@@ -15,6 +15,8 @@ repeated: "429,200" answers the first with 429 (Retry-After: 1), every other
 with 200; "400" refuses them all (with a google.rpc.Status message).
 --partial N: the first 200 to a trace request carries a partialSuccess that
 rejects N spans. Metrics requests are always answered 200.
+--exit-after N: the server exits as soon as it has answered N trace
+requests (a receiver that goes away in the middle of an export).
 The server stops by itself after --lifetime seconds (default 300).
 """
 import argparse
@@ -33,6 +35,7 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--plan", default="200")
     ap.add_argument("--partial", type=int, default=0)
+    ap.add_argument("--exit-after", type=int, default=0)
     ap.add_argument("--lifetime", type=float, default=300)
     args = ap.parse_args()
     plan = [int(s) for s in args.plan.split(",")]
@@ -74,10 +77,11 @@ def main():
             with lock:
                 n = state["n"]
                 state["n"] += 1
-                status, body, extra = 200, {}, []
+                status, body, extra, last = 200, {}, [], False
                 if self.path == "/v1/traces":
                     status = plan[min(state["traces"], len(plan) - 1)]
                     state["traces"] += 1
+                    last = state["traces"] == args.exit_after
                     if status == 429 or status == 503:
                         extra = [("Retry-After", "1")]
                         body = {"message": "slow down"}
@@ -95,6 +99,10 @@ def main():
                                         "headers": dict(self.headers.items()),
                                         "spans": spans}) + "\n")
             self.answer(status, body, extra)
+            if last:
+                # at once: a connection after this one is refused, none
+                # waits in the listening socket's queue
+                os._exit(0)
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     srv.daemon_threads = True

@@ -61,7 +61,7 @@ ok "SQLite store: $(cat "$WORK/match.out")"
 # on its port, the export's retry finds it and goes on
 receiver_start pg --exit-after 1
 export_bg pg "$PG_URI"
-wait_until 30 grep -q "to retry in" "$WORK/pg.log" ||
+wait_until 30 grep -qs "to retry in" "$WORK/pg.log" ||
   fail "no retry said while the receiver was away: $(cat "$WORK/pg.log")"
 wait "$RECV_PID" || true
 receiver_start pg --port "$RECV_PORT"
@@ -83,7 +83,7 @@ receiver_stop
 # run again: it goes on from its mark in PostgreSQL
 receiver_start stopped --exit-after 1
 export_bg stopped "$PG_URI"
-wait_until 30 grep -q "to retry in" "$WORK/stopped.log" ||
+wait_until 30 grep -qs "to retry in" "$WORK/stopped.log" ||
   fail "no retry said while the receiver was away: $(cat "$WORK/stopped.log")"
 kill -TERM "$EXPORT_PID"
 wait "$EXPORT_PID" 2>/dev/null || true
@@ -128,3 +128,35 @@ print("metrics: %d series, the same counts, buckets and sums" % len(lite))
 PY
 ok "the metrics of the PostgreSQL store are the SQLite store's"
 ! grep -lF SECRETTOKEN "$WORK"/{lite,pg,stopped}/[0-9]*.json || fail "a query string was sent"
+
+# a writer under way (a pull's transaction, open on exchange): the export
+# waits for it to end before it reads past its mark, so that no row
+# numbered before those it sends can commit after them
+mkfifo "$WORK/writer.sql"
+psql -X -q -v ON_ERROR_STOP=1 -h "$PGD" -U observe -d observe <"$WORK/writer.sql" >"$WORK/writer.out" 2>&1 &
+WRITER_PID=$!
+at_exit "kill $WRITER_PID 2>/dev/null"
+exec 9>"$WORK/writer.sql"
+echo "BEGIN; INSERT INTO exchange(connection_id, seq, t3_ns, complete)
+  SELECT connection_id, seq + 1000, t3_ns, 1 FROM exchange ORDER BY id DESC LIMIT 1;" >&9
+writing() { [ "$(pq "SELECT count(*) FROM pg_locks WHERE relation = 'exchange'::regclass AND mode = 'RowExclusiveLock'")" -ge 1 ]; }
+export_waits() { [ "$(pq "SELECT count(*) FROM pg_locks WHERE relation = 'exchange'::regclass AND NOT granted")" -ge 1 ]; }
+wait_until 30 writing || fail "the writer's transaction did not start: $(cat "$WORK/writer.out")"
+receiver_start writer
+export_bg writer "$PG_URI"
+wait_until 30 export_waits || fail "the export did not wait for the writer: $(cat "$WORK/writer.log")"
+expect_eq "$(trace_requests writer 2>/dev/null || echo 0)" 0 "trace requests while a writer is under way"
+# \q: the processes started since hold the pipe open too
+printf 'COMMIT;\n\\q\n' >&9
+exec 9>&-
+wait "$WRITER_PID" || fail "the writer: $(cat "$WORK/writer.out")"
+wait "$EXPORT_PID" || fail "export after the writer: $(cat "$WORK/writer.log")"
+"$PYTHON" - "$WORK/writer/log.jsonl" "$(grep -o '"spanId"' "$WORK/want.json" | wc -l)" <<'PY' ||
+import collections, json, sys
+got = collections.Counter(s for l in open(sys.argv[1]) for r in [json.loads(l)]
+                          if r["path"] == "/v1/traces" and r["status"] == 200 for s in r["spans"])
+assert max(got.values()) == 1, "a span twice"
+assert sum(got.values()) == int(sys.argv[2]) + 1, (sum(got.values()), sys.argv[2])
+PY
+  fail "the export after the writer: not every span once, the writer's one among them"
+ok "an export waits for a writer under way, then sends its row too"

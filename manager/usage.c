@@ -74,7 +74,10 @@ void manager_usage(FILE *out)
 		"OTEL_EXPORTER_OTLP_ENDPOINT, headers from\n"
 		"OTEL_EXPORTER_OTLP_HEADERS), gzipped, 512 spans a request at\n"
 		"most, then the metrics (URL/v1/metrics). What was sent is kept\n"
-		"in CENTRAL.db per URL: the next export sends only what is new.\n"
+		"in CENTRAL.db per URL (on PostgreSQL too, its table otlp_mark):\n"
+		"the next export sends only what is new. From PostgreSQL the\n"
+		"spans and metrics are those of an SQLite store with the same\n"
+		"rows; the export waits for the pulls under way to commit.\n"
 		"429, 502, 503, 504 and no answer are retried (Retry-After\n"
 		"honoured); any other refusal is not. Exit status 1 when spans\n"
 		"were refused or left for the next export (docs/otel.md).\n"
@@ -94,5 +97,7 @@ void manager_usage(FILE *out)
 		"  manager findings central.db --program ab\n"
 		"  manager pull -o postgresql://observe@db.lab/observe clients/\n"
 		"  manager prune --before 2026-01-01 postgresql://db.lab/observe\n"
-		"  manager export --otlp http://127.0.0.1:4318 central.db\n");
+		"  manager export --otlp http://127.0.0.1:4318 central.db\n"
+		"  manager export --otlp http://collector:4318 \\\n"
+		"      postgresql://observe@db.lab/observe\n");
 }

@@ -1,7 +1,8 @@
 /* store_pg.c - the central store on PostgreSQL: every difference between
  * the engines, in one place (see store_pg.h): the DDL made from the SQLite
  * template, partitions by day, the merge by COPY and INSERT ... ON
- * CONFLICT, the snapshot the reading commands use, pruning. */
+ * CONFLICT, the snapshot the reading commands use, pruning, and the
+ * queries and mirrored tables of other modules (the OTLP push). */
 #define _GNU_SOURCE
 #include "store_pg.h"
 

@@ -2,7 +2,10 @@
 # otlp_export.sh - manager export --otlp from a PostgreSQL central store
 # (issue 32), against a receiver of our own on loopback
 # (tests/servers/otlp_receiver.py). Two clients pulled into PostgreSQL and
-# into an SQLite central database:
+# into an SQLite central database, one of them first as it was while its
+# last exchanges were under way:
+# - exchanges in flight are held in the mark (pending) and sent once a
+#   pull has brought them up to date;
 # - the span ids the receiver takes from the PostgreSQL store are, as a
 #   multiset, those of the SQLite store's export (and of slicer export
 #   --format otlp of it); the metrics are the same data points;
@@ -28,15 +31,11 @@ client_run alpha "$WORK/clients/alpha.db" curl -s -o /dev/null -o /dev/null -o /
 # more than two batches (128 exchanges each) on keep-alive connections
 client_run beta "$WORK/clients/beta.db" ab -q -k -n 300 -c 2 "$URL/100b"
 
-C=$WORK/central.db
-for target in "$C" "$PG_URI"; do
-  "$MANAGER" pull -q -o "$target" "$WORK/clients" 2>"$WORK/pull.err" ||
-    fail "pull into $target: $(cat "$WORK/pull.err")"
-done
-n=$(q "$C" "SELECT count(*) FROM exchange")
-[ "$n" -gt 256 ] || fail "only $n exchanges: not three batches"
-expect_eq "$(pq "SELECT count(*) FROM exchange")" "$n" "exchanges in PostgreSQL"
-"$SLICER" export -d "$C" --format otlp -o "$WORK/want.json"
+# beta's database as it was while its last exchanges were under way
+cp "$WORK/clients/beta.db" "$WORK/beta-early.db"
+q "$WORK/beta-early.db" "UPDATE exchange SET complete = 0, t6_ns = NULL, dr = 0 WHERE id > (SELECT max(id) - 5 FROM exchange);
+  UPDATE connection SET complete = 0, t7_ns = NULL, end_class = NULL WHERE id IN (SELECT connection_id FROM exchange WHERE complete = 0);
+  UPDATE process SET ended = 0, end_ns = NULL"
 
 # export_bg NAME STORE: manager export of STORE to the receiver on
 # $RECV_PORT in the background (EXPORT_PID), its messages in NAME.log
@@ -48,6 +47,35 @@ export_bg() {
 # matched NAME: the receiver NAME has each span of the SQLite store once
 matched() { "$PYTHON" "$REPO/tests/slicer/check_push.py" match "$WORK/$1" "$WORK/want.json" >"$WORK/match.out"; }
 trace_requests() { grep -c '"/v1/traces"' "$WORK/$1/log.jsonl"; }
+
+# the early database first, exported from PostgreSQL: its exchanges in
+# flight are held, their ids kept in the mark (pending, a bytea)
+C=$WORK/central.db
+for target in "$C" "$PG_URI"; do
+  "$MANAGER" pull -q -o "$target" "$WORK/beta-early.db" 2>"$WORK/pull.err" ||
+    fail "pull into $target: $(cat "$WORK/pull.err")"
+done
+receiver_start held
+export_bg held "$PG_URI"
+wait "$EXPORT_PID" || fail "export of the early store: $(cat "$WORK/held.log")"
+expect_eq "$(pq "SELECT length(pending) / 8 FROM otlp_mark")" 5 "exchanges held in flight in the mark"
+
+for target in "$C" "$PG_URI"; do
+  "$MANAGER" pull -q -o "$target" "$WORK/clients" 2>"$WORK/pull.err" ||
+    fail "pull into $target: $(cat "$WORK/pull.err")"
+done
+n=$(q "$C" "SELECT count(*) FROM exchange")
+[ "$n" -gt 256 ] || fail "only $n exchanges: not three batches"
+expect_eq "$(pq "SELECT count(*) FROM exchange")" "$n" "exchanges in PostgreSQL"
+expect_eq "$(pq "SELECT count(*) FROM exchange WHERE complete = 0")" 0 "exchanges in flight once pulled again"
+"$SLICER" export -d "$C" --format otlp -o "$WORK/want.json"
+
+# the held ones go once they are final, with what is new
+export_bg held "$PG_URI"
+wait "$EXPORT_PID" || fail "export of the final store: $(cat "$WORK/held.log")"
+matched held || fail "exchanges held, then final: $(cat "$WORK/match.out")"
+receiver_stop
+ok "exchanges in flight held in the mark, sent once final: $(cat "$WORK/match.out")"
 
 # the reference: the SQLite central store's export
 receiver_start lite
@@ -95,7 +123,7 @@ receiver_start stopped --port "$RECV_PORT"
 matched stopped || fail "PostgreSQL store, export stopped and run again: $(cat "$WORK/match.out")"
 ok "PostgreSQL store, export stopped and run again: $(cat "$WORK/match.out")"
 receiver_stop
-expect_eq "$(pq "SELECT count(*) FROM otlp_mark WHERE pending IS NULL AND next_id > 0")" 2 \
+expect_eq "$(pq "SELECT count(*) FROM otlp_mark WHERE pending IS NULL AND next_id > 0")" 3 \
   "marks kept in PostgreSQL, one per receiver, nothing pending"
 
 # the same metrics: every series' count, buckets and sum (to rounding)

@@ -4,7 +4,9 @@
 # test under CTest; then build everything again with AddressSanitizer and
 # UndefinedBehaviorSanitizer (libobserve.so included) and run the unit,
 # integration, safety and client tests under them (not the accuracy tests
-# and experiments: they measure time, and the sanitizers slow every call).
+# and experiments: they measure time, and the sanitizers slow every call;
+# not the fuzz targets: they build their own sanitized binaries, and ran
+# in the first pass).
 # The build directories are ./build and ./build-san, or $OBSERVE_BUILD and
 # $OBSERVE_BUILD-san. OBSERVE_SANITIZE_RUN=0 skips the sanitized run.
 set -euo pipefail
@@ -21,4 +23,4 @@ cmake -S . -B "$build-san" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOBSERVE_WERROR=ON
   -DOBSERVE_SANITIZE=address,undefined >/dev/null
 cmake --build "$build-san" -j2
 ctest --test-dir "$build-san" --output-on-failure -j2 --timeout 300 \
-  -E '^(accuracy|experiments)\.'
+  -E '^(accuracy|experiments|fuzz)\.'

@@ -9,6 +9,7 @@
 
 #include "exchange_h2.h"
 #include "hooks.h"
+#include "hpack.h"
 
 static struct obs_xh2 *pool; /* under the layer's mutex */
 static bool said;
@@ -20,12 +21,13 @@ struct obs_xh2 *obs_xh2_alloc(void)
 {
 	struct obs_xh2 *h;
 	int err = errno;
+	const struct obs_hpack *hpack = obs_hpack_load();
 
-	if (!obs_h2_lib_load() && !said) {
+	if (!hpack && !said) {
 		said = true;
 		OBS_LOG(OBS_LOG_WARN,
 			"HTTP/2 without labels: %s (install libnghttp2-14)",
-			obs_h2_lib_error());
+			obs_hpack_error());
 	}
 	obs_mutex_lock();
 	h = pool;
@@ -48,6 +50,7 @@ struct obs_xh2 *obs_xh2_alloc(void)
 	memset(h->streams, 0, sizeof(h->streams));
 	h->call = 0;
 	h->warned = false;
+	h->hpack = hpack;
 	h->next_free = NULL;
 	errno = err;
 	return h;

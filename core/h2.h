@@ -141,6 +141,7 @@ enum obs_h2_kind {
 #define OBS_H2_LOST_UPGRADE 2  /* no "HTTP/1.1 101" header before frames */
 #define OBS_H2_LOST_SETTINGS 3 /* a side's first frame is no SETTINGS */
 #define OBS_H2_LOST_FRAME 4    /* a frame that breaks the framing rules */
+#define OBS_H2_LOST_UNSEEN 5   /* bytes moved the caller could not see */
 
 /* HTTP/2 error code of the RESET of a stream refused by GOAWAY. */
 #define OBS_H2_REFUSED_STREAM 7

@@ -663,7 +663,7 @@ static void test_evrec_checks(void **state)
 	assert_null(obs_evrec_decode(&rec, NULL, &out));
 
 	struct obs_event proto = { .seq = 2, .kind = OBS_EV_PROTO,
-				   .aux = OBS_APP_OTHER + 1 };
+				   .aux = OBS_APP_H2 + 1 };
 	obs_evrec_encode(&proto, &rec, NULL);
 	assert_non_null(obs_evrec_decode(&rec, NULL, &out));
 }

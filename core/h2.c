@@ -903,8 +903,9 @@ bool obs_h2_begins_headers(const struct obs_h2 *h, enum obs_h2_dir dir,
 {
 	const struct obs_h2_way *w = &h->way[dir];
 
-	return !h->lost && w->phase == PH_FRAMES && w->hdr_have == 0 && n > 3 &&
-	       p[3] == T_HEADERS;
+	/* too few bytes to tell: a frame begins, maybe HEADERS */
+	return !h->lost && w->phase == PH_FRAMES && w->hdr_have == 0 &&
+	       (n < 4 || p[3] == T_HEADERS);
 }
 
 void obs_h2_end(struct obs_h2 *h, obs_h2_fn *fn, void *ctx)

@@ -280,8 +280,9 @@ void obs_h2_feed(struct obs_h2 *h, enum obs_h2_dir dir, const uint8_t *p,
 		 size_t n, obs_h2_fn *fn, void *ctx);
 
 /* Whether the next bytes of direction dir, p[0..n) (n > 0), begin a HEADERS
- * frame: when they are fed, a stream may open (the client's) or its answer
- * begin. Nothing is fed. */
+ * frame (or a frame, when they are too few to tell which): when they are
+ * fed, a stream may open (the client's) or its answer begin. Nothing is
+ * fed. */
 bool obs_h2_begins_headers(const struct obs_h2 *h, enum obs_h2_dir dir,
 			   const uint8_t *p, size_t n);
 

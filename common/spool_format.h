@@ -277,7 +277,8 @@ struct obs_event_body {
 	uint32_t hflags;      /*  88 */
 	char method[12];      /*  92 */
 	uint64_t seq;	      /* 104 the event's number in its connection */
-	uint8_t pad[16];      /* 112 */
+	uint64_t totals[2];   /* 112 HTTP/2: a stream's bytes each way, said
+			       * at its close (core/evrec.c) */
 };
 
 /* The host and path of the request whose fact is the record before it

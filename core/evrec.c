@@ -11,7 +11,7 @@
  *   status                    status
  *   hflags                    what (OBS_H2F_*) | label_flags << 16
  *   method                    the method
- *   t_in, t_data              CLOSE: the stream's bytes sent, received
+ *   totals                    CLOSE: the stream's bytes sent, received
  *   calls, first_bytes        CLOSE: its calls that sent, received
  *   labels (the next record)  host and path
  */
@@ -28,8 +28,8 @@ static void h2_encode(const struct obs_ev_h2 *h, struct obs_event_body *b)
 	b->status = h->status;
 	b->hflags = h->what | h->label_flags << 16;
 	memcpy(b->method, h->method, sizeof(b->method));
-	b->t_in = (int64_t)h->bytes[0];
-	b->t_data = (int64_t)h->bytes[1];
+	b->totals[0] = h->bytes[0];
+	b->totals[1] = h->bytes[1];
 	b->calls = h->calls[0];
 	b->first_bytes = h->calls[1];
 	b->labels = h2_has_labels(h);
@@ -58,8 +58,8 @@ static const char *h2_decode(const struct obs_event_body *b,
 	h->what = (uint16_t)what;
 	h->label_flags = lf;
 	memcpy(h->method, b->method, sizeof(h->method));
-	h->bytes[0] = (uint64_t)b->t_in;
-	h->bytes[1] = (uint64_t)b->t_data;
+	h->bytes[0] = b->totals[0];
+	h->bytes[1] = b->totals[1];
 	h->calls[0] = b->calls;
 	h->calls[1] = b->first_bytes;
 	if (l) {

@@ -448,6 +448,10 @@ static void test_h2_evrec(void **state)
 	assert_int_equal(obs_evrec_records(&ev), 2);
 	obs_evrec_encode(&ev, &rec, &lab);
 	assert_true(obs_evrec_has_labels(&rec));
+	/* a fact has no times: the reader checks them as times */
+	assert_int_equal(rec.u.event.t_in, 0);
+	assert_int_equal(rec.u.event.t_data, 0);
+	assert_int_equal(rec.u.event.t_out, 0);
 	assert_null(obs_evrec_decode(&rec, &lab, &out));
 	assert_memory_equal(&out.u.h2, &ev.u.h2, sizeof(ev.u.h2));
 	assert_int_equal(out.offset, ev.offset);

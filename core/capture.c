@@ -392,7 +392,8 @@ static void h2_want(struct obs_capture *c)
 		if (c->h2c_asked)
 			want |= 1u << OBS_RX;
 	}
-	__atomic_store_n(&c->h2_want, want, __ATOMIC_RELAXED);
+	if (want != __atomic_load_n(&c->h2_want, __ATOMIC_RELAXED))
+		__atomic_store_n(&c->h2_want, want, __ATOMIC_RELAXED);
 }
 
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink)

@@ -82,9 +82,9 @@ struct obs_h2 *obs_h2mem_alloc(const struct obs_hpack **hpack)
 
 void obs_h2mem_release(struct obs_h2 *mem)
 {
-	obs_xh2_release((struct obs_xh2 *)(void *)((char *)mem -
-						   offsetof(struct obs_xh2,
-							    f)));
+	obs_xh2_release(
+		(struct obs_xh2 *)(void *)((char *)mem -
+					   offsetof(struct obs_xh2, f)));
 }
 
 void obs_xm_warn(const char *what)

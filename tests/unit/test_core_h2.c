@@ -5,7 +5,8 @@
  * streams interleaved, a stream reset, a GOAWAY, 1xx then the final
  * status, CONTINUATION, every frame split byte by byte, a large download
  * that stays a few events, an h2c Upgrade, and a connection that stops
- * being HTTP/2. The tests are run by test_core.c's main.
+ * being HTTP/2 (frames that break the rules, bytes that cannot be seen). The
+ * tests are run by test_core.c's main.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -403,6 +404,33 @@ static void test_h2_lost(void **state)
 	script_free(h);
 }
 
+/* A receive whose bytes cannot be seen (MSG_TRUNC): the follower stops,
+ * its stream is given out cut with what it had, the rest is runs. */
+static void test_h2_unseen(void **state)
+{
+	struct script *h = begun();
+	struct run *s = run_new();
+	struct obs_call unseen = { .dir = OBS_RX, .result = 100 };
+
+	(void)state;
+	request(h, 1, B_END_STREAM, "GET", "/seen", "h");
+	run_h2(s, h, 0);
+	unseen.t_in = t_in(s->step);
+	unseen.t_out = t_out(s->step++);
+	obs_cap_call(&s->cap, &unseen);
+	send_str(s, "after");
+	recv_str(s, "more");
+	finish(s);
+
+	assert_int_equal(s->n_x, 2);
+	assert_string_equal(s->x[0].path, "/seen");
+	assert_true(s->x[0].flags & OBS_CXF_CUT);
+	assert_int_equal(s->x[0].ds, h->want[TX][1]);
+	assert_int_equal(s->x[1].flags & OBS_CXF_H2, 0);
+	assert_int_equal(s->x[1].ds, 5);
+	script_free(h);
+}
+
 /* Without memory for HTTP/2, the preface's connection is runs of calls. */
 static void test_h2_no_memory(void **state)
 {
@@ -481,6 +509,7 @@ int test_core_h2(void)
 		cmocka_unit_test(test_h2_download),
 		cmocka_unit_test(test_h2_upgrade),
 		cmocka_unit_test(test_h2_lost),
+		cmocka_unit_test(test_h2_unseen),
 		cmocka_unit_test(test_h2_no_memory),
 		cmocka_unit_test(test_h2_evrec),
 	};

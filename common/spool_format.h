@@ -72,6 +72,12 @@ enum obs_record_kind {
 
 /* Record state flags (obs_record.state). */
 #define OBS_RS_COMPLETE 0x1u /* nothing more will be written to the record */
+/* The writer's own marks in an event record: its event is final, and (a
+ * record that holds two events, a call and the HTTP/1 fact after it) its
+ * fact is; the record is OBS_RS_COMPLETE once all it holds is. Readers
+ * look at OBS_RS_COMPLETE only. */
+#define OBS_RS_EVENT_FINAL 0x2u
+#define OBS_RS_FACT_FINAL 0x4u
 
 /* How T2 was learned (obs_conn_body.t2_how). */
 enum obs_t2_how {
@@ -245,11 +251,16 @@ struct obs_info_body {
 	char dns_name[40];	/*  88 the name looked up (NUL-padded, cut) */
 };
 
-/* An event (core/event.h's struct obs_event, as core/evrec.c encodes it).
- * Events of one connection are in the order the capture wrote them; one
- * that may still change (the last call event while calls merge into it,
- * an HTTP/1 message's fact until the message ends) lacks
- * OBS_RS_COMPLETE until it is final. */
+/* An event (core/event.h's struct obs_event, as core/evrec.c encodes it):
+ * the event's part (16..79), and an HTTP/1 fact's part (80..127). An
+ * HTTP/1 fact is an event of its own (ev_kind OBS_EV_H1), or rides in the
+ * record of the call event just before it (ev_kind OBS_EV_CALL, fact not
+ * 0): then it is the event numbered seq + 1, of the call's direction, and
+ * the record holds two events. Events of one connection are in the order
+ * the capture wrote them; a record whose event (or either of its two) may
+ * still change (the last call event while calls merge into it, an HTTP/1
+ * message's fact until the message ends) lacks OBS_RS_COMPLETE until
+ * both are final. */
 struct obs_event_body {
 	uint8_t ev_kind;      /*  16 enum obs_ev_kind; OBS_EV_LABELS */
 	uint8_t dir;	      /*  17 */
@@ -262,23 +273,25 @@ struct obs_event_body {
 	int64_t t_data;	      /*  40 */
 	int64_t t_out;	      /*  48 */
 	uint64_t offset;      /*  56 */
-	uint64_t bytes;	      /*  64 calls: bytes; HTTP/1: the message's
-			       * begin; WebSocket: the message's size */
-	uint64_t end;	      /*  72 HTTP/1: one past the message's end */
-	uint16_t status;      /*  80 */
-	uint8_t fact;	      /*  82 HTTP/1: the fact's kind; WebSocket: the
-			       * opcode; proto: the level */
-	uint8_t reason;	      /*  83 */
-	uint8_t ended;	      /*  84 */
-	uint8_t body;	      /*  85 */
-	uint8_t sw;	      /*  86 */
-	uint8_t labels;	      /*  87 1: the next record holds its host and
-			       * path (an OBS_EV_LABELS event) */
-	uint32_t hflags;      /*  88 */
-	char method[12];      /*  92 */
-	uint64_t seq;	      /* 104 the event's number in its connection */
-	uint64_t totals[2];   /* 112 HTTP/2: a stream's bytes each way, said
-			       * at its close (core/evrec.c) */
+	uint64_t bytes;	      /*  64 calls: bytes; WebSocket: the message's
+			       * size */
+	uint64_t seq;	      /*  72 the event's number in its connection */
+	/* the HTTP/1 fact's part */
+	uint64_t begin;	 /*  80 the message's first byte */
+	uint64_t end;	 /*  88 one past its last byte (ended) */
+	uint64_t at;	 /*  96 where the fact stands */
+	uint16_t status; /* 104 */
+	uint8_t fact;	 /* 106 HTTP/1: the fact's kind (0: none rides in a
+			  * call's record); WebSocket: the opcode; proto:
+			  * the level */
+	uint8_t reason;	 /* 107 */
+	uint8_t ended;	 /* 108 */
+	uint8_t body;	 /* 109 */
+	uint8_t sw;	 /* 110 */
+	uint8_t labels;	 /* 111 1: the next record holds its host and path
+			  * (an OBS_EV_LABELS event) */
+	uint32_t hflags; /* 112 */
+	char method[12]; /* 116 */
 };
 
 /* The host and path of the request whose fact is the record before it

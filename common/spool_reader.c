@@ -176,7 +176,10 @@ static const char *record_problem(const struct obs_spool *sp,
 	    (h->version < 2 && r->kind > OBS_REC_EXCHANGE) ||
 	    (h->version < 6 && r->kind == OBS_REC_EVENT))
 		return "unknown record kind";
-	if (r->state & ~OBS_RS_COMPLETE)
+	if (r->state &
+	    ~(OBS_RS_COMPLETE |
+	      (r->kind == OBS_REC_EVENT ? OBS_RS_EVENT_FINAL | OBS_RS_FACT_FINAL
+					: 0)))
 		return "unknown record state bits";
 	if (r->conn_seq == 0)
 		return "connection number 0";

@@ -1646,18 +1646,19 @@ static int event_wait(struct ingest *in, size_t offset, unsigned int records)
 	return 0;
 }
 
-/* An event (rec, and labels, the record after it, or NULL) at offset:
- * consumed by its connection's replay when its turn has come and it is
- * final, else it waits. Once its process is gone every event is final,
- * and a number never seen (a record the spool lost) is passed over. */
+/* The events of a record (rec, and labels, the record after it, or NULL)
+ * at offset: each consumed by its connection's replay when its turn has
+ * come and it is final, else the record waits. Once its process is gone
+ * every event is final, and a number never seen (a record the spool lost)
+ * is passed over. */
 static int event_take(struct ingest *in, const struct obs_record *rec,
 		      const struct obs_record *labels, size_t offset)
 {
-	unsigned int records = labels ? 2 : 1;
+	unsigned int records = labels ? 2 : 1, n;
 	bool final = (rec->state & OBS_RS_COMPLETE) || in->over;
 	struct obs_replayed *r;
-	struct obs_event ev;
-	const char *why = obs_evrec_decode(rec, labels, &ev);
+	struct obs_event ev[2];
+	const char *why = obs_evrec_decode(rec, labels, ev, &n);
 
 	if (why) {
 		report_record(in, offset, why);
@@ -1667,26 +1668,31 @@ static int event_take(struct ingest *in, const struct obs_record *rec,
 	    !(in->replays = obs_replays_new(event_exchange, in)))
 		return -1;
 	r = replay_of(in, rec->conn_seq);
-	if (!r && ev.kind == OBS_EV_CONNECT && ev.seq == 1 &&
+	if (!r && ev[0].kind == OBS_EV_CONNECT && ev[0].seq == 1 &&
 	    !(r = obs_replays_add(in->replays, rec->conn_seq, NULL, 0)))
 		return -1;
-	if (!r || ev.seq < r->saved.next)
-		return 0; /* its connect never read, or consumed already */
-	if (ev.seq > r->saved.seen)
-		r->saved.seen = ev.seq;
-	/* a number passed over: only where the spool lost records, once
-	 * its writer is gone */
-	if (!final || (ev.seq > r->saved.next &&
-		       !(in->over && in->sp.hdr->records_dropped)))
-		return event_wait(in, offset, records);
-	obs_replays_feed(in->replays, r, &ev);
-	if (in->ev_failed)
-		return -1;
-	if (ev.kind == OBS_EV_CLOSE && !(ev.flags & OBS_EVF_EXIT)) {
-		int rc = event_end(in, r);
+	if (!r)
+		return 0; /* its connect never read */
+	if (ev[n - 1].seq > r->saved.seen)
+		r->saved.seen = ev[n - 1].seq;
+	for (unsigned int i = 0; i < n; i++) {
+		if (ev[i].seq < r->saved.next)
+			continue; /* consumed already */
+		/* a number passed over: only where the spool lost records,
+		 * once its writer is gone */
+		if (!final || (ev[i].seq > r->saved.next &&
+			       !(in->over && in->sp.hdr->records_dropped)))
+			return event_wait(in, offset, records);
+		obs_replays_feed(in->replays, r, &ev[i]);
+		if (in->ev_failed)
+			return -1;
+		if (ev[i].kind == OBS_EV_CLOSE &&
+		    !(ev[i].flags & OBS_EVF_EXIT)) {
+			int rc = event_end(in, r);
 
-		obs_replays_forget(in->replays, r);
-		return rc;
+			obs_replays_forget(in->replays, r);
+			return rc;
+		}
 	}
 	return 0;
 }

@@ -88,6 +88,25 @@ static void choose_first(struct obs_capture *c, enum obs_dir dir,
 		choose(c, other, app, c->base[other]);
 }
 
+/* A request's fact m says its labels once: the same host and path as the
+ * request written before it are not written again. */
+static void labels_once(struct obs_capture *c, struct obs_event *m)
+{
+	struct obs_h1_head *head = &m->u.h1.head;
+
+	if (m->dir != OBS_TX || !(head->host[0] || head->path[0]))
+		return;
+	if (memcmp(head->host, c->last_host, sizeof(c->last_host)) == 0 &&
+	    memcmp(head->path, c->last_path, sizeof(c->last_path)) == 0) {
+		head->flags |= OBS_EVH1F_LABELS_AGAIN;
+		memset(head->host, 0, sizeof(head->host));
+		memset(head->path, 0, sizeof(head->path));
+		return;
+	}
+	memcpy(c->last_host, head->host, sizeof(c->last_host));
+	memcpy(c->last_path, head->path, sizeof(c->last_path));
+}
+
 static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 {
 	struct obs_capture *c = ctx;
@@ -112,6 +131,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 		m->u.h1.kind = OBS_H1_HEAD;
 		m->u.h1.begin = base + f->begin;
 		m->u.h1.head = *f->head;
+		labels_once(c, m);
 		c->msg_handle[dir] = put(c, m, false);
 		c->msg_open[dir] = true;
 		return;
@@ -124,6 +144,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 			m->u.h1.head = *f->head;
 			m->u.h1.ended = true;
 			m->u.h1.end = base + f->offset;
+			labels_once(c, m);
 			put(c, m, true);
 		} else {
 			m->u.h1.ended = true;

@@ -73,6 +73,9 @@ struct obs_capture {
 	bool msg_open[2];
 	struct obs_h1 h1;
 	struct obs_wsframe ws[2];
+	/* the host and path of the last request written with its labels */
+	char last_host[OBS_H1_HOST_MAX];
+	char last_path[OBS_H1_PATH_MAX];
 	/* HTTP/2: the follower's memory and inflater (offered), whether it
 	 * runs, the hint for the caller, a request that asked for h2c, and
 	 * the facts of the stream being said (one event, not yet written) */

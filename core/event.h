@@ -74,6 +74,11 @@ enum obs_up_how {
 #define OBS_EVF_LOST 0x4u /* OBS_EV_CLOSE: closed where no hook saw */
 #define OBS_EVF_PEEK 0x8u /* a MSG_PEEK receive: the bytes come again */
 
+/* In a request's OBS_EV_H1 fact (head.flags, beside the framer's
+ * OBS_H1F_*): its host and path are those of the request before it on the
+ * connection, and are not in the event (the capture writes them once). */
+#define OBS_EVH1F_LABELS_AGAIN 0x10000u
+
 /* OBS_EV_H1: one per message (kind OBS_H1_HEAD), written when its head
  * is complete (offset: one past the head) and written again when the
  * message ends (ended, end); or a switch or loss of HTTP/1 at offset

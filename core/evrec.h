@@ -21,12 +21,23 @@ unsigned int obs_evrec_records(const struct obs_event *ev);
 void obs_evrec_encode(const struct obs_event *ev, struct obs_record *rec,
 		      struct obs_record *labels);
 
-/* The event of an OBS_REC_EVENT record (labels: the record after it when
- * rec says it has them, else NULL). NULL when it is fine, else what is
- * wrong with it. */
+/* The HTTP/1 fact (without labels) that comes right after the call event
+ * in rec, written into rec's record as its second event: true when it
+ * could be (rec holds a call event, numbered just before the fact, of its
+ * direction, and no fact yet; the fact takes no labels record), else
+ * false and nothing written. Written again the same way when the fact
+ * changes. */
+bool obs_evrec_attach(struct obs_record *rec, const struct obs_event *fact);
+/* The call event ev into rec, which holds it (and perhaps its fact, kept). */
+void obs_evrec_update_call(const struct obs_event *ev, struct obs_record *rec);
+
+/* The events of an OBS_REC_EVENT record into ev[0] and, when it holds two
+ * (a call and its HTTP/1 fact), ev[1]; *n says how many (labels: the record
+ * after it when rec says it has them, else NULL). NULL when it is fine,
+ * else what is wrong with it. */
 const char *obs_evrec_decode(const struct obs_record *rec,
 			     const struct obs_record *labels,
-			     struct obs_event *ev);
+			     struct obs_event ev[2], unsigned int *n);
 
 /* Whether rec is an event that says the next record holds its labels. */
 bool obs_evrec_has_labels(const struct obs_record *rec);

@@ -77,27 +77,6 @@ enum h1_target {
 	T_AUTH, /* the authority: copied as the host, userinfo dropped */
 };
 
-/* A header's field (enum h1_field) from its lower-case name. */
-static uint8_t field_of(const char *name, size_t n)
-{
-	static const struct {
-		const char *name;
-		uint8_t field;
-	} by_length[] = {
-		[4] = { "host", F_HOST },
-		[6] = { "expect", F_EXPECT },
-		[7] = { "upgrade", F_UPGRADE },
-		[10] = { "connection", F_CONNECTION },
-		[14] = { "content-length", F_CONTENT_LENGTH },
-		[17] = { "transfer-encoding", F_TRANSFER_ENCODING },
-	};
-
-	if (n >= sizeof(by_length) / sizeof(by_length[0]) ||
-	    by_length[n].name == NULL || memcmp(name, by_length[n].name, n))
-		return F_NONE;
-	return by_length[n].field;
-}
-
 /* Whether a header line that begins with c may be one the framer reads:
  * the six names begin with h, e, u, c or t. */
 static bool may_be_read(uint8_t c)
@@ -123,22 +102,52 @@ static const bool tchar[256] = {
 	['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
 };
 
-static uint8_t lower(uint8_t c)
+/* Whether the n bytes at a are the lower-case word w (n bytes), ignoring
+ * the case of a's letters. */
+static bool same_word(const char *a, const char *w, size_t n)
 {
-	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 'a' - 'A') : c;
+	for (size_t i = 0; i < n; i++) {
+		char c = a[i];
+
+		if (c != w[i] &&
+		    !(w[i] >= 'a' && w[i] <= 'z' && (char)(c | 0x20) == w[i]))
+			return false;
+	}
+	return true;
+}
+
+/* A header's field (enum h1_field) from its name (any case). */
+static uint8_t field_of(const char *name, size_t n)
+{
+	static const struct {
+		const char *name;
+		uint8_t field;
+	} by_length[] = {
+		[4] = { "host", F_HOST },
+		[6] = { "expect", F_EXPECT },
+		[7] = { "upgrade", F_UPGRADE },
+		[10] = { "connection", F_CONNECTION },
+		[14] = { "content-length", F_CONTENT_LENGTH },
+		[17] = { "transfer-encoding", F_TRANSFER_ENCODING },
+	};
+
+	if (n >= sizeof(by_length) / sizeof(by_length[0]) ||
+	    by_length[n].name == NULL || !same_word(name, by_length[n].name, n))
+		return F_NONE;
+	return by_length[n].field;
 }
 
 static bool tok_is(const struct obs_h1_dir *d, const char *word)
 {
 	size_t n = strlen(word);
 
-	return !d->tok_long && d->tlen == n && memcmp(d->tok, word, n) == 0;
+	return !d->tok_long && d->tlen == n && same_word(d->tok, word, n);
 }
 
 static void tok_add(struct obs_h1_dir *d, uint8_t c)
 {
 	if (d->tlen < sizeof(d->tok))
-		d->tok[d->tlen++] = (char)lower(c);
+		d->tok[d->tlen++] = (char)c;
 	else
 		d->tok_long = true;
 }
@@ -147,14 +156,12 @@ static void tok_add(struct obs_h1_dir *d, uint8_t c)
 static void tok_append(struct obs_h1_dir *d, const uint8_t *p, size_t n)
 {
 	size_t room = sizeof(d->tok) - d->tlen;
-	char *t = d->tok + d->tlen;
 
 	if (n > room) {
 		n = room;
 		d->tok_long = true;
 	}
-	for (size_t i = 0; i < n; i++)
-		t[i] = (char)lower(p[i]);
+	memcpy(d->tok + d->tlen, p, n);
 	d->tlen = (uint8_t)(d->tlen + n);
 }
 
@@ -204,11 +211,11 @@ static void switch_dir(struct obs_h1 *h, enum obs_dir dir, uint8_t sw)
 	d->state = ST_SWITCHED;
 }
 
-/* A message begins with the byte just read (at pos - 1). */
+/* A message begins with the next byte (at pos). */
 static void message_begin(struct obs_h1_dir *d)
 {
 	memset(&d->head, 0, sizeof(d->head));
-	d->begin = d->pos - 1;
+	d->begin = d->pos;
 	d->te = d->chunked = d->cl_seen = d->cl_bad = false;
 	d->keep_alive = d->conn_upgrade = false;
 	d->upgrade = OBS_H1_SW_NONE;
@@ -474,15 +481,34 @@ static void value_byte(struct obs_h1_dir *d, uint8_t c)
 	}
 }
 
+/* The bytes that end a token of a list-valued header (value_byte). */
+static const bool token_end[256] = {
+	[','] = 1, [' '] = 1, ['\t'] = 1, ['\r'] = 1,
+	[';'] = 1, ['/'] = 1, ['\n'] = 1,
+};
+
 /* value_byte for each of p[0..n), none of them LF: a Host's bytes in
  * one loop (the only long value read), others byte by byte. */
 static void value_run(struct obs_h1_dir *d, const uint8_t *p, size_t n)
 {
 	size_t i = 0;
 
-	if (d->field != F_HOST) {
+	if (d->field == F_CONTENT_LENGTH) {
 		for (; i < n; i++)
 			value_byte(d, p[i]);
+		return;
+	}
+	if (d->field != F_HOST) { /* a list: its tokens' bytes at once */
+		while (i < n) {
+			size_t j = i;
+
+			while (j < n && d->target != T_REST && !token_end[p[j]])
+				j++;
+			tok_append(d, p + i, j - i);
+			if (j < n)
+				value_byte(d, p[j++]);
+			i = j;
+		}
 		return;
 	}
 	for (; i < n; i++) {
@@ -612,70 +638,14 @@ static void chunk_line_done(struct obs_h1_dir *d)
 	}
 }
 
-/* One byte of a head or of a chunked body's framing, pos already past it. */
+/* One byte of a state read a byte at a time (a status code, the start of
+ * a header line, a chunk's size, the CRLF after its data, the start of a
+ * trailer line), pos already past it. */
 static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 {
 	struct obs_h1_dir *d = &h->dir[dir];
 
 	switch (d->state) {
-	case ST_START:
-		if (c == '\r' || c == '\n')
-			return;
-		message_begin(d);
-		if (dir == OBS_RX) {
-			d->state = ST_RESP_VERSION;
-			step(h, dir, c);
-			return;
-		}
-		if (!tchar[c]) {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-			return;
-		}
-		d->state = ST_METHOD;
-		d->head.method[d->tlen++] = (char)c;
-		return;
-	case ST_METHOD:
-		if (c == ' ') {
-			tok_clear(d);
-			d->state = ST_TARGET;
-		} else if (!tchar[c] || d->tlen >= 20) {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-		} else {
-			method_add(d, c);
-		}
-		return;
-	case ST_TARGET:
-		if (c == ' ') {
-			d->state = ST_REQ_VERSION;
-			tok_clear(d);
-		} else if (c == '\r' || c == '\n') {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-		} else {
-			target_byte(d, c);
-		}
-		return;
-	case ST_REQ_VERSION:
-		if (c == '\n') {
-			if (d->tlen < 8)
-				lose(h, dir, OBS_H1_NOT_HTTP);
-			else
-				d->state = ST_LINE;
-		} else if (c != '\r' && !version_byte(d, c, d->tlen++)) {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-		}
-		return;
-	case ST_RESP_VERSION:
-		if (d->tlen == 8) {
-			if (c != ' ') {
-				lose(h, dir, OBS_H1_NOT_HTTP);
-				return;
-			}
-			d->tlen = 0;
-			d->state = ST_STATUS;
-		} else if (!version_byte(d, c, d->tlen++)) {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-		}
-		return;
 	case ST_STATUS:
 		if (d->tlen < 3) {
 			if (c < '0' || c > '9' || (d->tlen == 0 && c == '0')) {
@@ -711,17 +681,6 @@ static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 		d->state = ST_NAME;
 		tok_add(d, c);
 		return;
-	case ST_NAME:
-		if (c == ':')
-			name_done(d);
-		else if (c == '\n') /* a line without a colon: ignored */
-			d->state = ST_LINE;
-		else
-			tok_add(d, c);
-		return;
-	case ST_VALUE:
-		value_byte(d, c);
-		return;
 	case ST_CHUNK_SIZE: {
 		int v = c >= '0' && c <= '9'   ? c - '0'
 			: c >= 'a' && c <= 'f' ? c - 'a' + 10
@@ -748,9 +707,6 @@ static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 			d->state = ST_CHUNK_EXT;
 		return;
 	}
-	case ST_CHUNK_EXT: /* reached with the size line's LF */
-		chunk_line_done(d);
-		return;
 	case ST_CHUNK_CRLF:
 		if (c == '\n') {
 			d->num = 0;
@@ -771,17 +727,56 @@ static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 	}
 }
 
-/* The line-skipping states go on to the state after their LF. */
-static uint8_t after_line(uint8_t state)
+/* The byte that ended a run of the state (the run's own bytes taken), pos
+ * already past it. */
+static void run_end(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 {
-	switch (state) {
-	case ST_REASON:
-	case ST_SKIP:
-		return ST_LINE;
-	case ST_TRAILER_SKIP:
-		return ST_TRAILER;
-	default: /* ST_CHUNK_EXT: step() reads its LF */
-		return ST_CHUNK_EXT;
+	struct obs_h1_dir *d = &h->dir[dir];
+
+	switch (d->state) {
+	case ST_METHOD:
+		if (c == ' ' && d->tlen) {
+			tok_clear(d);
+			d->state = ST_TARGET;
+		} else {
+			lose(h, dir, OBS_H1_NOT_HTTP);
+		}
+		return;
+	case ST_TARGET:
+		if (c == ' ') {
+			d->state = ST_REQ_VERSION;
+			tok_clear(d);
+		} else {
+			lose(h, dir, OBS_H1_NOT_HTTP);
+		}
+		return;
+	case ST_REQ_VERSION:
+		if (c == '\n') {
+			if (d->tlen < 8)
+				lose(h, dir, OBS_H1_NOT_HTTP);
+			else
+				d->state = ST_LINE;
+		} else if (c != '\r' && !version_byte(d, c, d->tlen++)) {
+			lose(h, dir, OBS_H1_NOT_HTTP);
+		}
+		return;
+	case ST_RESP_VERSION:
+		if (d->tlen == 8 && c == ' ') {
+			d->tlen = 0;
+			d->state = ST_STATUS;
+		} else {
+			lose(h, dir, OBS_H1_NOT_HTTP);
+		}
+		return;
+	case ST_NAME:
+		if (c == ':')
+			name_done(d);
+		else /* a line without a colon: ignored */
+			d->state = ST_LINE;
+		return;
+	default: /* ST_VALUE: its LF */
+		value_byte(d, c);
+		return;
 	}
 }
 
@@ -802,8 +797,17 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 		size_t k = 0;
 
 		switch (d->state) {
-		/* runs: the bytes of one state in one loop; the byte that
-		 * ends the run (if here) through step() */
+		case ST_START:
+			if (*p == '\r' || *p == '\n') {
+				p++;
+				d->pos++;
+				continue;
+			}
+			message_begin(d);
+			d->state = dir == OBS_RX ? ST_RESP_VERSION : ST_METHOD;
+			continue;
+		/* runs: the bytes of one state in one loop, then the byte
+		 * that ends the run (if here) through run_end() */
 		case ST_METHOD:
 			while (k < left && tchar[p[k]] && d->tlen < 20)
 				method_add(d, p[k++]);
@@ -812,6 +816,20 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 			while (k < left && p[k] != ' ' && p[k] != '\r' &&
 			       p[k] != '\n')
 				target_byte(d, p[k++]);
+			break;
+		case ST_REQ_VERSION:
+			while (k < left && d->tlen < 8 && p[k] != '\r' &&
+			       p[k] != '\n' && version_byte(d, p[k], d->tlen)) {
+				d->tlen++;
+				k++;
+			}
+			break;
+		case ST_RESP_VERSION:
+			while (k < left && d->tlen < 8 &&
+			       version_byte(d, p[k], d->tlen)) {
+				d->tlen++;
+				k++;
+			}
 			break;
 		case ST_NAME:
 			while (k < left && p[k] != ':' && p[k] != '\n')
@@ -851,9 +869,11 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 			}
 			d->pos += (uint64_t)(lf + 1 - p);
 			p = lf + 1;
-			d->state = after_line(state);
 			if (state == ST_CHUNK_EXT)
-				step(h, dir, '\n');
+				chunk_line_done(d);
+			else
+				d->state = state == ST_TRAILER_SKIP ? ST_TRAILER
+								    : ST_LINE;
 			continue;
 		}
 		case ST_AWAIT:
@@ -873,7 +893,7 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 		case ST_DONE:
 			d->pos += left;
 			return;
-		default:
+		default: /* the states read a byte at a time */
 			d->pos++;
 			step(h, dir, *p++);
 			continue;
@@ -883,7 +903,7 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 		p += k;
 		if (p < end) {
 			d->pos++;
-			step(h, dir, *p++);
+			run_end(h, dir, *p++);
 		}
 	}
 }

@@ -143,7 +143,7 @@ struct obs_h1_dir {
 	uint64_t left;	   /* body or chunk bytes still to come */
 	uint64_t cl;	   /* Content-Length so far */
 	uint64_t num;	   /* the number being read (a chunk size, a value) */
-	char tok[20];	   /* a header name or a token, lower case */
+	char tok[20];	   /* a header name or a token, as sent */
 	struct obs_h1_head head; /* the message being read */
 };
 

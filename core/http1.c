@@ -93,10 +93,18 @@ static void request(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 	struct obs_http1_x *p = push(h, cx);
 	const struct obs_event *first =
 		obs_calls_find(&cx->calls[OBS_TX], m->begin);
+	const char *host = m->head.host, *path = m->head.path;
 
 	memcpy(p->x.method, m->head.method, sizeof(p->x.method));
-	memcpy(p->x.host, m->head.host, sizeof(p->x.host));
-	memcpy(p->x.path, m->head.path, sizeof(p->x.path));
+	if (m->head.flags & OBS_EVH1F_LABELS_AGAIN) {
+		host = h->last_host;
+		path = h->last_path;
+	} else if (host[0] || path[0]) { /* as the capture remembers them */
+		memcpy(h->last_host, host, sizeof(h->last_host));
+		memcpy(h->last_path, path, sizeof(h->last_path));
+	}
+	memcpy(p->x.host, host, sizeof(p->x.host));
+	memcpy(p->x.path, path, sizeof(p->x.path));
 	p->x.label_flags =
 		m->head.flags & (OBS_H1F_HOST_CUT | OBS_H1F_PATH_CUT);
 	if (first)

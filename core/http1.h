@@ -44,6 +44,9 @@ struct obs_http1 {
 	uint32_t carry_tx, carry_rx; /* calls not given to an exchange yet */
 	uint64_t rx_seen;	     /* one past the last byte received */
 	int64_t rx_last_data;	     /* return of the last receive of bytes */
+	/* the last request's labels, for one that has them again */
+	char last_host[OBS_H1_HOST_MAX];
+	char last_path[OBS_H1_PATH_MAX];
 };
 
 struct obs_http1_ctx {

@@ -2,38 +2,65 @@
  *
  * Each event takes one record (two for a request's fact with its host and
  * path: obs_record_alloc2 gives adjacent slots), written by core/evrec.c
- * and published kind last; the record of an event that may still change
- * (capture.h's sink: final false) stays without OBS_RS_COMPLETE until the
- * capture seals it. A handle is the record's address (0: none could be
- * had, the event is counted as lost by the spool). No allocation, no
- * system call but the spool's growth, and the memory of HTTP/2 followers
- * (h2pool.c), offered to the capture outside the connection's lock when
- * a call may begin HTTP/2 and taken back when the connection closes.
+ * and published kind last, except an HTTP/1 fact without labels that
+ * comes right after a call event: it rides in the call's record (the
+ * usual message: its call and its head in one record). A record that
+ * holds an event that may still change (capture.h's sink: final false)
+ * stays without OBS_RS_COMPLETE until the capture seals it. A handle is
+ * the record's address (0: none could be had, the event is counted as
+ * lost by the spool). No allocation, no system call but the spool's
+ * growth, and the memory of HTTP/2 followers (h2pool.c), offered to the
+ * capture outside the connection's lock when a call may begin HTTP/2 and
+ * taken back when the connection closes.
  */
 #include "events.h"
 
 #include "evrec.h"
 #include "layer.h"
 
-static void state_final(struct obs_record *r, bool final)
+/* Part `part` (OBS_RS_EVENT_FINAL, OBS_RS_FACT_FINAL) of r is final: r
+ * is complete once all it holds is. Only the connection's writer changes
+ * r's state (under its lock). */
+static void mark_final(struct obs_record *r, uint32_t part, bool final)
 {
-	if (final)
-		__atomic_store_n(&r->state, OBS_RS_COMPLETE, __ATOMIC_RELEASE);
+	uint32_t state = r->state | part;
+	bool two = r->u.event.ev_kind == OBS_EV_CALL && r->u.event.fact;
+
+	if (!final)
+		return;
+	if ((state & OBS_RS_EVENT_FINAL) &&
+	    (!two || (state & OBS_RS_FACT_FINAL)))
+		state |= OBS_RS_COMPLETE;
+	__atomic_store_n(&r->state, state, __ATOMIC_RELEASE);
+}
+
+/* A handle: the record's address, with bit 0 set for the fact that rides
+ * in a call's record (records are 128-byte aligned). */
+#define FACT_BIT ((uint64_t)1)
+
+static struct obs_record *record_of(uint64_t handle)
+{
+	return (struct obs_record *)(uintptr_t)(handle & ~FACT_BIT);
 }
 
 static uint64_t ev_put(void *ctx, const struct obs_event *ev, bool final)
 {
 	struct obs_conn *c = ctx;
-	struct obs_record *labels = NULL;
-	struct obs_record *r = obs_evrec_records(ev) == 2
-				       ? obs_record_alloc2(&labels)
-				       : obs_record_alloc();
+	struct obs_record *labels = NULL, *r = c->ev_call;
 
+	c->ev_call = NULL;
+	if (r && !(r->state & OBS_RS_COMPLETE) && obs_evrec_attach(r, ev)) {
+		mark_final(r, OBS_RS_FACT_FINAL, final);
+		return (uint64_t)(uintptr_t)r | FACT_BIT;
+	}
+	r = obs_evrec_records(ev) == 2 ? obs_record_alloc2(&labels)
+				       : obs_record_alloc();
 	if (r == NULL)
 		return 0;
 	obs_evrec_encode(ev, r, labels);
 	r->conn_seq = c->crec->conn_seq;
-	state_final(r, final);
+	r->state = 0;
+	mark_final(r, OBS_RS_EVENT_FINAL, final);
 	if (labels) { /* before its fact: a reader that sees the fact sees
 		       * its labels */
 		labels->conn_seq = r->conn_seq;
@@ -41,31 +68,45 @@ static uint64_t ev_put(void *ctx, const struct obs_event *ev, bool final)
 		obs_record_publish(labels, OBS_REC_EVENT);
 	}
 	obs_record_publish(r, OBS_REC_EVENT);
+	if (ev->kind == OBS_EV_CALL)
+		c->ev_call = r;
 	return (uint64_t)(uintptr_t)r;
 }
 
 static void ev_update(void *ctx, uint64_t handle, const struct obs_event *ev,
 		      bool final)
 {
-	struct obs_record *r = (struct obs_record *)(uintptr_t)handle;
+	struct obs_record *r = record_of(handle);
 
 	(void)ctx;
 	if (r == NULL)
 		return;
-	obs_evrec_encode(ev, r, NULL);
-	state_final(r, final);
+	if (handle & FACT_BIT) {
+		obs_evrec_attach(r, ev);
+		mark_final(r, OBS_RS_FACT_FINAL, final);
+		return;
+	}
+	if (ev->kind == OBS_EV_CALL)
+		obs_evrec_update_call(ev, r);
+	else
+		obs_evrec_encode(ev, r, NULL);
+	mark_final(r, OBS_RS_EVENT_FINAL, final);
 }
 
 static void ev_seal(void *ctx, uint64_t handle)
 {
 	(void)ctx;
-	if (handle)
-		state_final((struct obs_record *)(uintptr_t)handle, true);
+	if (record_of(handle))
+		mark_final(record_of(handle),
+			   handle & FACT_BIT ? OBS_RS_FACT_FINAL
+					     : OBS_RS_EVENT_FINAL,
+			   true);
 }
 
 void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err)
 {
 	c->sink = (struct obs_sink){ ev_put, ev_update, ev_seal, c };
+	c->ev_call = NULL;
 	obs_cap_init(&c->cap, &c->sink);
 	obs_cap_connect(&c->cap, t_in, t_out, err);
 }

@@ -198,6 +198,9 @@ struct obs_conn {
 	 * calls, and where its events go. Made ready at connect. */
 	struct obs_capture cap;
 	struct obs_sink sink;
+	/* the record of the last call event, while the HTTP/1 fact that
+	 * comes right after it may still ride in it (events.c) */
+	struct obs_record *ev_call;
 };
 
 /* A connection as new: every field zero but the three above, which need

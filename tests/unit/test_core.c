@@ -71,6 +71,46 @@ static void test_keepalive(void **state)
 	assert_int_equal(s->replay.conn.t2, 100);
 }
 
+/* A request with the host and path of the one before it says so instead
+ * of writing them again; the replay gives it them all the same. */
+static void test_labels_once(void **state)
+{
+	struct run *s = run_new();
+	int with_labels = 0, again = 0;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		send_str(s,
+			 "GET /same?q=1 HTTP/1.1\r\nHost: h.example\r\n\r\n");
+		recv_str(s, resp_100b);
+	}
+	send_str(s, "GET /other HTTP/1.1\r\nHost: h.example\r\n\r\n");
+	recv_str(s, resp_100b);
+	finish(s);
+
+	for (uint64_t i = 0; i < s->n_events; i++) {
+		const struct obs_event *ev = &s->events[i];
+
+		if (ev->kind != OBS_EV_H1 || ev->dir != OBS_TX)
+			continue;
+		if (ev->u.h1.head.flags & OBS_EVH1F_LABELS_AGAIN) {
+			assert_string_equal(ev->u.h1.head.path, "");
+			again++;
+		} else {
+			assert_string_not_equal(ev->u.h1.head.path, "");
+			with_labels++;
+		}
+	}
+	assert_int_equal(with_labels, 2);
+	assert_int_equal(again, 2);
+	assert_int_equal(s->n_x, 4);
+	for (int i = 0; i < 3; i++) {
+		assert_string_equal(s->x[i].path, "/same");
+		assert_string_equal(s->x[i].host, "h.example");
+	}
+	assert_string_equal(s->x[3].path, "/other");
+}
+
 /* curl -T: Expect: 100-continue, the 100, the body, then the 200. */
 static void test_expect_continue(void **state)
 {
@@ -468,31 +508,103 @@ static void test_server_first(void **state)
 static void test_evrec_checks(void **state)
 {
 	struct obs_event up = { .seq = 1, .kind = OBS_EV_UP, .aux = 4 };
-	struct obs_event out;
+	struct obs_event out[2];
 	struct obs_record rec = { .kind = OBS_REC_EVENT };
+	unsigned int n;
 
 	(void)state;
 	obs_evrec_encode(&up, &rec, NULL);
-	assert_null(obs_evrec_decode(&rec, NULL, &out));
-	assert_int_equal(out.aux, OBS_UP_FIRST_IO);
+	assert_null(obs_evrec_decode(&rec, NULL, out, &n));
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].aux, OBS_UP_FIRST_IO);
 	up.aux = 6;
 	obs_evrec_encode(&up, &rec, NULL);
-	assert_non_null(obs_evrec_decode(&rec, NULL, &out));
+	assert_non_null(obs_evrec_decode(&rec, NULL, out, &n));
 	up.err = ECONNREFUSED; /* a failed outcome says no how */
 	obs_evrec_encode(&up, &rec, NULL);
-	assert_null(obs_evrec_decode(&rec, NULL, &out));
+	assert_null(obs_evrec_decode(&rec, NULL, out, &n));
 
 	struct obs_event proto = { .seq = 2,
 				   .kind = OBS_EV_PROTO,
 				   .aux = OBS_APP_H2 + 1 };
 	obs_evrec_encode(&proto, &rec, NULL);
-	assert_non_null(obs_evrec_decode(&rec, NULL, &out));
+	assert_non_null(obs_evrec_decode(&rec, NULL, out, &n));
+}
+
+/* A response's fact rides in the record of the call event just before
+ * it, and comes out of it as the second event; updated, the call keeps
+ * its fact and the fact its call. A fact that is not the call's next
+ * event, or that has labels, does not ride. */
+static void test_evrec_attach(void **state)
+{
+	struct obs_event call = { .seq = 7,
+				  .kind = OBS_EV_CALL,
+				  .dir = OBS_RX,
+				  .calls = 1,
+				  .t_in = 100,
+				  .t_data = 150,
+				  .t_out = 150,
+				  .offset = 40,
+				  .bytes = 338,
+				  .first_bytes = 338 };
+	struct obs_event fact = { .seq = 8,
+				  .kind = OBS_EV_H1,
+				  .dir = OBS_RX,
+				  .offset = 278,
+				  .u.h1 = {
+					  .kind = OBS_H1_HEAD,
+					  .begin = 40,
+					  .head = { .status = 200,
+						    .body = OBS_H1_BODY_LENGTH,
+						    .length = 100 } } };
+	struct obs_event out[2];
+	struct obs_record rec = { .kind = OBS_REC_EVENT };
+	unsigned int n;
+
+	(void)state;
+	obs_evrec_encode(&call, &rec, NULL);
+	assert_true(obs_evrec_attach(&rec, &fact));
+	fact.u.h1.ended = true;
+	fact.u.h1.end = 378;
+	assert_true(obs_evrec_attach(&rec, &fact));
+	call.calls = 2;
+	call.t_out = 300;
+	obs_evrec_update_call(&call, &rec);
+	assert_null(obs_evrec_decode(&rec, NULL, out, &n));
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0].kind, OBS_EV_CALL);
+	assert_int_equal(out[0].seq, 7);
+	assert_int_equal(out[0].calls, 2);
+	assert_int_equal(out[0].t_out, 300);
+	assert_int_equal(out[0].bytes, 338);
+	assert_int_equal(out[1].kind, OBS_EV_H1);
+	assert_int_equal(out[1].seq, 8);
+	assert_int_equal(out[1].dir, OBS_RX);
+	assert_int_equal(out[1].offset, 278);
+	assert_int_equal(out[1].u.h1.begin, 40);
+	assert_int_equal(out[1].u.h1.end, 378);
+	assert_true(out[1].u.h1.ended);
+	assert_int_equal(out[1].u.h1.head.status, 200);
+
+	struct obs_event late = fact, labelled = fact;
+	struct obs_record plain = { .kind = OBS_REC_EVENT };
+
+	obs_evrec_encode(&call, &plain, NULL);
+	late.seq = 9;
+	assert_false(obs_evrec_attach(&plain, &late));
+	labelled.dir = call.dir = OBS_TX;
+	obs_evrec_encode(&call, &plain, NULL);
+	strcpy(labelled.u.h1.head.path, "/a");
+	assert_false(obs_evrec_attach(&plain, &labelled));
+	assert_null(obs_evrec_decode(&plain, NULL, out, &n));
+	assert_int_equal(n, 1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keepalive),
+		cmocka_unit_test(test_labels_once),
 		cmocka_unit_test(test_expect_continue),
 		cmocka_unit_test(test_early_hints),
 		cmocka_unit_test(test_pipelining),
@@ -508,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_merged_calls),
 		cmocka_unit_test(test_server_first),
 		cmocka_unit_test(test_evrec_checks),
+		cmocka_unit_test(test_evrec_attach),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) | test_core_h2();

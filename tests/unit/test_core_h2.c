@@ -470,7 +470,8 @@ static void test_h2_evrec(void **state)
 	};
 	struct obs_record rec = { .kind = OBS_REC_EVENT };
 	struct obs_record lab = { .kind = OBS_REC_EVENT };
-	struct obs_event out;
+	struct obs_event out[2];
+	unsigned int n;
 
 	(void)state;
 	assert_int_equal(obs_evrec_records(&ev), 2);
@@ -480,22 +481,23 @@ static void test_h2_evrec(void **state)
 	assert_int_equal(rec.u.event.t_in, 0);
 	assert_int_equal(rec.u.event.t_data, 0);
 	assert_int_equal(rec.u.event.t_out, 0);
-	assert_null(obs_evrec_decode(&rec, &lab, &out));
-	assert_memory_equal(&out.u.h2, &ev.u.h2, sizeof(ev.u.h2));
-	assert_int_equal(out.offset, ev.offset);
-	assert_int_equal(out.seq, ev.seq);
+	assert_null(obs_evrec_decode(&rec, &lab, out, &n));
+	assert_int_equal(n, 1);
+	assert_memory_equal(&out[0].u.h2, &ev.u.h2, sizeof(ev.u.h2));
+	assert_int_equal(out[0].offset, ev.offset);
+	assert_int_equal(out[0].seq, ev.seq);
 
 	ev.u.h2.what = 0x100; /* no such fact */
 	obs_evrec_encode(&ev, &rec, NULL);
-	assert_non_null(obs_evrec_decode(&rec, NULL, &out));
+	assert_non_null(obs_evrec_decode(&rec, NULL, out, &n));
 	ev.u.h2.what = OBS_H2F_END;
 	ev.u.h2.label_flags = 0x10;
 	obs_evrec_encode(&ev, &rec, NULL);
-	assert_non_null(obs_evrec_decode(&rec, NULL, &out));
+	assert_non_null(obs_evrec_decode(&rec, NULL, out, &n));
 	ev.u.h2.label_flags = 0;
 	ev.u.h2.status = 1000;
 	obs_evrec_encode(&ev, &rec, NULL);
-	assert_non_null(obs_evrec_decode(&rec, NULL, &out));
+	assert_non_null(obs_evrec_decode(&rec, NULL, out, &n));
 }
 
 int test_core_h2(void)

@@ -84,10 +84,10 @@ static bool has_labels(const struct obs_event *ev)
 /* The host and path of ev (has_labels) into l. */
 static void labels_of(const struct obs_event *ev, struct obs_labels_body *l)
 {
-	const char *host = ev->kind == OBS_EV_H2 ? ev->u.h2.host
-						 : ev->u.h1.head.host;
-	const char *path = ev->kind == OBS_EV_H2 ? ev->u.h2.path
-						 : ev->u.h1.head.path;
+	const char *host =
+		ev->kind == OBS_EV_H2 ? ev->u.h2.host : ev->u.h1.head.host;
+	const char *path =
+		ev->kind == OBS_EV_H2 ? ev->u.h2.path : ev->u.h1.head.path;
 
 	memcpy(l->host, host, sizeof(l->host));
 	memcpy(l->path, path, sizeof(l->path));
@@ -288,13 +288,10 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 		ev[0].u.proto.level = b->fact;
 		break;
 	case OBS_EV_H2: {
-		const char *why = h2_decode(
-			b,
-			labels && labels->kind == OBS_REC_EVENT &&
-					labels->u.labels.ev_kind == OBS_EV_LABELS
-				? &labels->u.labels
-				: NULL,
-			&ev[0]);
+		bool l = labels && labels->kind == OBS_REC_EVENT &&
+			 labels->u.labels.ev_kind == OBS_EV_LABELS;
+		const char *why =
+			h2_decode(b, l ? &labels->u.labels : NULL, &ev[0]);
 
 		if (why)
 			return why;

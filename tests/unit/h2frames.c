@@ -61,20 +61,28 @@ void put(struct script *s, int dir, const void *p, size_t n)
 	s->fed[dir] += n;
 }
 
+/* The 9 bytes of a frame's header. */
+static void frame_header(uint8_t h[9], size_t len, uint8_t type, uint8_t flags,
+			 uint32_t sid)
+{
+	h[0] = (uint8_t)(len >> 16);
+	h[1] = (uint8_t)(len >> 8);
+	h[2] = (uint8_t)len;
+	h[3] = type;
+	h[4] = flags;
+	h[5] = (uint8_t)(sid >> 24);
+	h[6] = (uint8_t)(sid >> 16);
+	h[7] = (uint8_t)(sid >> 8);
+	h[8] = (uint8_t)sid;
+}
+
 /* A frame whose bytes count for stream owner (0: the connection). */
 void frame_to(struct script *s, int dir, uint32_t owner, uint8_t type,
 	      uint8_t flags, uint32_t sid, const void *payload, size_t len)
 {
-	uint8_t h[9] = { (uint8_t)(len >> 16),
-			 (uint8_t)(len >> 8),
-			 (uint8_t)len,
-			 type,
-			 flags,
-			 (uint8_t)(sid >> 24),
-			 (uint8_t)(sid >> 16),
-			 (uint8_t)(sid >> 8),
-			 (uint8_t)sid };
+	uint8_t h[9];
 
+	frame_header(h, len, type, flags, sid);
 	put(s, dir, h, 9);
 	if (len)
 		put(s, dir, payload, len);

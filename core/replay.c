@@ -23,6 +23,7 @@
  */
 #include "replay.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "spool_format.h"
@@ -210,7 +211,9 @@ static void number(void *ctx, const struct obs_core_exchange *x)
 
 void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out)
 {
-	memset(r, 0, sizeof(*r));
+	/* HTTP/2's state is set when HTTP/2 begins (most connections never
+	 * touch it) */
+	memset(r, 0, offsetof(struct obs_replay, http2));
 	r->out = *out;
 	r->layers = (struct obs_core_sink){ number, r };
 	obs_raw_init(&r->raw);

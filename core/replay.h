@@ -35,8 +35,9 @@ struct obs_replay {
 	bool http1_on;	     /* HTTP/1 exchanges under way */
 	bool http2_on;	     /* HTTP/2 streams under way */
 	struct obs_http1 http1;
-	struct obs_http2 http2;
 	struct obs_raw raw;
+	/* last, 28 KiB: written only once HTTP/2 begins (http2_on) */
+	struct obs_http2 http2;
 };
 
 void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out);

@@ -131,7 +131,7 @@ struct obs_ev_h2 {
 	uint32_t calls[2];    /* CLOSE: the calls that moved some */
 	char method[OBS_H1_METHOD_MAX]; /* REQUEST: NUL-padded, as HTTP/1's */
 	char host[OBS_H1_HOST_MAX];	/* :authority */
-	char path[OBS_H1_PATH_MAX];	/* no query, no fragment */
+	char path[OBS_H1_PATH_MAX];	/* no query, fragment or ;parameters */
 };
 
 struct obs_ev_ws {

@@ -395,6 +395,16 @@ static bool name_is(const nghttp2_nv *nv, const char *name, size_t len)
 	return nv->namelen == len && memcmp(nv->name, name, len) == 0;
 }
 
+/* The path of a :path value v[0..n), as HTTP/1's is kept: to its first
+ * '?', '#' or ';' (no query, fragment or path parameters). */
+static size_t path_len(const uint8_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == '?' || v[i] == '#' || v[i] == ';')
+			return i;
+	return n;
+}
+
 /* Keep the field if it is one of the four; every other is passed over. */
 static void take_field(struct obs_h2_way *w, int dir, const nghttp2_nv *nv)
 {
@@ -414,21 +424,19 @@ static void take_field(struct obs_h2_way *w, int dir, const nghttp2_nv *nv)
 	if (name_is(nv, ":method", 7)) {
 		put_field(r->method, sizeof(r->method), v, n);
 	} else if (name_is(nv, ":path", 5)) {
-		const uint8_t *q = n ? memchr(v, '?', n) : NULL, *f;
-
-		if (q)
-			n = (size_t)(q - v);
-		f = n ? memchr(v, '#', n) : NULL;
-		if (f)
-			n = (size_t)(f - v);
+		n = path_len(v, n);
 		r->flags &= ~OBS_H1F_PATH_CUT;
 		if (put_field(r->path, sizeof(r->path), v, n))
 			r->flags |= OBS_H1F_PATH_CUT;
 	} else if (name_is(nv, ":authority", 10) ||
 		   (name_is(nv, "host", 4) && !w->blk_authority)) {
+		size_t at = n;
+
+		while (at > 0 && v[at - 1] != '@') /* userinfo is not kept */
+			at--;
 		w->blk_authority = nv->namelen == 10;
 		r->flags &= ~OBS_H1F_HOST_CUT;
-		if (put_field(r->host, sizeof(r->host), v, n))
+		if (put_field(r->host, sizeof(r->host), v + at, n - at))
 			r->flags |= OBS_H1F_HOST_CUT;
 	}
 }

@@ -11,9 +11,9 @@
  * knows the call's entry and return times, turns them into exchanges:
  *
  *   OPEN    (TX) the client's HEADERS opened the stream      T3 = its entry
- *   REQUEST (TX) its header block is complete: :method, :path (no query, no
- *                fragment), :authority (req; NULL when the block could not
- *                be decoded)                                  labels
+ *   REQUEST (TX) its header block is complete: :method, :path (no query,
+ *                fragment or ;parameters), :authority (no userinfo) (req;
+ *                NULL when the block could not be decoded)    labels
  *   FIRST   (RX) the first answer frame (HEADERS, DATA or RST_STREAM) of
  *                the stream is in this receive                TFB = its return
  *   STATUS  (RX) the final :status (1xx informational responses are not)
@@ -149,8 +149,8 @@ enum obs_h2_kind {
 /* A request's labels, as HTTP/1's (h1.h): NUL-padded, full when cut. */
 struct obs_h2_req {
 	char method[OBS_H1_METHOD_MAX];
-	char host[OBS_H1_HOST_MAX]; /* :authority, else Host */
-	char path[OBS_H1_PATH_MAX]; /* no query, no fragment */
+	char host[OBS_H1_HOST_MAX]; /* :authority, else Host; no userinfo */
+	char path[OBS_H1_PATH_MAX]; /* no query, fragment or ;parameters */
 	uint32_t flags;		    /* OBS_H1F_HOST_CUT, OBS_H1F_PATH_CUT */
 };
 

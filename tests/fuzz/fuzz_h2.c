@@ -47,8 +47,14 @@ static void on_event(void *ctx, const struct obs_h2_ev *e)
 	case OBS_H2_EV_LOST:
 		t->lost++;
 		break;
-	case OBS_H2_EV_REQUEST: /* labels, when decoded, are NUL-padded */
-		if (e->req && e->req->flags & ~3u)
+	case OBS_H2_EV_REQUEST: /* labels, when decoded: never a query,
+				 * fragment, path parameter or userinfo */
+		if (e->req &&
+		    ((e->req->flags & ~3u) ||
+		     memchr(e->req->path, '?', sizeof(e->req->path)) ||
+		     memchr(e->req->path, '#', sizeof(e->req->path)) ||
+		     memchr(e->req->path, ';', sizeof(e->req->path)) ||
+		     memchr(e->req->host, '@', sizeof(e->req->host))))
 			abort();
 		break;
 	default:

@@ -89,7 +89,8 @@ static struct script *two_streams(void)
 	struct script *h = begun();
 
 	request(h, 1, B_END_STREAM, "GET", "/a?token=SECRET", "example.org");
-	request(h, 3, 0, "POST", "/up", "example.org:8080");
+	request(h, 3, 0, "POST", "/up;jsessionid=SECRET",
+		"u:pw@example.org:8080");
 	cut(h);
 	data(h, TX, 3, 1000, true, 0);
 	cut(h);

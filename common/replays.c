@@ -190,6 +190,24 @@ void obs_replays_feed(struct obs_replays *m, struct obs_replayed *r,
 	r->saved.next = ev->seq + 1;
 }
 
+enum obs_taken obs_replays_take(struct obs_replays *m, struct obs_replayed *r,
+				const struct obs_event *ev, unsigned int n,
+				bool final, bool gaps)
+{
+	if (n && ev[n - 1].seq > r->saved.seen)
+		r->saved.seen = ev[n - 1].seq;
+	for (unsigned int i = 0; i < n; i++) {
+		if (ev[i].seq < r->saved.next)
+			continue; /* consumed already */
+		if (!final || (ev[i].seq > r->saved.next && !gaps))
+			return OBS_WAITS;
+		obs_replays_feed(m, r, &ev[i]);
+		if (ev[i].kind == OBS_EV_CLOSE && !(ev[i].flags & OBS_EVF_EXIT))
+			return OBS_CLOSED;
+	}
+	return OBS_TAKEN;
+}
+
 void obs_replays_finish(struct obs_replays *m, struct obs_replayed *r)
 {
 	m->current = r;

@@ -64,6 +64,23 @@ void obs_replays_conn(struct obs_replays *m, const struct obs_record *rec);
 /* The event (its turn come) into r's replay. */
 void obs_replays_feed(struct obs_replays *m, struct obs_replayed *r,
 		      const struct obs_event *ev);
+
+/* What became of a record's events offered to a replay. */
+enum obs_taken {
+	OBS_TAKEN,  /* consumed (or consumed before) */
+	OBS_WAITS,  /* one of them waits: offer the record again later */
+	OBS_CLOSED, /* the connection's close was consumed: end it */
+};
+
+/* The events of one record (ev[0..n), in order: core/evrec.h) into r's
+ * replay, each in its turn: one consumed before is passed by; one whose
+ * turn has not come, or that is not final, waits, and so do those after
+ * it. final: the record will not change again; gaps: a number never seen
+ * may be passed over (the spool lost records and its writer is gone).
+ * The first number seen beyond what r consumed is noted (saved.seen). */
+enum obs_taken obs_replays_take(struct obs_replays *m, struct obs_replayed *r,
+				const struct obs_event *ev, unsigned int n,
+				bool final, bool gaps);
 /* r's events end here: what its replay holds is given out. */
 void obs_replays_finish(struct obs_replays *m, struct obs_replayed *r);
 /* Forget r. */

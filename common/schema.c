@@ -639,6 +639,12 @@ const char obs_schema_pull_mark_put_sql[] =
 	"id >= f.exch_from), (SELECT max(id) + 1 FROM src.exchange), 0) "
 	"FROM temp.pull_from f";
 
+const char obs_schema_otlp_mark_sql[] =
+	"CREATE TABLE IF NOT EXISTS otlp_mark(\n"
+	"  endpoint TEXT PRIMARY KEY,\n"
+	"  next_id INTEGER NOT NULL,\n"
+	"  pending BLOB);\n";
+
 /* 1 when the source named ?1 was merged last with signature ?2. */
 const char obs_schema_pull_same_sql[] =
 	"SELECT 1 FROM main.pull_mark WHERE source = ?1 AND signature = ?2";

@@ -148,6 +148,12 @@ extern const char obs_schema_pull_from_sql[];
 extern const char obs_schema_pull_mark_put_sql[];
 extern const char obs_schema_pull_same_sql[];
 
+/* The OTLP push's marks (otel/cursor.h), one per URL it pushes to: every
+ * exchange with an id below next_id was sent, but those in pending
+ * (little-endian 64-bit ids: in flight then). Outside the versioned
+ * schema, created when missing. */
+extern const char obs_schema_otlp_mark_sql[];
+
 /* For a connection that only reads (the manager): a TEMP view
  * exchange_metrics, which the queries then read instead of the stored one,
  * with the same columns computed the same way but the next exchange (of

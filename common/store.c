@@ -1673,28 +1673,19 @@ static int event_take(struct ingest *in, const struct obs_record *rec,
 		return -1;
 	if (!r)
 		return 0; /* its connect never read */
-	if (ev[n - 1].seq > r->saved.seen)
-		r->saved.seen = ev[n - 1].seq;
-	for (unsigned int i = 0; i < n; i++) {
-		if (ev[i].seq < r->saved.next)
-			continue; /* consumed already */
-		/* a number passed over: only where the spool lost records,
-		 * once its writer is gone */
-		if (!final || (ev[i].seq > r->saved.next &&
-			       !(in->over && in->sp.hdr->records_dropped)))
-			return event_wait(in, offset, records);
-		obs_replays_feed(in->replays, r, &ev[i]);
-		if (in->ev_failed)
-			return -1;
-		if (ev[i].kind == OBS_EV_CLOSE &&
-		    !(ev[i].flags & OBS_EVF_EXIT)) {
-			int rc = event_end(in, r);
+	switch (obs_replays_take(in->replays, r, ev, n, final,
+				 in->over && in->sp.hdr->records_dropped)) {
+	case OBS_WAITS:
+		return event_wait(in, offset, records);
+	case OBS_CLOSED: {
+		int rc = event_end(in, r);
 
-			obs_replays_forget(in->replays, r);
-			return rc;
-		}
+		obs_replays_forget(in->replays, r);
+		return rc;
 	}
-	return 0;
+	default:
+		return in->ev_failed ? -1 : 0;
+	}
 }
 
 /* The request's fact held for its labels, taken without them. */

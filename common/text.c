@@ -182,3 +182,24 @@ void text_csv_cell(FILE *f, const char *s, unsigned flags)
 	if (quoted)
 		fputc('"', f);
 }
+
+void text_escaped(FILE *out, const char *s, const char *invalid,
+		  text_escape_fn *escape)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	char buf[16];
+
+	while (n > 0) {
+		bool valid;
+		size_t len = text_utf8_len(p, n, &valid);
+		const char *instead = valid ? escape(p, len, buf) : invalid;
+
+		if (instead)
+			fputs(instead, out);
+		else
+			fwrite(p, 1, len, out);
+		p += len;
+		n -= len;
+	}
+}

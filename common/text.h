@@ -27,6 +27,17 @@ size_t text_utf8_len(const unsigned char *p, size_t n, bool *valid);
  * (below 0x20), DEL, or C1 (U+0080 to U+009F). */
 bool text_is_control(const unsigned char *p, size_t len);
 
+/* The escape of a character of len bytes at p, written by text_escaped
+ * instead of it; NULL to write it as it is. buf (16 bytes) may hold it. */
+typedef const char *text_escape_fn(const unsigned char *p, size_t len,
+				   char buf[16]);
+
+/* Writes s to out character by character: what is not UTF-8 as invalid
+ * (one per ill-formed subpart, text_utf8_len), every other character as
+ * escape says. */
+void text_escaped(FILE *out, const char *s, const char *invalid,
+		  text_escape_fn *escape);
+
 /* s as it may be shown on a terminal: every control character (also
  * newline and tab) and every byte that is not UTF-8 becomes \xNN (a C1
  * character its two bytes). Returns s itself when nothing needs it, else

@@ -3,9 +3,12 @@
  * yet counted from the first slot still in flight on: a connection counts
  * (its end class, an error) once complete, an exchange (its Tw and Tr, an
  * HTTP status of 500 or more or a reset stream as an error) once complete;
- * a slot counted is
- * never read again. Tw and Tr are kept per refresh for the last
- * LIVE_WINDOW refreshes, about LIVE_WINDOW seconds. */
+ * a slot counted is never read again. A process that records events
+ * (OBSERVE_CAPTURE=events) has its connections replayed by the core, as
+ * the slicer replays them (common/replays.h), in memory: an event record
+ * counts once its events are consumed, and the exchanges and ends the
+ * replays give out are counted then. Tw and Tr are kept per refresh for
+ * the last LIVE_WINDOW refreshes, about LIVE_WINDOW seconds. */
 #define _GNU_SOURCE
 #include "live.h"
 
@@ -21,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evrec.h"
+#include "replays.h"
 #include "spool_reader.h"
 #include "text.h"
 
@@ -60,6 +65,11 @@ struct spool {
 	size_t from;	 /* the first slot not counted */
 	int32_t *server; /* per connection number: its server + 1, 0 unknown */
 	size_t conns;
+	/* an events spool's connections (this spool's, or its segment 0's
+	 * for a later segment: map_of) */
+	struct obs_replays *replays;
+	struct live *live; /* for the replays' exchanges */
+	bool events;	   /* the process records events */
 };
 
 struct live {
@@ -149,14 +159,111 @@ static int sample(struct samples *s, double v)
 	return 0;
 }
 
+/* An exchange of the server srv: its Tw and Tr, and an error when its
+ * status is 500 or more or its stream was reset. -1 when out of memory. */
+static int count_exchange(struct live *l, struct server *srv, int64_t t4,
+			  int64_t tfb, int64_t t5, int64_t t6, bool error)
+{
+	unsigned slot = l->tick % (LIVE_WINDOW + 1);
+
+	srv->exchanges++;
+	srv->counted[slot]++;
+	if (error)
+		srv->errors++;
+	if (t4 && tfb >= t4 && sample(&srv->tw[slot], (double)(tfb - t4) / 1e6))
+		return -1;
+	if (t5 && t6 >= t5 && sample(&srv->tr[slot], (double)(t6 - t5) / 1e6))
+		return -1;
+	return 0;
+}
+
+/* A connection of the server srv ended the way end_class says. */
+static void count_end(struct server *srv, uint8_t end_class)
+{
+	if (end_class >= END_CLASSES)
+		return;
+	srv->ends[end_class]++;
+	if (end_class == OBS_END_RESET || end_class == OBS_END_TIMEOUT ||
+	    end_class == OBS_END_REFUSED || end_class == OBS_END_CONNECT_ERROR)
+		srv->errors++;
+}
+
+/* The server of connection conn_seq of the spool map m, or NULL. */
+static struct server *server_at(struct live *l, const struct spool *m,
+				uint64_t conn_seq)
+{
+	return conn_seq < m->conns && m->server[conn_seq]
+		       ? &l->srv[m->server[conn_seq] - 1]
+		       : NULL;
+}
+
+/* An exchange a replay of the spool map ctx gave out. */
+static void replayed_exchange(void *ctx, const struct obs_replayed *r,
+			      const struct obs_core_exchange *x)
+{
+	struct spool *m = ctx;
+	struct server *srv = server_at(m->live, m, r->conn_seq);
+
+	if (srv)
+		count_exchange(m->live, srv, x->t4, x->tfb, x->t5, x->t6,
+			       x->status >= 500);
+}
+
+/* The event record r at slot i of s (its labels, if it has them, in the
+ * slot after it): its events into the replay of their connection. Counted
+ * when consumed, left for the next refresh when they wait. -1 when out of
+ * memory. */
+static int count_events(struct live *l, struct spool *s, struct spool *m,
+			const struct obs_record *r, size_t i)
+{
+	const struct obs_record *labels =
+		obs_evrec_has_labels(r) && i + 1 < s->slots ? r + 1 : NULL;
+	bool final =
+		__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) & OBS_RS_COMPLETE;
+	struct obs_event ev[2];
+	struct obs_replayed *rp;
+	struct server *srv;
+	unsigned int n;
+
+	if (r->u.event.ev_kind == OBS_EV_LABELS ||
+	    obs_evrec_decode(r, labels, ev, &n)) {
+		s->done[i] = 1; /* read with its fact, or not to be read */
+		return 0;
+	}
+	m->live = l;
+	if (!m->replays &&
+	    !(m->replays = obs_replays_new(replayed_exchange, m)))
+		return -1;
+	rp = obs_replays_get(m->replays, r->conn_seq);
+	if (!rp && ev[0].kind == OBS_EV_CONNECT && ev[0].seq == 1 &&
+	    !(rp = obs_replays_add(m->replays, r->conn_seq, NULL, 0)))
+		return -1;
+	if (!rp) { /* its connect was not read: never counted */
+		s->done[i] = 1;
+		return 0;
+	}
+	switch (obs_replays_take(m->replays, rp, ev, n, final, false)) {
+	case OBS_WAITS:
+		return 0;
+	case OBS_CLOSED:
+		obs_replays_finish(m->replays, rp);
+		if ((srv = server_at(l, m, r->conn_seq)))
+			count_end(srv, rp->saved.replay.conn.end_class);
+		obs_replays_forget(m->replays, rp);
+		break;
+	default:
+		break;
+	}
+	s->done[i] = 1;
+	return 0;
+}
+
 /* Count the record at slot i if it is complete (or needs no counting).
  * -1 when out of memory. */
 static int count_record(struct live *l, struct spool *s, struct spool *m,
 			const struct obs_record *r, size_t i)
 {
-	unsigned slot = l->tick % (LIVE_WINDOW + 1);
 	uint32_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
-	struct server *srv;
 	int k;
 
 	if (r->kind == OBS_REC_CONNECTION) {
@@ -167,34 +274,25 @@ static int count_record(struct live *l, struct spool *s, struct spool *m,
 		m->server[r->conn_seq] = k + 1;
 		if (!(state & OBS_RS_COMPLETE))
 			return 0;
-		srv = &l->srv[k];
-		srv->ends[r->u.conn.end_class]++;
-		if (r->u.conn.end_class == OBS_END_RESET ||
-		    r->u.conn.end_class == OBS_END_TIMEOUT ||
-		    r->u.conn.end_class == OBS_END_REFUSED ||
-		    r->u.conn.end_class == OBS_END_CONNECT_ERROR)
-			srv->errors++;
+		/* an events spool's connection ends by its events */
+		if (!s->events)
+			count_end(&l->srv[k], r->u.conn.end_class);
 	} else if (r->kind == OBS_REC_EXCHANGE) {
 		const struct obs_exch_body *x = &r->u.exch;
+		struct server *srv = server_at(l, m, r->conn_seq);
 
-		if (!(state & OBS_RS_COMPLETE) || r->conn_seq >= m->conns ||
-		    !m->server[r->conn_seq])
+		if (!(state & OBS_RS_COMPLETE) || !srv)
 			return 0; /* later */
-		srv = &l->srv[m->server[r->conn_seq] - 1];
 		if (x->flags & OBS_XF_TLS_ALERT) {
 			s->done[i] = 1; /* not a request */
 			return 0;
 		}
-		srv->exchanges++;
-		srv->counted[slot]++;
-		if (x->status >= 500 || (x->flags & OBS_XF_RESET))
-			srv->errors++;
-		if (x->t4 && x->tfb >= x->t4 &&
-		    sample(&srv->tw[slot], (double)(x->tfb - x->t4) / 1e6))
+		if (count_exchange(l, srv, x->t4, x->tfb, x->t5, x->t6,
+				   x->status >= 500 ||
+					   (x->flags & OBS_XF_RESET)))
 			return -1;
-		if (x->t5 && x->t6 >= x->t5 &&
-		    sample(&srv->tr[slot], (double)(x->t6 - x->t5) / 1e6))
-			return -1;
+	} else if (r->kind == OBS_REC_EVENT) {
+		return count_events(l, s, m, r, i);
 	}
 	s->done[i] = 1;
 	return 0;
@@ -239,6 +337,7 @@ static int read_spool(struct live *l, struct spool *s)
 		return -1;
 	}
 	m = map_of(l, s);
+	s->events = sp.hdr->flags & OBS_SPOOL_EVENTS;
 	sp.next = OBS_SPOOL_HEADER_SIZE + s->from * OBS_RECORD_SIZE;
 	while (rc == 0 && (r = obs_spool_next(&sp, &off, NULL, NULL))) {
 		size_t i = (off - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE;
@@ -449,6 +548,7 @@ void live_end(struct live *l)
 		free(l->sp[i].name);
 		free(l->sp[i].done);
 		free(l->sp[i].server);
+		obs_replays_free(l->sp[i].replays);
 	}
 	for (size_t i = 0; i < l->nsrv; i++)
 		for (int k = 0; k <= LIVE_WINDOW; k++) {

@@ -27,4 +27,8 @@ int cmd_findings(int argc, char **argv);
  * (prune.c). */
 int cmd_prune(int argc, char **argv);
 
+/* manager export [--otlp URL] [-q] STORE: the exchanges pushed as
+ * OpenTelemetry traces, the metrics as OTLP metrics (export_cmd.c). */
+int cmd_export(int argc, char **argv);
+
 #endif

@@ -9,6 +9,7 @@
  *   manager compare A.db [B.db] [--by ...] [filters] (compare_cmd.c)
  *   manager findings DB [filters] [--csv]            (findings_cmd.c)
  *   manager prune --before DATE STORE                (prune.c)
+ *   manager export [--otlp URL] STORE                (export_cmd.c)
  *
  * CENTRAL.db may be a postgresql:// URI (common/store_pg.c).
  */
@@ -34,13 +35,15 @@ int main(int argc, char **argv)
 		return cmd_findings(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "prune") == 0)
 		return cmd_prune(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "export") == 0)
+		return cmd_export(argc - 1, argv + 1);
 	if (argc > 1 &&
 	    (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		manager_usage(stdout);
 		return 0;
 	}
 	fprintf(stderr, "manager: a command is needed (pull, stats, report, "
-			"waterfall, compare, findings, prune)\n");
+			"waterfall, compare, findings, prune, export)\n");
 	manager_usage(stderr);
 	return 2;
 }

@@ -19,6 +19,7 @@ void manager_usage(FILE *out)
 		"                      [--csv]\n"
 		"       manager findings DB [FILTER...] [--csv]\n"
 		"       manager prune --before YYYY-MM-DD [-q] CENTRAL.db\n"
+		"       manager export [--otlp URL] [-q] CENTRAL.db\n"
 		"\n"
 		"CENTRAL.db may be a PostgreSQL URI instead, postgresql://[user@]\n"
 		"host[:port]/db or postgresql:///db?host=/socket/dir (the password\n"
@@ -68,6 +69,15 @@ void manager_usage(FILE *out)
 		"prune drops the days before the date (UTC): the connections\n"
 		"that started before it, their exchanges, the processes left\n"
 		"with none; on PostgreSQL whole day partitions.\n"
+		"export pushes the exchanges as OpenTelemetry spans to the\n"
+		"OTLP/HTTP receiver at URL (URL/v1/traces; default\n"
+		"OTEL_EXPORTER_OTLP_ENDPOINT, headers from\n"
+		"OTEL_EXPORTER_OTLP_HEADERS), gzipped, 512 spans a request at\n"
+		"most, then the metrics (URL/v1/metrics). What was sent is kept\n"
+		"in CENTRAL.db per URL: the next export sends only what is new.\n"
+		"429, 502, 503, 504 and no answer are retried (Retry-After\n"
+		"honoured); any other refusal is not. Exit status 1 when spans\n"
+		"were refused or left for the next export (docs/otel.md).\n"
 		"findings: where the users' time went and what to change, the\n"
 		"most time at stake first (docs/findings.md): no_reuse,\n"
 		"handshake_share, server_wait, transfer_limited, idle_close,\n"
@@ -83,5 +93,6 @@ void manager_usage(FILE *out)
 		"  manager compare before.db after.db --by path\n"
 		"  manager findings central.db --program ab\n"
 		"  manager pull -o postgresql://observe@db.lab/observe clients/\n"
-		"  manager prune --before 2026-01-01 postgresql://db.lab/observe\n");
+		"  manager prune --before 2026-01-01 postgresql://db.lab/observe\n"
+		"  manager export --otlp http://127.0.0.1:4318 central.db\n");
 }

@@ -17,6 +17,8 @@ required=(
   libssl-dev libgnutls28-dev                                           # the TLS hooks' types
   default-jdk-headless                                                 # clients: Java
   postgresql-15 postgresql-client-15 libpq-dev                         # the PostgreSQL central store
+  libcurl4-openssl-dev zlib1g-dev libmicrohttpd-dev                    # OTLP push, Prometheus endpoint
+  prometheus                                                           # its test scrapes our endpoint
 )
 optional=(
   chromium       # the headless page load in the demo and the tests

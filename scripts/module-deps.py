@@ -6,7 +6,7 @@ command's main.
 A module is a source file and its header of the same name (common/store.c
 and common/store.h are common/store). Two graphs are checked:
   - includes: module A includes B's header (#include "b.h": looked up
-    beside A, then in common/, then in core/);
+    beside A, then in common/, core/ and otel/);
   - symbols (with --objects BUILD): A's object file uses a function or
     variable that B's object defines (nm), which also catches a call made
     through a declaration written by hand.
@@ -23,7 +23,7 @@ import tempfile
 
 # libobserve/ joins once its capture is the core's (core/capture.c): its
 # record-building state machine still has cycles (exchange <-> h2 ...).
-DIRS = ("common", "core", "slicer", "manager", "launcher")
+DIRS = ("common", "core", "otel", "slicer", "manager", "launcher")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -43,7 +43,7 @@ def include_graph(root):
             with open(os.path.join(base, name), encoding="utf-8") as f:
                 text = f.read()
             for inc in INCLUDE.findall(text):
-                for where in (d, "common", "core"):
+                for where in (d, "common", "core", "otel"):
                     if os.path.exists(os.path.join(root, where, inc)):
                         target = f"{where}/{os.path.splitext(inc)[0]}"
                         if target != module:

@@ -371,7 +371,7 @@ int slicer_export(int argc, char **argv)
 		      "\"entries\": [",
 		      out);
 	if (fmt == FMT_OTLP)
-		opt = otlp_write(st, out);
+		opt = otlp_write(st, out, NULL);
 	else
 		opt = sqlite3_step(st);
 	for (; opt == SQLITE_ROW; opt = sqlite3_step(st)) {

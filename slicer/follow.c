@@ -62,7 +62,7 @@ struct follower {
 	int worst;
 };
 
-static int64_t now_ms(void)
+int64_t slicer_follow_now_ms(void)
 {
 	struct timespec ts;
 
@@ -158,7 +158,7 @@ static bool ingest(struct follower *f, struct spool *s)
 	rc = obs_store_ingest_path(f->store, s->path, f->stats, f->msgs, NULL,
 				   NULL, 0);
 	s->dirty = false;
-	s->ingested_ms = now_ms();
+	s->ingested_ms = slicer_follow_now_ms();
 	if (rc < 0)
 		f->worst = 2;
 	else if (rc > 0 && f->worst == 0)
@@ -221,7 +221,8 @@ static bool batch(struct follower *f)
 {
 	uint64_t again = f->stats->files_again;
 
-	qsort(f->v, f->n, sizeof(*f->v), by_path);
+	if (f->n) /* none yet: f->v is NULL, which qsort may not take */
+		qsort(f->v, f->n, sizeof(*f->v), by_path);
 	for (size_t i = 0; i < f->n; i++)
 		if (f->v[i].dirty && !ingest(f, &f->v[i]))
 			f->v[i].gone = true;
@@ -293,7 +294,8 @@ void slicer_follow_block_signals(void)
 }
 
 int slicer_follow(obs_store *store, const char *dir,
-		  struct obs_ingest_stats *stats, FILE *msgs)
+		  struct obs_ingest_stats *stats, FILE *msgs,
+		  const struct follow_hook *hook)
 {
 	struct follower f = {
 		.dir = dir, .store = store, .stats = stats, .msgs = msgs
@@ -301,7 +303,8 @@ int slicer_follow(obs_store *store, const char *dir,
 	sigset_t stop;
 	int ino, sfd;
 	int64_t due = -1; /* when the gathered events are ingested */
-	int again = 0;	  /* passes in a row that asked for another */
+	int64_t hook_due = hook ? 0 : -1; /* when the hook runs next */
+	int again = 0; /* passes in a row that asked for another */
 	bool stopping = false;
 
 	stop_signals(&stop);
@@ -326,13 +329,15 @@ int slicer_follow(obs_store *store, const char *dir,
 	while (!stopping) {
 		struct pollfd p[2] = { { .fd = ino, .events = POLLIN },
 				       { .fd = sfd, .events = POLLIN } };
-		int64_t now = now_ms();
+		int64_t now = slicer_follow_now_ms();
 		int timeout = -1;
 
 		if (due >= 0)
 			timeout = (int)(due > now ? due - now : 0);
 		else if (any_live(&f))
 			timeout = TICK_MS;
+		if (hook_due >= 0 && (timeout < 0 || hook_due - now < timeout))
+			timeout = (int)(hook_due > now ? hook_due - now : 0);
 		if (poll(p, 2, timeout) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents & POLLIN) {
@@ -345,16 +350,25 @@ int slicer_follow(obs_store *store, const char *dir,
 			if (events(&f, ino))
 				scan(&f);
 			if (due < 0)
-				due = now_ms() + BATCH_MS;
+				due = slicer_follow_now_ms() + BATCH_MS;
 		}
-		now = now_ms();
+		now = slicer_follow_now_ms();
 		if (stopping || due < 0 || now >= due) {
 			tick(&f, now);
 			/* another pass soon, a few times at most */
-			due = batch(&f) && again++ < 3 ? now_ms() + BATCH_MS
-						       : -1;
+			due = batch(&f) && again++ < 3
+				      ? slicer_follow_now_ms() + BATCH_MS
+				      : -1;
 			if (due < 0)
 				again = 0;
+			if (hook)
+				hook_due = 0; /* new data: run it */
+		}
+		now = slicer_follow_now_ms();
+		if (hook && !stopping && hook_due >= 0 && now >= hook_due) {
+			int64_t after = hook->run(hook->ctx, now);
+
+			hook_due = after < 0 ? -1 : now + after;
 		}
 	}
 	/* what the writers did up to the signal is stored */

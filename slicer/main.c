@@ -1,7 +1,8 @@
 /* main.c - slicer: read spool files into the client database, filtered.
  *
  *   slicer [-o DB] [-q] [--delete] [FILTER...] SPOOL|DIR...
- *   slicer --follow [-o DB] [-q] [--delete] [FILTER...] DIR      (follow.c)
+ *   slicer --follow [-o DB] [-q] [--delete] [--otlp URL]
+ *          [--metrics ADDRESS:PORT] [FILTER...] DIR         (follow.c, otel.c)
  *   slicer export [-d DB] --format csv|jsonl|har|otlp [FILTER...] [-o FILE]
  *
  * Exit status: 0 everything read, 1 something was skipped (named on stderr;
@@ -19,6 +20,7 @@
 
 #include "export.h"
 #include "follow.h"
+#include "otel.h"
 #include "push.h"
 #include "store_pg.h"
 #include "options.h"
@@ -28,7 +30,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: slicer [-o DB] [-q] [--delete] [FILTER...] SPOOL|DIR...\n"
-		"       slicer --follow [-o DB] [-q] [--delete] [FILTER...] DIR\n"
+		"       slicer --follow [-o DB] [-q] [--delete] [--otlp URL]\n"
+		"              [--metrics ADDRESS:PORT] [FILTER...] DIR\n"
 		"       slicer export [-d DB] --format csv|jsonl|har|otlp "
 		"[FILTER...] [-o FILE]\n"
 		"\n"
@@ -49,6 +52,15 @@ static void usage(FILE *out)
 		"                    written (inotify, in batches; nothing done\n"
 		"                    while no writer runs) until SIGTERM or SIGINT,\n"
 		"                    then store what is there and exit\n"
+		"  --otlp URL        with --follow: push each exchange, once it\n"
+		"                    is final, as an OpenTelemetry span to the\n"
+		"                    OTLP/HTTP receiver at URL (URL/v1/traces;\n"
+		"                    default OTEL_EXPORTER_OTLP_ENDPOINT), and\n"
+		"                    the metrics (URL/v1/metrics); what was sent\n"
+		"                    is kept in DB: a restart goes on from there\n"
+		"  --metrics ADDRESS:PORT  with --follow: serve the metrics to\n"
+		"                    Prometheus at http://ADDRESS:PORT/metrics\n"
+		"                    (PORT alone: on 127.0.0.1)\n"
 		"Filters (all must hold; exchanges left out are not stored):\n"
 		"  -w, --where EXPR  SQL boolean expression over the columns of\n"
 		"                    exchange_metrics, evaluated by SQLite, e.g.\n"
@@ -68,6 +80,8 @@ static void usage(FILE *out)
 		"Example:\n"
 		"  slicer -o run.db ~/.local/state/observe/spool\n"
 		"  slicer -o slow.db --where 'tr_ms > 50' --peer 127.0.0.1:8080 spool/\n"
+		"  slicer --follow -o run.db --otlp http://127.0.0.1:4318 \\\n"
+		"         --metrics 127.0.0.1:9464 ~/.local/state/observe/spool\n"
 		"  slicer export -d run.db --format har -o run.har\n"
 		"  slicer export -d run.db --format otlp -o run.otlp.json   "
 		"(OpenTelemetry)\n"
@@ -75,7 +89,8 @@ static void usage(FILE *out)
 }
 
 struct slicer_options {
-	const char *db_path; /* NULL: not given */
+	const char *db_path;	    /* NULL: not given */
+	const char *otlp, *metrics; /* --otlp URL, --metrics ADDRESS:PORT */
 	bool quiet, follow;
 	bool delete_stored;
 };
@@ -86,9 +101,37 @@ static const struct cmd_option options[] = {
 	{ "delete", 0, CMD_FLAG,
 	  offsetof(struct slicer_options, delete_stored) },
 	{ "follow", 'f', CMD_FLAG, offsetof(struct slicer_options, follow) },
+	{ "otlp", 0, CMD_TEXT, offsetof(struct slicer_options, otlp) },
+	{ "metrics", 0, CMD_TEXT, offsetof(struct slicer_options, metrics) },
 	{ NULL },
 };
 static const struct cmdline cmdline = { "slicer", options, usage };
+
+static int64_t run_otel(void *ctx, int64_t now_ms)
+{
+	return slicer_otel_run(ctx, now_ms);
+}
+
+/* slicer --follow, with OpenTelemetry's push and metrics when asked. */
+static int follow(const struct slicer_options *o, obs_store *store,
+		  const char *dir, struct obs_ingest_stats *stats)
+{
+	struct slicer_otel *otel;
+	struct follow_hook hook = { run_otel, NULL };
+	char err[512];
+	int none, worst, pushed;
+
+	otel = slicer_otel_start(obs_store_db(store), o->otlp, o->metrics,
+				 stderr, &none, err, sizeof(err));
+	if (!otel && !none) {
+		fprintf(stderr, "slicer: %s\n", err);
+		return 2;
+	}
+	hook.ctx = otel;
+	worst = slicer_follow(store, dir, stats, stderr, otel ? &hook : NULL);
+	pushed = slicer_otel_stop(otel, slicer_follow_now_ms());
+	return worst > pushed ? worst : pushed;
+}
 
 /* slicer after its options: ingest, follow or push. */
 static int slice(const struct slicer_options *o, struct filter *f, int argc,
@@ -120,6 +163,12 @@ static int slice(const struct slicer_options *o, struct filter *f, int argc,
 			fprintf(stderr, "slicer: %s: schema version %d\n",
 				db_path, OBS_SCHEMA_VERSION);
 		return 0;
+	}
+	if ((o->otlp || o->metrics) && !o->follow) {
+		fprintf(stderr, "slicer: --otlp and --metrics go with --follow "
+				"(a database is pushed by manager export "
+				"--otlp)\n");
+		return 2;
 	}
 	if (o->follow && optind != argc - 1) {
 		fprintf(stderr, "slicer: --follow takes one directory\n");
@@ -178,7 +227,7 @@ static int slice(const struct slicer_options *o, struct filter *f, int argc,
 		return 2;
 	}
 	if (o->follow)
-		worst = slicer_follow(store, argv[optind], &stats, stderr);
+		worst = follow(o, store, argv[optind], &stats);
 	else /* a process's segments in order, however they were given */
 		qsort(argv + optind, (size_t)(argc - optind), sizeof(*argv),
 		      obs_store_spool_order);

@@ -11,6 +11,7 @@
 #                stream facts among them.
 # Exit 77 (skipped) without clang/libFuzzer.
 source "$(dirname "$0")/../lib/common.sh"
+source "$REPO/tests/lib/fuzz.sh"
 seconds=${1:-10}
 command -v clang >/dev/null || skip "clang is not installed"
 [ -x "$BUILD/bin/test_core" ] || fail "no $BUILD/bin/test_core: build the project first"
@@ -29,11 +30,6 @@ CORE_SEEDS=$WORK/corpus-core "$BUILD/bin/test_core" >/dev/null 2>&1 ||
 [ "$(ls "$WORK/corpus-core" | wc -l)" -gt 10 ] || fail "test_core wrote too few seeds"
 for target in fuzz_core fuzz_replay; do
   corpus=$WORK/corpus-${target#fuzz_}
-  "$WORK/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=1024 \
-    -artifact_prefix="$WORK/" -print_final_stats=1 "$corpus" 2>"$WORK/$target.log" ||
-    { tail -40 "$WORK/$target.log" >&2
-      mkdir -p "$BUILD/fuzz-artifacts"; cp "$WORK"/crash-* "$WORK"/leak-* "$WORK"/timeout-* "$BUILD/fuzz-artifacts/" 2>/dev/null || true
-      fail "$target found a problem (inputs kept in $BUILD/fuzz-artifacts)"; }
-  echo "$target: $(grep -E 'stat::number_of_executed_units' "$WORK/$target.log")"
+  fuzz_run "$WORK/$target" "$corpus" "$seconds"
 done
 ok "no crash, broken promise, undefined behaviour or hang in 2 x $seconds s"

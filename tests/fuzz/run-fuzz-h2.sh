@@ -7,6 +7,7 @@
 # gives its inflater to the follower. Exit 77 (skipped) without
 # clang/libFuzzer.
 source "$(dirname "$0")/../lib/common.sh"
+source "$REPO/tests/lib/fuzz.sh"
 seconds=${1:-20}
 command -v clang >/dev/null || skip "clang is not installed"
 [ -x "$BUILD/bin/test_h2" ] || fail "no $BUILD/bin/test_h2: build the project first"
@@ -19,10 +20,5 @@ ok "fuzz target built"
 mkdir -p "$WORK/corpus"
 H2_SEEDS=$WORK/corpus "$BUILD/bin/test_h2" >/dev/null 2>&1 || fail "test_h2 failed while writing the seeds"
 [ "$(ls "$WORK/corpus" | wc -l)" -gt 10 ] || fail "test_h2 wrote too few seeds"
-"$WORK/fuzz_h2" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=1024 \
-  -artifact_prefix="$WORK/" -print_final_stats=1 "$WORK/corpus" 2>"$WORK/fuzz.log" ||
-  { tail -40 "$WORK/fuzz.log" >&2
-    mkdir -p "$BUILD/fuzz-artifacts"; cp "$WORK"/crash-* "$WORK"/leak-* "$WORK"/timeout-* "$BUILD/fuzz-artifacts/" 2>/dev/null || true
-    fail "the fuzzer found a problem (inputs kept in $BUILD/fuzz-artifacts)"; }
-grep -E 'stat::number_of_executed_units|Done' "$WORK/fuzz.log" | head -3
+fuzz_run "$WORK/fuzz_h2" "$WORK/corpus" "$seconds"
 ok "no crash, broken promise, undefined behaviour or hang in $seconds s"

@@ -4,6 +4,7 @@
 # and run it: briefly in CI (default 20 s), longer on demand
 # (tests/fuzz/run-fuzz.sh 600). Exit 77 (skipped) without clang/libFuzzer.
 source "$(dirname "$0")/../lib/common.sh"
+source "$REPO/tests/lib/fuzz.sh"
 seconds=${1:-20}
 command -v clang >/dev/null || skip "clang is not installed"
 sqlite_flags=$(pkg-config --cflags --libs sqlite3)
@@ -34,11 +35,5 @@ for f in "$SPOOL"/*.spool; do
   head -c $((4096 + 128 * 2 + 50)) "$f" > "$WORK/corpus/cut$i"
 done
 : > "$WORK/corpus/empty"
-"$WORK/fuzz_spool" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=1024 \
-  -artifact_prefix="$WORK/" \
-  -print_final_stats=1 "$WORK/corpus" 2>"$WORK/fuzz.log" ||
-  { tail -40 "$WORK/fuzz.log" >&2
-    mkdir -p "$BUILD/fuzz-artifacts"; cp "$WORK"/crash-* "$WORK"/leak-* "$WORK"/timeout-* "$BUILD/fuzz-artifacts/" 2>/dev/null || true
-    fail "the fuzzer found a problem (inputs kept in $BUILD/fuzz-artifacts)"; }
-grep -E 'stat::number_of_executed_units|Done' "$WORK/fuzz.log" | head -3
+fuzz_run "$WORK/fuzz_spool" "$WORK/corpus" "$seconds"
 ok "no crash, leak, undefined behaviour or hang in $seconds s"

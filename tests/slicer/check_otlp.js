@@ -1,4 +1,4 @@
-// check_otlp.js - an OTLP/JSON traces file against OpenTelemetry's own
+// check_otlp.js - an OTLP/JSON traces (or metrics) file against OpenTelemetry's own
 // protobuf definitions (the .proto files of opentelemetry-proto, read by
 // protobufjs): every key is a field of its message, every value has the
 // type the OTLP/JSON encoding gives that field (ids in hex, 64-bit integers
@@ -6,21 +6,27 @@
 // protobuf message ExportTraceServiceRequest, verifies, encodes and decodes
 // back to the same spans. Writes the decoded request (ids in hex again,
 // 64-bit integers as strings) to OUT for tests/slicer/check_otlp.py.
+// With "metrics" last, FILE is an ExportMetricsServiceRequest: the same
+// checks of every key and value, and every histogram data point survives
+// the round trip with its counts, buckets and attributes.
 //
-// usage: node check_otlp.js NODE_MODULES PROTO_DIR FILE OUT
+// usage: node check_otlp.js NODE_MODULES PROTO_DIR FILE OUT [metrics]
 'use strict';
 const fs = require('fs');
 const path = require('path');
 
-const [nodeModules, protoDir, file, outFile] = process.argv.slice(2);
+const [nodeModules, protoDir, file, outFile, kind] = process.argv.slice(2);
+const metrics = kind === 'metrics';
 const protobuf = require(path.join(nodeModules, 'protobufjs'));
 
 const root = new protobuf.Root();
 root.resolvePath = (origin, target) => path.join(protoDir, target);
-root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
+root.loadSync(metrics ? 'opentelemetry/proto/collector/metrics/v1/metrics_service.proto'
+  : 'opentelemetry/proto/collector/trace/v1/trace_service.proto');
 root.resolveAll();
-const Request = root.lookupType(
-  'opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+const Request = root.lookupType(metrics
+  ? 'opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest'
+  : 'opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
 
 function fail(msg) {
   console.error('check_otlp.js: ' + msg);
@@ -100,6 +106,29 @@ const decoded = Request.toObject(Request.decode(wire), {
 });
 const back = JSON.parse(JSON.stringify(decoded), (key, value) =>
   key in ID_BYTES ? Buffer.from(value, 'base64').toString('hex') : value);
+
+if (metrics) {
+  // the round trip keeps every data point, its counts and attributes
+  const points = (r) => r.resourceMetrics.flatMap((x) => x.scopeMetrics.flatMap(
+    (y) => y.metrics.flatMap((m) => m.histogram.dataPoints.map((p) => [m.name, p]))));
+  const before = points(json), after = points(back);
+  if (before.length !== after.length) fail('data points lost in the round trip');
+  before.forEach(([name, p], i) => {
+    const [name2, q] = after[i];
+    for (const k of ['count', 'startTimeUnixNano', 'timeUnixNano'])
+      if (String(p[k]) !== String(q[k])) fail(`${name} point ${i}: ${k} changed`);
+    if (JSON.stringify(p.bucketCounts) !== JSON.stringify(q.bucketCounts) ||
+        JSON.stringify(p.explicitBounds) !== JSON.stringify(q.explicitBounds) ||
+        JSON.stringify(p.attributes) !== JSON.stringify(q.attributes) || name !== name2)
+      fail(`${name} point ${i}: buckets or attributes changed`);
+    const sum = p.bucketCounts.reduce((a, b) => a + Number(b), 0);
+    if (sum !== Number(p.count) || p.bucketCounts.length !== p.explicitBounds.length + 1)
+      fail(`${name} point ${i}: bucket counts do not add up to count`);
+  });
+  fs.writeFileSync(outFile, JSON.stringify(back));
+  console.log(`otlp: ${before.length} histogram points, ${wire.length} bytes of protobuf, round trip intact`);
+  process.exit(0);
+}
 
 // the round trip keeps every span, id, time and attribute
 function spans(request) {

@@ -12,30 +12,11 @@
 # for the other formats. Skipped (77) when npm cannot fetch its packages.
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
+source "$REPO/tests/lib/otel.sh"
 need_cmd node
 need_cmd npm
 
-# protobufjs and the .proto files, fetched once per build tree
-NPM_DIR=$BUILD/npm-otel
-PROTOBUFJS=protobufjs@7.6.6
-PROTO_PACKAGE=@opentelemetry/otlp-grpc-exporter-base@0.38.0
-PROTO_DIR=$NPM_DIR/proto/package/build/protos
-npm_fetch() {
-  local npm_opts=(--cache "$NPM_DIR/cache" --no-audit --no-fund --ignore-scripts
-                  --loglevel=error --fetch-retries=1 --fetch-timeout=30000)
-  [ -f "$NPM_DIR/ready" ] && return 0
-  rm -rf "$NPM_DIR/node_modules" "$NPM_DIR/proto"
-  mkdir -p "$NPM_DIR/proto"
-  timeout 300 npm install --prefix "$NPM_DIR" "${npm_opts[@]}" "$PROTOBUFJS" \
-    >"$NPM_DIR/npm.log" 2>&1 || return 1
-  (cd "$NPM_DIR/proto" && timeout 300 npm pack "${npm_opts[@]}" "$PROTO_PACKAGE") \
-    >>"$NPM_DIR/npm.log" 2>&1 || return 1
-  tar -xzf "$NPM_DIR"/proto/opentelemetry-otlp-grpc-exporter-base-*.tgz \
-    -C "$NPM_DIR/proto" package/build/protos || return 1
-  [ -f "$PROTO_DIR/opentelemetry/proto/trace/v1/trace.proto" ] || return 1
-  touch "$NPM_DIR/ready"
-}
-npm_fetch || skip "npm could not fetch $PROTOBUFJS and $PROTO_PACKAGE (offline? $NPM_DIR/npm.log)"
+otel_npm_fetch || skip "npm could not fetch $PROTOBUFJS and $PROTO_PACKAGE (offline? $NPM_DIR/npm.log)"
 
 make_site "$WORK/site"
 tls=0
@@ -78,8 +59,7 @@ total=$(q "$DB" "SELECT count(*) FROM exchange")
 expect_eq "$total" $((tls ? 7 : 4)) "exchanges recorded"
 
 "$SLICER" export -d "$DB" --format otlp -o "$WORK/run.otlp.json"
-node "$REPO/tests/slicer/check_otlp.js" "$NPM_DIR/node_modules" "$PROTO_DIR" \
-  "$WORK/run.otlp.json" "$WORK/decoded.json" || fail "the OTLP file is not OTLP/JSON"
+otel_check "$WORK/run.otlp.json" "$WORK/decoded.json" || fail "the OTLP file is not OTLP/JSON"
 "$PYTHON" "$REPO/tests/slicer/check_otlp.py" "$DB" "$WORK/decoded.json" ||
   fail "the spans do not match the database"
 # the phases real traffic has: connects, python's lookup, the handshakes
@@ -130,13 +110,11 @@ ok "ids stable across exports and databases"
 python_program=$(q "$DB" "SELECT DISTINCT program FROM process WHERE program LIKE '%python%'")
 "$SLICER" export -d "$DB" --format otlp --program "$python_program" --where 'dr > 10000' \
   -o "$WORK/python.json"
-node "$REPO/tests/slicer/check_otlp.js" "$NPM_DIR/node_modules" "$PROTO_DIR" \
-  "$WORK/python.json" "$WORK/python.decoded.json" || fail "filtered OTLP file"
+otel_check "$WORK/python.json" "$WORK/python.decoded.json" || fail "filtered OTLP file"
 "$PYTHON" "$REPO/tests/slicer/check_otlp.py" "$DB" "$WORK/python.decoded.json" \
   --where "program = '$python_program' AND dr > 10000" || fail "filtered spans"
 "$SLICER" export -d "$DB" --format otlp --where 'dr < 0' -o "$WORK/none.json"
-node "$REPO/tests/slicer/check_otlp.js" "$NPM_DIR/node_modules" "$PROTO_DIR" \
-  "$WORK/none.json" "$WORK/none.decoded.json" || fail "an empty export"
+otel_check "$WORK/none.json" "$WORK/none.decoded.json" || fail "an empty export"
 set +e
 "$SLICER" export -d "$DB" --format otlp --where 'dr >>> 1' -o "$WORK/bad.json" 2>"$WORK/err"
 status=$?

@@ -254,9 +254,7 @@ static const char rows_sql[] =
 	" e.t3_ns, e.t4_ns, e.t5_ns, e.tfb_ns, e.t6_ns, e.ds, e.dr, e.method,"
 	" e.path, e.status, e.host, e.stream_error,"
 	" (SELECT max(x.seq) FROM exchange x WHERE x.connection_id = c.id)"
-	" FROM (SELECT connection_id, seq FROM exchange_metrics WHERE (%s)) m"
-	" JOIN exchange e ON e.connection_id = m.connection_id AND"
-	" e.seq = m.seq"
+	" FROM %s"
 	" JOIN connection c ON c.id = e.connection_id"
 	" JOIN process p ON p.id = c.process_id"
 	" JOIN client cl ON cl.id = p.client_id"
@@ -355,10 +353,12 @@ enum { KIND_INTERNAL = 1, KIND_CLIENT = 3 };
 /* Status.code */
 enum { STATUS_ERROR = 2 };
 
-/* The spans array being written: a scope's. */
+/* The spans array being written: a scope's; count: the spans written in
+ * the whole request. */
 struct spans {
 	FILE *out;
 	bool any;
+	uint64_t count;
 };
 
 /* A span's fields up to its attributes, which are opened in a. */
@@ -371,6 +371,7 @@ static void span_open(struct spans *w, struct attrs *a,
 
 	fputs(w->any ? ",\n{\"traceId\":" : "\n{\"traceId\":", out);
 	w->any = true;
+	w->count++;
 	write_hex(out, trace_id, 16);
 	fputs(",\"spanId\":", out);
 	write_hex(out, span_id, 8);
@@ -449,6 +450,11 @@ static bool known_method(const char *method)
 		if (strcmp(method, known[i]) == 0)
 			return true;
 	return false;
+}
+
+const char *otlp_method(const char *method)
+{
+	return !method ? NULL : known_method(method) ? method : "_OTHER";
 }
 
 /* HTTP/2's error codes (RFC 9113, section 7), by value */
@@ -650,14 +656,30 @@ static void write_exchange(struct spans *w, sqlite3_stmt *st)
 		    C_TLS_END);
 }
 
+/* rows_sql's source: the exchanges a filter keeps */
+static const char filtered_sql[] =
+	"(SELECT connection_id, seq FROM exchange_metrics WHERE (%s)) m"
+	" JOIN exchange e ON e.connection_id = m.connection_id AND"
+	" e.seq = m.seq";
+
 char *otlp_sql(const char *where)
 {
-	return sqlite3_mprintf(rows_sql, where ? where : "1");
+	char *from = sqlite3_mprintf(filtered_sql, where ? where : "1");
+	char *sql = from ? sqlite3_mprintf(rows_sql, from) : NULL;
+
+	sqlite3_free(from);
+	return sql;
 }
 
-int otlp_write(sqlite3_stmt *st, FILE *out)
+char *otlp_sql_batch(void)
 {
-	struct spans w = { out, false };
+	return sqlite3_mprintf(rows_sql, "temp." OTLP_BATCH_TABLE
+					 " m JOIN exchange e ON e.id = m.id");
+}
+
+int otlp_write(sqlite3_stmt *st, FILE *out, uint64_t *spans)
+{
+	struct spans w = { out, false, 0 };
 	int64_t process = 0;
 	bool any = false;
 	int rc;
@@ -676,5 +698,7 @@ int otlp_write(sqlite3_stmt *st, FILE *out)
 	if (any)
 		fputs("\n]}]}", out);
 	fputs("\n]}\n", out);
+	if (spans)
+		*spans = w.count;
 	return rc;
 }

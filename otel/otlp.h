@@ -58,6 +58,10 @@ void otlp_target(struct otlp_target *t, bool tls, const char *host,
 		 const char *dns_name, const char *peer_addr, int peer_port,
 		 const char *path);
 
+/* The method as OpenTelemetry's HTTP conventions name it: method itself
+ * when they know it (GET, POST, ...), else "_OTHER"; NULL for NULL. */
+const char *otlp_method(const char *method);
+
 /* The query of the exchanges for which the SQL expression where (over
  * exchange_metrics, checked by the caller; NULL for all) holds, the same
  * rows as the other formats', with what otlp_write needs of their
@@ -65,9 +69,17 @@ void otlp_target(struct otlp_target *t, bool tls, const char *host,
  * of memory. */
 char *otlp_sql(const char *where);
 
-/* Steps st, prepared from otlp_sql, writing its rows as one
- * ExportTraceServiceRequest in OTLP/JSON; returns sqlite3_step's last
- * result, SQLITE_DONE when every row was read. */
-int otlp_write(sqlite3_stmt *st, FILE *out);
+/* The table of the exchange ids (its column id) that otlp_sql_batch
+ * reads: a TEMP table the caller fills. */
+#define OTLP_BATCH_TABLE "otlp_batch"
+
+/* The same query for the exchanges whose ids are in temp.otlp_batch. */
+char *otlp_sql_batch(void);
+
+/* Steps st, prepared from otlp_sql or otlp_sql_batch, writing its rows as one
+ * ExportTraceServiceRequest in OTLP/JSON, the number of spans in *spans
+ * (unless NULL); returns sqlite3_step's last result, SQLITE_DONE when
+ * every row was read. */
+int otlp_write(sqlite3_stmt *st, FILE *out, uint64_t *spans);
 
 #endif

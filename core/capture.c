@@ -266,8 +266,8 @@ static void h2_event(void *ctx, const struct obs_h2_ev *e)
 	uint64_t at = c->base[e->dir] + e->at;
 	uint8_t bit = e->kind < sizeof(h2_bit) ? h2_bit[e->kind] : 0;
 
-	if (bit == 0) /* BYTES, GOAWAY, UNTRACKED, NOLABELS */
-		return;
+	if (bit == 0 || (bit == OBS_H2F_REQUEST && e->req == NULL))
+		return; /* BYTES, GOAWAY, UNTRACKED, NOLABELS; no labels */
 	if (bit == OBS_H2F_LOST) {
 		h2_lost(c, e->dir, at, e->code);
 		return;
@@ -290,13 +290,15 @@ static void h2_event(void *ctx, const struct obs_h2_ev *e)
 	case OBS_H2_EV_FIRST: /* the header's last byte */
 		h->begin = at - 1;
 		break;
-	case OBS_H2_EV_REQUEST:
-		if (e->req == NULL)
-			break;
+	case OBS_H2_EV_REQUEST: /* its labels once (not decoded: none) */
 		memcpy(h->method, e->req->method, sizeof(h->method));
+		h->label_flags = e->req->flags;
+		if (e->again) {
+			h->label_flags |= OBS_H2L_AGAIN;
+			break;
+		}
 		memcpy(h->host, e->req->host, sizeof(h->host));
 		memcpy(h->path, e->req->path, sizeof(h->path));
-		h->label_flags = e->req->flags;
 		break;
 	case OBS_H2_EV_STATUS:
 		h->status = e->status;

@@ -100,32 +100,38 @@ struct obs_ev_h1 {
  * them (for END, one past the frame that carried END_STREAM). Per-stream
  * bytes are not events: the follower counts them, and CLOSE says the
  * totals, so a stream's DATA frames cost nothing here however many. */
-#define OBS_H2F_OPEN                                                           \
-	0x1u /* TX: its HEADERS opened it; begin: that                         \
-	      * frame's first byte (T3) */
-#define OBS_H2F_REQUEST                                                        \
-	0x2u /* TX: its header block ended: the labels                         \
-	      * (empty when it could not be decoded) */
-#define OBS_H2F_FIRST                                                          \
-	0x4u		    /* RX: its first answer frame; begin: the          \
-			     * last byte of that frame's header (TFB) */
-#define OBS_H2F_STATUS 0x8u /* RX: its final :status */
-#define OBS_H2F_END 0x10u   /* END_STREAM in the direction (T4, T6) */
-#define OBS_H2F_RESET                                                          \
-	0x20u		    /* reset (RST_STREAM, or refused by a GOAWAY):     \
-			     * code */
-#define OBS_H2F_CLOSE 0x40u /* over: bytes and calls are its totals */
-#define OBS_H2F_LOST                                                           \
-	0x80u /* stream 0: the bytes are not HTTP/2 from                       \
-	       * offset on (code: OBS_H2_LOST_* of h2.h) */
+/* TX: its HEADERS opened it; begin: that frame's first byte (T3) */
+#define OBS_H2F_OPEN 0x1u
+/* TX: its header block ended and was decoded: the labels */
+#define OBS_H2F_REQUEST 0x2u
+/* RX: its first answer frame; begin: the last byte of that frame's header
+ * (TFB) */
+#define OBS_H2F_FIRST 0x4u
+/* RX: its final :status */
+#define OBS_H2F_STATUS 0x8u
+/* END_STREAM in the direction (T4, T6) */
+#define OBS_H2F_END 0x10u
+/* reset (RST_STREAM, or refused by a GOAWAY): code */
+#define OBS_H2F_RESET 0x20u
+/* over: bytes and calls are its totals */
+#define OBS_H2F_CLOSE 0x40u
+/* stream 0: the bytes are not HTTP/2 from offset on (code: OBS_H2_LOST_*
+ * of h2.h) */
+#define OBS_H2F_LOST 0x80u
 #define OBS_H2F_ALL 0xffu
+
+/* In label_flags, beside OBS_H1F_HOST_CUT and _PATH_CUT: the host and
+ * path are those of the request decoded before it on the connection, and
+ * are not in the event (the capture writes them once). */
+#define OBS_H2L_AGAIN 0x4u
 
 struct obs_ev_h2 {
 	uint32_t stream;
 	uint16_t what;	      /* OBS_H2F_* */
 	uint16_t status;      /* STATUS */
 	uint32_t code;	      /* RESET: the HTTP/2 error code; LOST: why */
-	uint32_t label_flags; /* REQUEST: OBS_H1F_HOST_CUT, _PATH_CUT */
+	uint32_t label_flags; /* REQUEST: OBS_H1F_HOST_CUT, _PATH_CUT,
+			       * OBS_H2L_AGAIN */
 	uint64_t begin;	      /* OPEN, FIRST: see there */
 	uint64_t bytes[2];    /* CLOSE: its frames' bytes, by direction */
 	uint32_t calls[2];    /* CLOSE: the calls that moved some */

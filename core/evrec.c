@@ -47,7 +47,8 @@ static const char *h2_decode(const struct obs_event_body *b,
 	uint32_t what = b->hflags & 0xffffu, lf = b->hflags >> 16;
 
 	if (what == 0 || (what & ~OBS_H2F_ALL) ||
-	    (lf & ~(OBS_H1F_HOST_CUT | OBS_H1F_PATH_CUT)) || b->labels > 1)
+	    (lf & ~(OBS_H1F_HOST_CUT | OBS_H1F_PATH_CUT | OBS_H2L_AGAIN)) ||
+	    b->labels > 1)
 		return "unknown HTTP/2 fact";
 	if ((uint32_t)b->end > 0x7fffffffu || b->status > 999)
 		return "HTTP/2 fact out of range";

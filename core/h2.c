@@ -529,6 +529,14 @@ static void block_end(struct obs_h2 *h, int dir)
 			.req = w->hpack == HP_READY ? &w->req : NULL,
 		};
 
+		if (ev.req) {
+			ev.again = w->req.flags == w->last.flags &&
+				   memcmp(w->req.host, w->last.host,
+					  sizeof(w->req.host)) == 0 &&
+				   memcmp(w->req.path, w->last.path,
+					  sizeof(w->req.path)) == 0;
+			w->last = w->req;
+		}
 		flush_bytes(h);
 		h->fn(h->ctx, &ev);
 	} else if (s && w->hpack == HP_READY && w->blk_kind == BLK_RESPONSE &&

@@ -13,7 +13,8 @@
  *   OPEN    (TX) the client's HEADERS opened the stream      T3 = its entry
  *   REQUEST (TX) its header block is complete: :method, :path (no query,
  *                fragment or ;parameters), :authority (no userinfo) (req;
- *                NULL when the block could not be decoded)    labels
+ *                NULL when the block could not be decoded; again: the same
+ *                host and path as the last request's)         labels
  *   FIRST   (RX) the first answer frame (HEADERS, DATA or RST_STREAM) of
  *                the stream is in this receive                TFB = its return
  *   STATUS  (RX) the final :status (1xx informational responses are not)
@@ -177,6 +178,7 @@ struct obs_h2_ev {
 	uint64_t total[2];	      /* CLOSE: the stream's bytes, by dir */
 	uint32_t calls[2];	      /* CLOSE: calls that moved some */
 	const struct obs_h2_req *req; /* REQUEST, valid during the call */
+	bool again; /* REQUEST: the same host and path as the one before */
 };
 
 /* Called for each event, in order, during obs_h2_feed() and obs_h2_end(). */
@@ -217,8 +219,9 @@ struct obs_h2_way {
 	bool blk_authority;  /* :authority seen (host is then ignored) */
 	uint8_t blk_kind;    /* request, response, other (h2.c) */
 	uint32_t blk_sid;
-	uint16_t status;       /* RX: :status of the block */
-	struct obs_h2_req req; /* TX: the block's labels */
+	uint16_t status;	/* RX: :status of the block */
+	struct obs_h2_req req;	/* TX: the block's labels */
+	struct obs_h2_req last; /* TX: the last request's that were decoded */
 	/* HPACK */
 	uint8_t hpack;	     /* none yet, ready, lost (h2.c) */
 	void *inflater;	     /* nghttp2_hd_inflater in arena[dir] */

@@ -6,7 +6,7 @@
  *
  *   fact      of       the stream's exchange
  *   OPEN      sends    begins: numbered, T3
- *   REQUEST   sends    method, path, host
+ *   REQUEST   sends    method, path, host (or the last request's again)
  *   FIRST     answers  TFB, T5
  *   STATUS    answers  the status
  *   END       sends    T4
@@ -118,17 +118,23 @@ static void opened(struct obs_http2 *h, const struct obs_http2_ctx *cx,
 		s->x.t3 = obs_event_entry(first, ev->u.h2.begin);
 }
 
+/* (a request whose labels are the last one's says so: the capture writes
+ * them once) */
 static void labelled(struct obs_http2 *h, const struct obs_http2_ctx *cx,
 		     struct obs_http2_s *s, const struct obs_event *ev)
 {
 	const struct obs_ev_h2 *f = &ev->u.h2;
 
-	(void)h;
 	(void)cx;
+	if (!(f->label_flags & OBS_H2L_AGAIN)) {
+		memcpy(h->last_host, f->host, sizeof(h->last_host));
+		memcpy(h->last_path, f->path, sizeof(h->last_path));
+	}
 	memcpy(s->x.method, f->method, sizeof(s->x.method));
-	memcpy(s->x.host, f->host, sizeof(s->x.host));
-	memcpy(s->x.path, f->path, sizeof(s->x.path));
-	s->x.label_flags = f->label_flags;
+	memcpy(s->x.host, h->last_host, sizeof(s->x.host));
+	memcpy(s->x.path, h->last_path, sizeof(s->x.path));
+	s->x.label_flags =
+		f->label_flags & (OBS_H1F_HOST_CUT | OBS_H1F_PATH_CUT);
 }
 
 static void answered(struct obs_http2 *h, const struct obs_http2_ctx *cx,

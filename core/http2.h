@@ -45,6 +45,9 @@ struct obs_http2_s {
 struct obs_http2 {
 	struct obs_http2_s s[OBS_HTTP2_STREAMS]; /* by (id / 2) % N, probed */
 	uint32_t n;				 /* slots in use */
+	/* the last request's labels, for one that has them again */
+	char last_host[OBS_H1_HOST_MAX];
+	char last_path[OBS_H1_PATH_MAX];
 };
 
 struct obs_http2_ctx {

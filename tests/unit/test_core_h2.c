@@ -195,6 +195,49 @@ static void test_h2_byte_by_byte(void **state)
 	script_free(h);
 }
 
+/* Streams that ask for the same host and path as the one before say so
+ * instead of writing them again; the replay gives them them all the same. */
+static void test_h2_labels_once(void **state)
+{
+	static const char *const paths[] = { "/same?a=1", "/same", "/same",
+					     "/other", "/same" };
+	struct script *h = begun();
+	struct run *s = run_new();
+	int again = 0, labelled = 0;
+
+	(void)state;
+	for (uint32_t i = 0; i < 5; i++)
+		request(h, 1 + 2 * i, B_END_STREAM, "GET", paths[i], "h");
+	cut(h);
+	for (uint32_t i = 0; i < 5; i++)
+		response(h, 1 + 2 * i, B_END_STREAM, "200");
+	run_h2(s, h, 0);
+	finish(s);
+
+	for (uint64_t i = 0; i < s->n_events; i++) {
+		const struct obs_event *ev = &s->events[i];
+
+		if (ev->kind != OBS_EV_H2 || !(ev->u.h2.what & OBS_H2F_REQUEST))
+			continue;
+		if (ev->u.h2.label_flags & OBS_H2L_AGAIN) {
+			assert_string_equal(ev->u.h2.path, "");
+			again++;
+		} else {
+			assert_string_not_equal(ev->u.h2.path, "");
+			labelled++;
+		}
+	}
+	assert_int_equal(again, 2);
+	assert_int_equal(labelled, 3);
+	assert_int_equal(s->n_x, 5);
+	for (uint32_t i = 0; i < 5; i++) {
+		assert_string_equal(stream(s, 1 + 2 * i)->path,
+				    i == 3 ? "/other" : "/same");
+		assert_string_equal(stream(s, 1 + 2 * i)->host, "h");
+	}
+	script_free(h);
+}
+
 /* RST_STREAM from the server on stream 1, then a GOAWAY that refuses
  * stream 5; stream 3 is answered. */
 static void test_h2_reset_goaway(void **state)
@@ -506,6 +549,7 @@ int test_core_h2(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_h2_interleaved),
 		cmocka_unit_test(test_h2_byte_by_byte),
+		cmocka_unit_test(test_h2_labels_once),
 		cmocka_unit_test(test_h2_reset_goaway),
 		cmocka_unit_test(test_h2_interim),
 		cmocka_unit_test(test_h2_continuation),

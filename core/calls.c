@@ -22,6 +22,15 @@ const struct obs_event *obs_calls_find(const struct obs_calls *w, uint64_t at)
 	return oldest;
 }
 
+const struct obs_event *obs_calls_holder(const struct obs_calls *w, uint64_t at)
+{
+	const struct obs_event *ev = obs_calls_find(w, at);
+
+	if (ev == NULL || at < ev->offset || at - ev->offset >= ev->bytes)
+		return NULL;
+	return ev;
+}
+
 const struct obs_event *obs_calls_last(const struct obs_calls *w)
 {
 	return w->n ? &w->ring[(w->n - 1) % OBS_CALLS_KEPT] : NULL;

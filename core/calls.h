@@ -24,6 +24,10 @@ void obs_calls_add(struct obs_calls *w, const struct obs_event *ev);
  * yet). */
 const struct obs_event *obs_calls_find(const struct obs_calls *w, uint64_t at);
 
+/* The kept event that holds byte `at`, or NULL (none does). */
+const struct obs_event *obs_calls_holder(const struct obs_calls *w,
+					 uint64_t at);
+
 /* The newest event added, or NULL. */
 const struct obs_event *obs_calls_last(const struct obs_calls *w);
 

@@ -37,19 +37,44 @@ static void choose(struct obs_capture *c, enum obs_dir dir, uint8_t app,
 	put(c, &ev, true);
 }
 
-/* The first byte of a level's bytes chooses its protocol: the program's
- * TLS ClientHello, or anything else it sends first (HTTP/1 then says
- * whether it is). A server that speaks first speaks another protocol. The
- * other direction, on the same level and not chosen yet, follows. */
-static void choose_first(struct obs_capture *c, enum obs_dir dir, uint8_t first,
-			 uint64_t at)
+/* HTTP/2 begins: the follower runs from here (upgrade: after the 101 of
+ * an h2c Upgrade, its stream 1 the request that asked). False when there
+ * is no memory for it, or it ran already on this connection. */
+static bool h2_start(struct obs_capture *c, bool upgrade)
+{
+	if (c->h2 == NULL || c->h2_on)
+		return false;
+	obs_h2_init(c->h2, c->hpack);
+	if (upgrade)
+		obs_h2_upgrade(c->h2, false);
+	c->h2_on = true;
+	return true;
+}
+
+/* The protocol of the bytes a program sends first on a level, p[0..n):
+ * a TLS record (its ClientHello), the HTTP/2 client preface, or HTTP/1
+ * (which then says whether it is). */
+static uint8_t app_of(struct obs_capture *c, const uint8_t *p, size_t n)
+{
+	if (p[0] == 22)
+		return OBS_APP_TLS;
+	if (obs_h2_preface(p, n))
+		return h2_start(c, false) ? OBS_APP_H2 : OBS_APP_OTHER;
+	return OBS_APP_H1;
+}
+
+/* The first bytes of a level, p[0..n), choose its protocol (app_of) when
+ * the program sends them; a server that speaks first speaks another
+ * protocol. The other direction, on the same level and not chosen yet,
+ * follows. */
+static void choose_first(struct obs_capture *c, enum obs_dir dir,
+			 const uint8_t *p, size_t n, uint64_t at)
 {
 	enum obs_dir other = dir == OBS_TX ? OBS_RX : OBS_TX;
 	bool paired = c->level[other] == c->level[dir];
 	uint8_t app = paired && c->app[other] != OBS_APP_UNKNOWN ? c->app[other]
 		      : dir == OBS_RX				 ? OBS_APP_OTHER
-		      : first == 22				 ? OBS_APP_TLS
-								 : OBS_APP_H1;
+				      : app_of(c, p, n);
 
 	/* one framer: while it still reads the other direction below (a
 	 * CONNECT's bytes sent before its answer), the tunnel's HTTP/1 is
@@ -96,6 +121,10 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 
 	switch (f->kind) {
 	case OBS_H1_HEAD:
+		if (dir == OBS_TX && f->head->sw == OBS_H1_SW_H2C)
+			c->h2c_asked = true;
+		else if (dir == OBS_RX && !(f->head->flags & OBS_H1F_INTERIM))
+			c->h2c_asked = false; /* answered, the 101 too */
 		if (c->msg_open[dir]) /* one that never ended: final as is */
 			c->sink->seal(c->sink->ctx, c->msg_handle[dir]);
 		*m = ev;
@@ -145,6 +174,10 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 		} else if (f->sw == OBS_H1_SW_WEBSOCKET) {
 			c->app[dir] = OBS_APP_WS;
 			obs_ws_init(&c->ws[dir]);
+		} else if (f->sw == OBS_H1_SW_H2C &&
+			   (dir == OBS_RX ? h2_start(c, true)
+					  : c->app[OBS_RX] == OBS_APP_H2)) {
+			choose(c, dir, OBS_APP_H2, ev.offset);
 		} else {
 			c->app[dir] = OBS_APP_OTHER;
 		}
@@ -178,6 +211,122 @@ static void ws_message(void *ctx, uint8_t opcode, uint64_t size, uint64_t end)
 	c->edge = true;
 }
 
+/* ---- HTTP/2 ---- */
+
+/* The facts being gathered are written: one event. */
+static void h2_flush(struct obs_capture *c)
+{
+	if (!c->h2_pending)
+		return;
+	c->h2_pending = false;
+	put(c, &c->h2_fact, true);
+	c->edge = true;
+}
+
+/* The fact bit of each follower event that is one (h2.h), in the
+ * direction it is said for. */
+static const uint8_t h2_bit[] = {
+	[OBS_H2_EV_OPEN] = OBS_H2F_OPEN,
+	[OBS_H2_EV_REQUEST] = OBS_H2F_REQUEST,
+	[OBS_H2_EV_FIRST] = OBS_H2F_FIRST,
+	[OBS_H2_EV_STATUS] = OBS_H2F_STATUS,
+	[OBS_H2_EV_END] = OBS_H2F_END,
+	[OBS_H2_EV_RESET] = OBS_H2F_RESET,
+	[OBS_H2_EV_CLOSE] = OBS_H2F_CLOSE,
+	[OBS_H2_EV_LOST] = OBS_H2F_LOST,
+};
+
+/* HTTP/2 ends on this connection at dir's offset `at` (code: why): both
+ * directions of its level are another protocol from here. */
+static void h2_lost(struct obs_capture *c, enum obs_dir dir, uint64_t at,
+		    uint32_t code)
+{
+	struct obs_event ev = {
+		.kind = OBS_EV_H2,
+		.dir = (uint8_t)dir,
+		.offset = at,
+		.u.h2 = { .what = OBS_H2F_LOST, .code = code },
+	};
+
+	h2_flush(c);
+	put(c, &ev, true);
+	c->edge = true;
+	for (int d = OBS_TX; d <= OBS_RX; d++)
+		if (c->app[d] == OBS_APP_H2)
+			c->app[d] = OBS_APP_OTHER;
+}
+
+/* A follower event: its fact joins the stream's being gathered, or
+ * begins the next. Bytes are not facts: CLOSE says a stream's. */
+static void h2_event(void *ctx, const struct obs_h2_ev *e)
+{
+	struct obs_capture *c = ctx;
+	struct obs_event *f = &c->h2_fact;
+	struct obs_ev_h2 *h;
+	uint64_t at = c->base[e->dir] + e->at;
+	uint8_t bit = e->kind < sizeof(h2_bit) ? h2_bit[e->kind] : 0;
+
+	if (bit == 0 || (bit == OBS_H2F_REQUEST && e->req == NULL))
+		return; /* BYTES, GOAWAY, UNTRACKED, NOLABELS; no labels */
+	if (bit == OBS_H2F_LOST) {
+		h2_lost(c, e->dir, at, e->code);
+		return;
+	}
+	if (c->h2_pending && (f->u.h2.stream != e->stream || f->dir != e->dir ||
+			      (f->u.h2.what & bit)))
+		h2_flush(c);
+	if (!c->h2_pending) {
+		*f = (struct obs_event){ .kind = OBS_EV_H2, .dir = e->dir };
+		f->u.h2.stream = e->stream;
+		c->h2_pending = true;
+	}
+	h = &f->u.h2;
+	f->offset = at;
+	h->what |= bit;
+	switch (e->kind) {
+	case OBS_H2_EV_OPEN: /* one past the frame's header */
+		h->begin = at - 9;
+		break;
+	case OBS_H2_EV_FIRST: /* the header's last byte */
+		h->begin = at - 1;
+		break;
+	case OBS_H2_EV_REQUEST: /* its labels once (not decoded: none) */
+		memcpy(h->method, e->req->method, sizeof(h->method));
+		h->label_flags = e->req->flags;
+		if (e->again) {
+			h->label_flags |= OBS_H2L_AGAIN;
+			break;
+		}
+		memcpy(h->host, e->req->host, sizeof(h->host));
+		memcpy(h->path, e->req->path, sizeof(h->path));
+		break;
+	case OBS_H2_EV_STATUS:
+		h->status = e->status;
+		break;
+	case OBS_H2_EV_RESET:
+		h->code = e->code;
+		break;
+	case OBS_H2_EV_CLOSE:
+		for (int d = 0; d < 2; d++) {
+			h->bytes[d] = e->total[d];
+			h->calls[d] = e->calls[d];
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* The follower stops (the connection ends, or bytes it cannot see):
+ * its streams close, said. */
+static void h2_end(struct obs_capture *c)
+{
+	if (!c->h2_on)
+		return;
+	obs_h2_end(c->h2, h2_event, c);
+	h2_flush(c);
+}
+
 /* Direction dir's bytes p[0..n), which begin at offset at, to the
  * follower of their protocol; on past a switch to the next one. */
 static void follow(struct obs_capture *c, enum obs_dir dir, const uint8_t *p,
@@ -187,7 +336,7 @@ static void follow(struct obs_capture *c, enum obs_dir dir, const uint8_t *p,
 	while (n) {
 		switch (c->app[dir]) {
 		case OBS_APP_UNKNOWN:
-			choose_first(c, dir, p[0], at);
+			choose_first(c, dir, p, n, at);
 			continue;
 		case OBS_APP_H1: {
 			size_t k;
@@ -205,16 +354,43 @@ static void follow(struct obs_capture *c, enum obs_dir dir, const uint8_t *p,
 		case OBS_APP_WS:
 			obs_ws_feed(&c->ws[dir], p, n, ws_message, c);
 			return;
+		case OBS_APP_H2:
+			obs_h2_feed(c->h2, (enum obs_h2_dir)dir, p, n, h2_event,
+				    c);
+			return;
 		default: /* TLS, another protocol: nothing read */
 			return;
 		}
 	}
 }
 
-/* Whether the next byte of direction dir would begin a message. */
-static bool at_boundary(const struct obs_capture *c, enum obs_dir dir)
+/* The first bytes of a call (n 0: none to look at). */
+static const uint8_t *call_bytes(const struct obs_call *call, size_t *n)
 {
+	*n = 0;
+	for (int i = 0; call->iov && i < call->iovcnt; i++)
+		if (call->iov[i].iov_len) {
+			*n = call->iov[i].iov_len < (size_t)call->result
+				     ? call->iov[i].iov_len
+				     : (size_t)call->result;
+			return call->iov[i].iov_base;
+		}
+	return NULL;
+}
+
+/* Whether the call's bytes (direction dir) would begin a message: for
+ * HTTP/2, a HEADERS frame the program sends (a stream may open). */
+static bool at_boundary(const struct obs_capture *c, enum obs_dir dir,
+			const struct obs_call *call)
+{
+	size_t n;
+	const uint8_t *p;
+
 	switch (c->app[dir]) {
+	case OBS_APP_H2:
+		p = call_bytes(call, &n);
+		return dir == OBS_TX && p &&
+		       obs_h2_begins_headers(c->h2, OBS_H2_TX, p, n);
 	case OBS_APP_UNKNOWN:
 		return true;
 	case OBS_APP_H1:
@@ -226,11 +402,49 @@ static bool at_boundary(const struct obs_capture *c, enum obs_dir dir)
 	}
 }
 
+/* The hint for the caller (obs_cap_h2_wanted): memory for HTTP/2 may be
+ * used by the next send (a level's first bytes are due) or receive (the
+ * answer to an h2c Upgrade), and there is none. */
+static void h2_want(struct obs_capture *c)
+{
+	uint8_t want = 0;
+
+	if (c->h2 == NULL && !c->h2_on) {
+		if (c->app[OBS_TX] == OBS_APP_UNKNOWN)
+			want |= 1u << OBS_TX;
+		if (c->h2c_asked)
+			want |= 1u << OBS_RX;
+	}
+	if (want != __atomic_load_n(&c->h2_want, __ATOMIC_RELAXED))
+		__atomic_store_n(&c->h2_want, want, __ATOMIC_RELAXED);
+}
+
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink)
 {
 	memset(c, 0, sizeof(*c));
 	c->sink = sink;
 	obs_h1_init(&c->h1, h1_fact, c);
+	h2_want(c);
+}
+
+bool obs_cap_h2_offer(struct obs_capture *c, struct obs_h2 *mem,
+		      const struct obs_hpack *hpack)
+{
+	if (c->h2)
+		return false;
+	c->h2 = mem;
+	c->hpack = hpack;
+	h2_want(c);
+	return true;
+}
+
+struct obs_h2 *obs_cap_h2_reclaim(struct obs_capture *c)
+{
+	struct obs_h2 *mem = c->h2;
+
+	c->h2 = NULL;
+	c->hpack = NULL;
+	return mem;
 }
 
 void obs_cap_connect(struct obs_capture *c, int64_t t_in, int64_t t_out,
@@ -281,6 +495,9 @@ static void unseen(struct obs_capture *c, enum obs_dir dir)
 		put(c, &ev, true);
 		c->app[OBS_TX] = c->app[OBS_RX] = OBS_APP_OTHER;
 		c->edge = true;
+	} else if (c->app[dir] == OBS_APP_H2) {
+		h2_end(c);
+		h2_lost(c, dir, c->pos[dir], OBS_H2_LOST_UNSEEN);
 	} else if (c->app[dir] != OBS_APP_OTHER) {
 		c->app[dir] = OBS_APP_OTHER;
 	}
@@ -298,6 +515,8 @@ static void feed(struct obs_capture *c, enum obs_dir dir,
 {
 	uint64_t at = c->pos[dir];
 
+	if (c->h2_on)
+		obs_h2_call(c->h2);
 	for (int i = 0; i < iovcnt && n; i++) {
 		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
 
@@ -321,7 +540,7 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 	if (!c->up_known && call->result >= 0)
 		obs_cap_up(c, call->t_out, OBS_UP_FIRST_IO, 0);
 	merge = c->last_open && ev->kind == OBS_EV_CALL && ev->dir == dir &&
-		!own && !(n && ev->bytes && at_boundary(c, dir));
+		!own && !(n && ev->bytes && at_boundary(c, dir, call));
 
 	if (merge) {
 		ev->calls++;
@@ -358,6 +577,7 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 		feed(c, dir, call->iov, call->iovcnt, n);
 	else if (n)
 		unseen(c, dir);
+	h2_flush(c);
 	c->pos[dir] += n;
 	if (merge)
 		c->sink->update(c->sink->ctx, c->last_handle, ev, c->edge);
@@ -369,6 +589,7 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 		c->feeding_dir = OBS_RX;
 		obs_h1_eof(&c->h1, OBS_RX);
 	}
+	h2_want(c);
 }
 
 void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how)
@@ -398,6 +619,7 @@ void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
 		return;
 	}
 	close_last(c);
+	h2_end(c); /* its streams close */
 	/* a message under way will not end now */
 	for (int dir = OBS_TX; dir <= OBS_RX; dir++)
 		if (c->msg_open[dir]) {

@@ -9,10 +9,21 @@
  * connection (the layer holds the connection's lock).
  *
  * Which follower reads a direction's bytes: the first bytes the program
- * sends choose (a TLS record: TLS; anything else: HTTP/1, which gives up
- * on what is not HTTP/1); a server that speaks first is another protocol.
+ * sends on a level choose (app_of in capture.c: a TLS record: TLS; the
+ * HTTP/2 client preface: HTTP/2; anything else: HTTP/1, which gives up on
+ * what is not HTTP/1); a server that speaks first is another protocol.
  * HTTP/1's switches hand the bytes on: after a CONNECT's 2xx the tunnel's
- * first bytes choose again, after a 101 WebSocket frames are followed.
+ * first bytes choose again, after a 101 WebSocket frames are followed, or
+ * HTTP/2 frames when the request asked for h2c. So the choice is made by
+ * the bytes of a level, whatever carries them.
+ *
+ * HTTP/2 (h2.h) needs memory the capture cannot allocate (struct obs_h2,
+ * 130 KiB): the caller offers it (obs_cap_h2_offer) before a call that
+ * obs_cap_h2_wanted says may begin HTTP/2, and takes it back after close
+ * (obs_cap_h2_reclaim). Without it the level is read as another protocol.
+ * Its facts (event.h, OBS_EV_H2) stand at offsets of each direction's
+ * bytes like HTTP/1's; a stream's bytes are counted by the follower and
+ * said once, when it closes.
  */
 #ifndef OBSERVE_CAPTURE_H
 #define OBSERVE_CAPTURE_H
@@ -24,6 +35,7 @@
 
 #include "event.h"
 #include "h1.h"
+#include "h2.h"
 #include "wsframe.h"
 
 /* Where events go. put stores a new event and returns a handle for it;
@@ -64,6 +76,16 @@ struct obs_capture {
 	/* the host and path of the last request written with its labels */
 	char last_host[OBS_H1_HOST_MAX];
 	char last_path[OBS_H1_PATH_MAX];
+	/* HTTP/2: the follower's memory and inflater (offered), whether it
+	 * runs, the hint for the caller, a request that asked for h2c, and
+	 * the facts of the stream being said (one event, not yet written) */
+	struct obs_h2 *h2;
+	const struct obs_hpack *hpack;
+	bool h2_on;
+	uint8_t h2_want; /* bits 1 << dir (obs_cap_h2_wanted) */
+	bool h2c_asked;
+	bool h2_pending;
+	struct obs_event h2_fact;
 };
 
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink);
@@ -94,6 +116,36 @@ struct obs_call {
 	int iovcnt;
 };
 void obs_cap_call(struct obs_capture *c, const struct obs_call *call);
+
+/* Whether call may begin HTTP/2 on c while c has no memory for it: its
+ * bytes are the client preface where a level's first bytes are due, or it
+ * receives the answer to a request that asked for h2c. Reads c without
+ * its lock (a hint: a call it misses is read as another protocol). */
+static inline bool obs_cap_h2_wanted(const struct obs_capture *c,
+				     const struct obs_call *call)
+{
+	uint8_t want = __atomic_load_n(&c->h2_want, __ATOMIC_RELAXED);
+	size_t n;
+
+	if (!(want >> call->dir & 1u) || call->result <= 0 || call->peek ||
+	    call->iov == NULL || call->iovcnt < 1)
+		return false;
+	if (call->dir == OBS_RX)
+		return true;
+	n = call->iov[0].iov_len < (size_t)call->result ? call->iov[0].iov_len
+							: (size_t)call->result;
+	return obs_h2_preface(call->iov[0].iov_base, n);
+}
+
+/* Memory for HTTP/2 (mem: anonymous, not moved while c has it; hpack: the
+ * inflater, NULL for none) for c to use from its next call on. False when
+ * c has some already: give mem back. */
+bool obs_cap_h2_offer(struct obs_capture *c, struct obs_h2 *mem,
+		      const struct obs_hpack *hpack);
+
+/* After obs_cap_close (not at exit): the memory offered, its header
+ * values wiped, for the caller to reuse; NULL when it had none. */
+struct obs_h2 *obs_cap_h2_reclaim(struct obs_capture *c);
 
 void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how);
 /* close() returned at t_out; flags OBS_EVF_EXIT or OBS_EVF_LOST when the

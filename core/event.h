@@ -47,6 +47,8 @@ enum obs_ev_kind {
 	/* not an event: the spool's second record of a request's fact, its
 	 * host and path (core/evrec.c) */
 	OBS_EV_LABELS = 9,
+	/* HTTP/2 facts of one stream (u.h2), or the end of HTTP/2 */
+	OBS_EV_H2 = 10,
 };
 
 /* The protocol a direction's bytes are read as (OBS_EV_PROTO's aux). */
@@ -56,6 +58,7 @@ enum obs_app {
 	OBS_APP_TLS = 2,
 	OBS_APP_WS = 3,
 	OBS_APP_OTHER = 4,
+	OBS_APP_H2 = 5, /* HTTP/2 frames (the client preface, or h2c's 101) */
 };
 
 /* How T2 was learned (OBS_EV_UP, aux). */
@@ -90,6 +93,53 @@ struct obs_ev_h1 {
 	struct obs_h1_head head;
 };
 
+/* OBS_EV_H2: what happened to one stream (stream 0: to HTTP/2 itself), as
+ * the frame follower (h2.h) said it while its direction's bytes were fed;
+ * the facts of one call about one stream that nothing of another stream
+ * came between are one event. offset: one past the byte of the latest of
+ * them (for END, one past the frame that carried END_STREAM). Per-stream
+ * bytes are not events: the follower counts them, and CLOSE says the
+ * totals, so a stream's DATA frames cost nothing here however many. */
+/* TX: its HEADERS opened it; begin: that frame's first byte (T3) */
+#define OBS_H2F_OPEN 0x1u
+/* TX: its header block ended and was decoded: the labels */
+#define OBS_H2F_REQUEST 0x2u
+/* RX: its first answer frame; begin: the last byte of that frame's header
+ * (TFB) */
+#define OBS_H2F_FIRST 0x4u
+/* RX: its final :status */
+#define OBS_H2F_STATUS 0x8u
+/* END_STREAM in the direction (T4, T6) */
+#define OBS_H2F_END 0x10u
+/* reset (RST_STREAM, or refused by a GOAWAY): code */
+#define OBS_H2F_RESET 0x20u
+/* over: bytes and calls are its totals */
+#define OBS_H2F_CLOSE 0x40u
+/* stream 0: the bytes are not HTTP/2 from offset on (code: OBS_H2_LOST_*
+ * of h2.h) */
+#define OBS_H2F_LOST 0x80u
+#define OBS_H2F_ALL 0xffu
+
+/* In label_flags, beside OBS_H1F_HOST_CUT and _PATH_CUT: the host and
+ * path are those of the request decoded before it on the connection, and
+ * are not in the event (the capture writes them once). */
+#define OBS_H2L_AGAIN 0x4u
+
+struct obs_ev_h2 {
+	uint32_t stream;
+	uint16_t what;	      /* OBS_H2F_* */
+	uint16_t status;      /* STATUS */
+	uint32_t code;	      /* RESET: the HTTP/2 error code; LOST: why */
+	uint32_t label_flags; /* REQUEST: OBS_H1F_HOST_CUT, _PATH_CUT,
+			       * OBS_H2L_AGAIN */
+	uint64_t begin;	      /* OPEN, FIRST: see there */
+	uint64_t bytes[2];    /* CLOSE: its frames' bytes, by direction */
+	uint32_t calls[2];    /* CLOSE: the calls that moved some */
+	char method[OBS_H1_METHOD_MAX]; /* REQUEST: NUL-padded, as HTTP/1's */
+	char host[OBS_H1_HOST_MAX];	/* :authority */
+	char path[OBS_H1_PATH_MAX];	/* no query, fragment or ;parameters */
+};
+
 struct obs_ev_ws {
 	uint8_t opcode; /* the message's first frame's opcode */
 	uint64_t size;	/* its payload bytes */
@@ -121,6 +171,7 @@ struct obs_event {
 		struct obs_ev_h1 h1;
 		struct obs_ev_ws ws;
 		struct obs_ev_proto proto;
+		struct obs_ev_h2 h2;
 	} u;
 };
 

@@ -3,11 +3,95 @@
 
 #include <string.h>
 
+/* ---- HTTP/2 facts (event.h's struct obs_ev_h2): a record of their own
+ *
+ *   field of obs_event_body   holds
+ *   offset                    where the fact stands (the event's offset)
+ *   end                       the stream id (low 32 bits), the code (high)
+ *   begin                     begin
+ *   status                    status
+ *   hflags                    what (OBS_H2F_*) | label_flags << 16
+ *   method                    the method
+ *   bytes, at                 CLOSE: the stream's bytes sent, received
+ *   calls, first_bytes        CLOSE: its calls that sent, received
+ *   labels (the next record)  host and path
+ *
+ * t_in, t_data and t_out stay 0: the reader checks them as times. */
+
+static bool h2_has_labels(const struct obs_ev_h2 *h)
+{
+	return (h->what & OBS_H2F_REQUEST) && (h->host[0] || h->path[0]);
+}
+
+static void h2_encode(const struct obs_ev_h2 *h, struct obs_event_body *b)
+{
+	b->end = (uint64_t)h->code << 32 | h->stream;
+	b->begin = h->begin;
+	b->status = h->status;
+	b->hflags = h->what | h->label_flags << 16;
+	memcpy(b->method, h->method, sizeof(b->method));
+	b->bytes = h->bytes[0];
+	b->at = h->bytes[1];
+	b->calls = h->calls[0];
+	b->first_bytes = h->calls[1];
+	b->labels = h2_has_labels(h);
+}
+
+/* The fact of b into ev (its event's part decoded), its host and path from
+ * l (or none): NULL when the tools can take it, else what is wrong. */
+static const char *h2_decode(const struct obs_event_body *b,
+			     const struct obs_labels_body *l,
+			     struct obs_event *ev)
+{
+	struct obs_ev_h2 *h = &ev->u.h2;
+	uint32_t what = b->hflags & 0xffffu, lf = b->hflags >> 16;
+
+	if (what == 0 || (what & ~OBS_H2F_ALL) ||
+	    (lf & ~(OBS_H1F_HOST_CUT | OBS_H1F_PATH_CUT | OBS_H2L_AGAIN)) ||
+	    b->labels > 1)
+		return "unknown HTTP/2 fact";
+	if ((uint32_t)b->end > 0x7fffffffu || b->status > 999)
+		return "HTTP/2 fact out of range";
+	ev->bytes = ev->calls = ev->first_bytes = 0;
+	h->stream = (uint32_t)b->end;
+	h->code = (uint32_t)(b->end >> 32);
+	h->begin = b->begin;
+	h->status = b->status;
+	h->what = (uint16_t)what;
+	h->label_flags = lf;
+	memcpy(h->method, b->method, sizeof(h->method));
+	h->bytes[0] = b->bytes;
+	h->bytes[1] = b->at;
+	h->calls[0] = b->calls;
+	h->calls[1] = b->first_bytes;
+	if (l) {
+		memcpy(h->host, l->host, sizeof(h->host));
+		memcpy(h->path, l->path, sizeof(h->path));
+	}
+	return NULL;
+}
+
+/* ---- events ---- */
+
 static bool has_labels(const struct obs_event *ev)
 {
+	if (ev->kind == OBS_EV_H2)
+		return h2_has_labels(&ev->u.h2);
 	return ev->kind == OBS_EV_H1 && ev->dir == OBS_TX &&
 	       ev->u.h1.kind == OBS_H1_HEAD &&
 	       (ev->u.h1.head.host[0] || ev->u.h1.head.path[0]);
+}
+
+/* The host and path of ev (has_labels) into l. */
+static void labels_of(const struct obs_event *ev, struct obs_labels_body *l)
+{
+	const char *host =
+		ev->kind == OBS_EV_H2 ? ev->u.h2.host : ev->u.h1.head.host;
+	const char *path =
+		ev->kind == OBS_EV_H2 ? ev->u.h2.path : ev->u.h1.head.path;
+
+	memcpy(l->host, host, sizeof(l->host));
+	memcpy(l->path, path, sizeof(l->path));
 }
 
 unsigned int obs_evrec_records(const struct obs_event *ev)
@@ -71,12 +155,13 @@ void obs_evrec_encode(const struct obs_event *ev, struct obs_record *rec,
 	encode_event(ev, &b);
 	if (ev->kind == OBS_EV_H1)
 		encode_fact(ev, &b);
+	else if (ev->kind == OBS_EV_H2)
+		h2_encode(&ev->u.h2, &b);
 	memcpy(&rec->u.event, &b, sizeof(b));
 	if (labels && b.labels) {
 		struct obs_labels_body l = { .ev_kind = OBS_EV_LABELS };
 
-		memcpy(l.host, ev->u.h1.head.host, sizeof(l.host));
-		memcpy(l.path, ev->u.h1.head.path, sizeof(l.path));
+		labels_of(ev, &l);
 		memcpy(&labels->u.labels, &l, sizeof(l));
 	}
 }
@@ -104,7 +189,9 @@ bool obs_evrec_attach(struct obs_record *rec, const struct obs_event *fact)
 bool obs_evrec_has_labels(const struct obs_record *rec)
 {
 	return rec->kind == OBS_REC_EVENT &&
-	       rec->u.event.ev_kind == OBS_EV_H1 && rec->u.event.labels;
+	       (rec->u.event.ev_kind == OBS_EV_H1 ||
+		rec->u.event.ev_kind == OBS_EV_H2) &&
+	       rec->u.event.labels;
 }
 
 /* The HTTP/1 fact of b into ev (its number, direction and kind set), its
@@ -147,14 +234,15 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 
 	*n = 0;
 	memset(&ev[0], 0, sizeof(ev[0]));
-	if (b->ev_kind < OBS_EV_CONNECT || b->ev_kind > OBS_EV_PROTO)
+	if (b->ev_kind < OBS_EV_CONNECT || b->ev_kind > OBS_EV_H2 ||
+	    b->ev_kind == OBS_EV_LABELS)
 		return "unknown event kind";
 	if (b->dir > OBS_RX)
 		return "unknown direction";
 	if (b->ev_kind == OBS_EV_UP && b->err == 0 &&
 	    (b->aux < OBS_UP_SO_ERROR || b->aux > OBS_UP_FIRST_IO))
 		return "unknown way a connect's outcome was learned";
-	if (b->ev_kind == OBS_EV_PROTO && b->aux > OBS_APP_OTHER)
+	if (b->ev_kind == OBS_EV_PROTO && b->aux > OBS_APP_H2)
 		return "unknown protocol";
 	ev[0].seq = b->seq;
 	ev[0].kind = b->ev_kind;
@@ -200,6 +288,16 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 	case OBS_EV_PROTO:
 		ev[0].u.proto.level = b->fact;
 		break;
+	case OBS_EV_H2: {
+		bool l = labels && labels->kind == OBS_REC_EVENT &&
+			 labels->u.labels.ev_kind == OBS_EV_LABELS;
+		const char *why =
+			h2_decode(b, l ? &labels->u.labels : NULL, &ev[0]);
+
+		if (why)
+			return why;
+		break;
+	}
 	default:
 		break;
 	}

@@ -1,6 +1,6 @@
 /* evrec.h - an event in the spool: the record or two it takes
- * (common/spool_format.h: obs_event_body, and obs_labels_body for an
- * HTTP/1 request's host and path). The layer encodes, the slicer decodes;
+ * (common/spool_format.h: obs_event_body, and obs_labels_body for a
+ * request's host and path). The layer encodes, the slicer decodes;
  * this is the only place that knows both shapes.
  */
 #ifndef OBSERVE_EVREC_H
@@ -11,8 +11,8 @@
 #include "event.h"
 #include "spool_format.h"
 
-/* The records ev takes: 2 for an HTTP/1 request's fact that has a host or
- * a path, else 1. */
+/* The records ev takes: 2 for a request's fact (HTTP/1's, or an HTTP/2
+ * stream's labels) that has a host or a path, else 1. */
 unsigned int obs_evrec_records(const struct obs_event *ev);
 
 /* ev into rec's body (and, when it takes two records and labels is not

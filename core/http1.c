@@ -19,11 +19,7 @@ static struct obs_http1_x *at(struct obs_http1 *h, uint32_t i)
 static const struct obs_event *holder(const struct obs_http1_ctx *cx,
 				      enum obs_dir dir, uint64_t byte)
 {
-	const struct obs_event *ev = obs_calls_find(&cx->calls[dir], byte);
-
-	if (ev == NULL || byte < ev->offset || byte - ev->offset >= ev->bytes)
-		return NULL;
-	return ev;
+	return obs_calls_holder(&cx->calls[dir], byte);
 }
 
 /* Give the oldest exchange out and forget it. */
@@ -31,7 +27,7 @@ static void pop(struct obs_http1 *h, const struct obs_http1_ctx *cx)
 {
 	struct obs_http1_x *p = at(h, 0);
 
-	if (!p->done)
+	if (!p->done && !p->h2c)
 		p->x.flags |= OBS_CXF_CUT;
 	cx->out->exchange(cx->out->ctx, &p->x);
 	h->first = (h->first + 1) % OBS_HTTP1_QUEUE;
@@ -83,10 +79,11 @@ static void request_ended(struct obs_http1_x *p, const struct obs_event *ev)
 	p->need_t5 = true;
 }
 
+/* (an h2c 101's exchange is not done: HTTP/2 goes on with it) */
 static void response_ended(struct obs_http1_x *p, const struct obs_event *ev)
 {
 	p->x.t6 = obs_event_time(ev, p->resp_end - 1);
-	p->done = true;
+	p->done = !p->h2c;
 }
 
 static void request(struct obs_http1 *h, const struct obs_http1_ctx *cx,
@@ -167,6 +164,7 @@ static void response(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		break;
 	case OBS_H1_SW_H2C:
 		p->x.flags |= OBS_CXF_SWITCH;
+		p->h2c = true;
 		cx->conn->app_proto = OBS_AP_H2C;
 		break;
 	case OBS_H1_SW_OTHER:
@@ -252,12 +250,25 @@ void obs_http1_call(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		received(h, cx, ev);
 }
 
+bool obs_http1_take_h2c(struct obs_http1 *h, struct obs_core_exchange *x)
+{
+	struct obs_http1_x *p = h->len ? at(h, 0) : NULL;
+
+	if (p == NULL || !p->h2c)
+		return false;
+	*x = p->x;
+	h->first = (h->first + 1) % OBS_HTTP1_QUEUE;
+	h->len--;
+	return true;
+}
+
 void obs_http1_finish(struct obs_http1 *h, const struct obs_http1_ctx *cx)
 {
 	for (uint32_t i = 0; i < h->len; i++) {
 		struct obs_http1_x *p = at(h, i);
 
-		if (p->answered && !p->done && h->rx_seen > p->resp_begin) {
+		if (p->answered && !p->done && !p->h2c &&
+		    h->rx_seen > p->resp_begin) {
 			p->x.dr = h->rx_seen - p->resp_begin + p->interim_bytes;
 			p->x.t6 = h->rx_last_data;
 		}

@@ -35,6 +35,7 @@ struct obs_http1_x {
 	bool need_t5;		/* T4 known, no receive since */
 	bool answered;		/* the final response's head came */
 	bool done;		/* ... and its last byte's time is known */
+	bool h2c;		/* its 101 switched to HTTP/2: kept for it */
 };
 
 struct obs_http1 {
@@ -61,6 +62,11 @@ void obs_http1_message(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 /* A call event of either direction. */
 void obs_http1_call(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		    const struct obs_event *ev);
+/* The exchange whose 101 switched the connection to HTTP/2 (h2c), taken
+ * out of the queue for HTTP/2 to go on with (its stream 1), into *x; false
+ * when there is none (still kept, it is given out by obs_http1_finish as
+ * HTTP/1 left it). */
+bool obs_http1_take_h2c(struct obs_http1 *h, struct obs_core_exchange *x);
 /* No more HTTP/1 on this connection: the exchanges under way are given
  * out as they stand. */
 void obs_http1_finish(struct obs_http1 *h, const struct obs_http1_ctx *cx);

@@ -18,11 +18,14 @@
 	0x4u		    /* its response switched the protocol              \
 			     * (101, or 2xx to CONNECT) */
 #define OBS_CXF_TUNNEL 0x8u /* inside a CONNECT tunnel */
-#define OBS_CXF_HTTP 0x10u  /* an HTTP/1 request and its response */
+#define OBS_CXF_HTTP 0x10u  /* an HTTP request and its response */
+#define OBS_CXF_H2 0x20u    /* an HTTP/2 stream (stream) */
+#define OBS_CXF_RESET 0x40u /* ... that was reset (stream_error) */
 
 struct obs_core_exchange {
 	uint32_t seq;	/* from 1 within the connection, in the order the
-			 * exchanges are given out (the replay numbers them) */
+			 * exchanges are given out (the replay numbers them),
+			 * or for HTTP/2 streams the order they opened in */
 	uint32_t flags; /* OBS_CXF_* */
 	int64_t t3, t4, t5, tfb, t6;
 	uint64_t ds, dr;
@@ -34,6 +37,8 @@ struct obs_core_exchange {
 	char method[OBS_H1_METHOD_MAX];
 	char host[OBS_H1_HOST_MAX];
 	char path[OBS_H1_PATH_MAX];
+	uint32_t stream;       /* OBS_CXF_H2: its id */
+	uint32_t stream_error; /* OBS_CXF_RESET: the HTTP/2 error code */
 };
 
 /* Connection flags (obs_core_conn.flags). */

@@ -5,20 +5,28 @@
  *   shutdown, close
  *   call             tcp, the call window of its direction, then the
  *                    layer of its direction's protocol: HTTP/1 or raw
- *                    (WebSocket's calls carry nothing it needs)
+ *                    (WebSocket's and HTTP/2's calls carry nothing their
+ *                    layers need beyond the window)
  *   proto            the direction's protocol from here; a call that came
- *                    before it is handed to the chosen layer
+ *                    before it is handed to the chosen layer; HTTP/2
+ *                    begins (after an h2c Upgrade: with HTTP/1's exchange
+ *                    of the request that asked, as its stream 1)
  *   HTTP/1 message   http1
  *   HTTP/1 switch    the direction's protocol: WebSocket, the tunnel's
  *                    (chosen by a proto event), or raw
  *   HTTP/1 lost      raw from here, both directions; http1 gives out
  *                    what it has
  *   WebSocket        a message counted on the connection
+ *   HTTP/2 stream    http2
+ *   HTTP/2 lost      raw from here, the directions HTTP/2 had; http2
+ *                    gives out what it has
  */
 #include "replay.h"
 
+#include <stddef.h>
 #include <string.h>
 
+#include "spool_format.h"
 #include "tcp.h"
 
 static struct obs_http1_ctx http1_ctx(struct obs_replay *r)
@@ -26,6 +34,33 @@ static struct obs_http1_ctx http1_ctx(struct obs_replay *r)
 	return (struct obs_http1_ctx){ .conn = &r->conn,
 				       .calls = r->calls,
 				       .out = &r->layers };
+}
+
+/* The connection's next exchange number (conn.exchanges is written here
+ * only). */
+static uint32_t next_number(void *ctx)
+{
+	struct obs_replay *r = ctx;
+
+	return ++r->conn.exchanges;
+}
+
+static struct obs_http2_ctx http2_ctx(struct obs_replay *r)
+{
+	return (struct obs_http2_ctx){ .conn = &r->conn,
+				       .calls = r->calls,
+				       .out = &r->layers,
+				       .number = next_number,
+				       .ctx = r };
+}
+
+static void http2_stop(struct obs_replay *r)
+{
+	struct obs_http2_ctx cx = http2_ctx(r);
+
+	if (r->http2_on)
+		obs_http2_finish(&r->http2, &cx);
+	r->http2_on = false;
 }
 
 static void http1_stop(struct obs_replay *r)
@@ -69,12 +104,31 @@ static void on_call(struct obs_replay *r, const struct obs_event *ev)
 	deliver(r, ev);
 }
 
+/* HTTP/2 begins: h2 on TLS, else h2c; after an h2c Upgrade HTTP/1's
+ * exchange of the request that asked is its stream 1, and HTTP/1 ends. */
+static void http2_start(struct obs_replay *r)
+{
+	struct obs_http2_ctx cx = http2_ctx(r);
+	struct obs_core_exchange up;
+	bool upgraded = r->http1_on && obs_http1_take_h2c(&r->http1, &up);
+
+	r->conn.app_proto =
+		r->conn.flags & OBS_CCF_TLS ? OBS_AP_H2 : OBS_AP_H2C;
+	http1_stop(r);
+	obs_http2_init(&r->http2);
+	r->http2_on = true;
+	if (upgraded)
+		obs_http2_upgraded(&r->http2, &cx, &up);
+}
+
 static void on_proto(struct obs_replay *r, const struct obs_event *ev)
 {
 	uint8_t app = ev->aux;
 
 	if (app == OBS_APP_TLS)
 		r->conn.flags |= OBS_CCF_TLS;
+	if (app == OBS_APP_H2 && !r->http2_on)
+		http2_start(r);
 	if (app == OBS_APP_H1 && !r->http1_on) {
 		obs_http1_init(&r->http1);
 		r->http1_on = true;
@@ -117,6 +171,22 @@ static void on_ws(struct obs_replay *r, const struct obs_event *ev)
 	r->conn.ws_messages[ev->dir]++;
 }
 
+static void on_h2(struct obs_replay *r, const struct obs_event *ev)
+{
+	struct obs_http2_ctx cx = http2_ctx(r);
+
+	if (!(ev->u.h2.what & OBS_H2F_LOST)) {
+		if (r->http2_on)
+			obs_http2_fact(&r->http2, &cx, ev);
+		return;
+	}
+	/* not HTTP/2 from here: what it had goes on as raw runs */
+	for (int d = OBS_TX; d <= OBS_RX; d++)
+		if (r->app[d] == OBS_APP_H2)
+			r->app[d] = OBS_APP_OTHER;
+	http2_stop(r);
+}
+
 /* What each kind of event does (enum obs_ev_kind). */
 static void (*const on_event[])(struct obs_replay *,
 				const struct obs_event *) = {
@@ -124,21 +194,26 @@ static void (*const on_event[])(struct obs_replay *,
 	[OBS_EV_CALL] = on_call,   [OBS_EV_SHUTDOWN] = on_tcp,
 	[OBS_EV_CLOSE] = on_tcp,   [OBS_EV_H1] = on_h1,
 	[OBS_EV_WS] = on_ws,	   [OBS_EV_PROTO] = on_proto,
+	[OBS_EV_H2] = on_h2,
 };
 
-/* An exchange a layer gives out: numbered, then the caller's. */
+/* An exchange a layer gives out: numbered (unless its layer did), then
+ * the caller's. */
 static void number(void *ctx, const struct obs_core_exchange *x)
 {
 	struct obs_replay *r = ctx;
 	struct obs_core_exchange numbered = *x;
 
-	numbered.seq = ++r->conn.exchanges;
+	if (numbered.seq == 0) /* not numbered by its layer (HTTP/2's are) */
+		numbered.seq = next_number(r);
 	r->out.exchange(r->out.ctx, &numbered);
 }
 
 void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out)
 {
-	memset(r, 0, sizeof(*r));
+	/* HTTP/2's state is set when HTTP/2 begins (most connections never
+	 * touch it) */
+	memset(r, 0, offsetof(struct obs_replay, http2));
 	r->out = *out;
 	r->layers = (struct obs_core_sink){ number, r };
 	obs_raw_init(&r->raw);
@@ -160,6 +235,7 @@ void obs_replay_event(struct obs_replay *r, const struct obs_event *ev)
 void obs_replay_finish(struct obs_replay *r)
 {
 	http1_stop(r);
+	http2_stop(r);
 	obs_raw_finish(&r->raw, &r->layers);
 	obs_tcp_finish(&r->conn);
 }

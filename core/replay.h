@@ -4,9 +4,11 @@
  *
  * The stack: TCP at the bottom (tcp.h: phases, times, how it ended); on
  * it, per direction and level, the protocol the capture chose: HTTP/1.1
- * (http1.h), another protocol read as runs of calls (raw.h), WebSocket
- * after a 101 (its messages counted on the connection). A CONNECT's 2xx
- * opens a tunnel: the level above it chooses again (TLS, HTTP/1 ...).
+ * (http1.h), HTTP/2 (http2.h: one exchange per stream, from the client
+ * preface or after an h2c Upgrade's 101), another protocol read as runs of
+ * calls (raw.h), WebSocket after a 101 (its messages counted on the
+ * connection). A CONNECT's 2xx opens a tunnel: the level above it chooses
+ * again (TLS, HTTP/1, HTTP/2 ...).
  *
  * Pure: no I/O, no allocation, one thread, fixed-size state. The slicer,
  * observe --live, the tests and the fuzzers link it.
@@ -19,6 +21,7 @@
 #include "calls.h"
 #include "event.h"
 #include "http1.h"
+#include "http2.h"
 #include "out.h"
 #include "raw.h"
 
@@ -30,8 +33,11 @@ struct obs_replay {
 	uint8_t app[2];	     /* enum obs_app (event.h) of each direction */
 	bool undelivered[2]; /* its last call came before its protocol */
 	bool http1_on;	     /* HTTP/1 exchanges under way */
+	bool http2_on;	     /* HTTP/2 streams under way */
 	struct obs_http1 http1;
 	struct obs_raw raw;
+	/* last, 28 KiB: written only once HTTP/2 begins (http2_on) */
+	struct obs_http2 http2;
 };
 
 void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out);

@@ -9,7 +9,9 @@
  * stays without OBS_RS_COMPLETE until the capture seals it. A handle is
  * the record's address (0: none could be had, the event is counted as
  * lost by the spool). No allocation, no system call but the spool's
- * growth.
+ * growth, and the memory of HTTP/2 followers (h2pool.c), offered to the
+ * capture outside the connection's lock when a call may begin HTTP/2 and
+ * taken back when the connection closes.
  */
 #include "events.h"
 
@@ -109,8 +111,27 @@ void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err)
 	obs_cap_connect(&c->cap, t_in, t_out, err);
 }
 
+/* Memory for HTTP/2 offered to c's capture (taken outside the lock: the
+ * pool may map some, libnghttp2 loads once). */
+static __attribute__((noinline)) void h2_offer(struct obs_conn *c)
+{
+	const struct obs_hpack *hpack = NULL;
+	struct obs_h2 *mem = obs_h2mem_alloc(&hpack);
+	bool taken;
+
+	if (mem == NULL)
+		return; /* the level is read as another protocol */
+	obs_conn_lock(c);
+	taken = obs_cap_h2_offer(&c->cap, mem, hpack);
+	obs_conn_unlock(c);
+	if (!taken)
+		obs_h2mem_release(mem);
+}
+
 void obs_ev_call(struct obs_conn *c, const struct obs_call *call)
 {
+	if (__builtin_expect(obs_cap_h2_wanted(&c->cap, call), 0))
+		h2_offer(c);
 	obs_conn_lock(c);
 	obs_cap_call(&c->cap, call);
 	obs_conn_unlock(c);
@@ -132,7 +153,13 @@ void obs_ev_shutdown(struct obs_conn *c, int64_t t, int how)
 
 void obs_ev_close(struct obs_conn *c, int64_t t, uint8_t flags)
 {
+	struct obs_h2 *mem;
+
 	obs_conn_lock(c);
 	obs_cap_close(&c->cap, t, flags);
+	/* at exit its threads may go on with it */
+	mem = flags & OBS_EVF_EXIT ? NULL : obs_cap_h2_reclaim(&c->cap);
 	obs_conn_unlock(c);
+	if (mem)
+		obs_h2mem_release(mem);
 }

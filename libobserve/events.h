@@ -29,4 +29,12 @@ void obs_ev_shutdown(struct obs_conn *c, int64_t t, int how);
  * with it open (OBS_EVF_EXIT), or it was lost (OBS_EVF_LOST). */
 void obs_ev_close(struct obs_conn *c, int64_t t, uint8_t flags);
 
+/* Provided by h2pool.c: memory for the capture's HTTP/2 follower, and the
+ * inflater to give it (*hpack, NULL when libnghttp2 cannot be had); NULL
+ * when none. Outside every lock but the pool's, inside the layer; keeps
+ * errno. */
+struct obs_h2 *obs_h2mem_alloc(const struct obs_hpack **hpack);
+/* ... and its return (its follower ended: obs_cap_h2_reclaim). */
+void obs_h2mem_release(struct obs_h2 *mem);
+
 #endif

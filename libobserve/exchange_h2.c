@@ -128,6 +128,21 @@ static void lost(struct obs_conn *c)
 		    "there on");
 }
 
+/* A stream's labels, as the HTTP/1.x ones are written. */
+static void label_stream(struct obs_conn *c, struct obs_exch_body *x,
+			 const struct obs_h2_req *r)
+{
+	struct obs_http_req req = {
+		.flags = (r->flags & OBS_H1F_HOST_CUT ? OBS_HF_HOST_CUT : 0) |
+			 (r->flags & OBS_H1F_PATH_CUT ? OBS_HF_PATH_CUT : 0),
+	};
+
+	memcpy(req.method, r->method, sizeof(req.method));
+	memcpy(req.host, r->host, sizeof(req.host));
+	memcpy(req.path, r->path, sizeof(req.path));
+	obs_xm_label(c, x, &req);
+}
+
 static void on_stream_event(struct feed *f, struct obs_xh2_stream *s,
 			    const struct obs_h2_ev *ev)
 {
@@ -149,7 +164,8 @@ static void on_stream_event(struct feed *f, struct obs_xh2_stream *s,
 		}
 		break;
 	case OBS_H2_EV_REQUEST:
-		obs_xm_label(f->c, x, ev->req);
+		if (ev->req)
+			label_stream(f->c, x, ev->req);
 		break;
 	case OBS_H2_EV_FIRST:
 		x->tfb = f->t_out;
@@ -192,12 +208,6 @@ static void on_event(void *ctx, const struct obs_h2_ev *ev)
 	case OBS_H2_EV_LOST:
 		lost(f->c);
 		return;
-	case OBS_H2_EV_NOLABELS:
-		if (ev->code == OBS_H2_NL_NOLIB_NOW)
-			obs_xm_warn("libnghttp2.so.14 could not be loaded: "
-				    "HTTP/2 streams are timed, but have no "
-				    "method, path or status");
-		return;
 	case OBS_H2_EV_UNTRACKED:
 		if (!h->warned)
 			obs_xm_warn("more than 128 HTTP/2 streams open at "
@@ -220,6 +230,7 @@ static void feed_data(struct obs_conn *c, enum obs_h2_dir dir, struct feed *f,
 	size_t left = d->len;
 
 	c->h2->call++;
+	obs_h2_call(&c->h2->f);
 	for (int i = 0; i < d->iovcnt && left > 0; i++) {
 		size_t n = d->iov[i].iov_len < left ? d->iov[i].iov_len : left;
 
@@ -284,7 +295,7 @@ bool obs_xh2_send(struct obs_conn *c, int64_t t_in, int64_t t_out, ssize_t ret,
 		if (!c->h2 || c->proto != OBS_PROTO_UNKNOWN ||
 		    !obs_data_begins(d, "PRI * HTTP/2.0", 14))
 			return false;
-		obs_h2_init(&c->h2->f);
+		obs_h2_init(&c->h2->f, c->h2->hpack);
 		c->h2mode = OBS_H2M_PRIOR;
 		c->proto = OBS_PROTO_HTTP;
 		c->crec->u.conn.app_proto = OBS_AP_H2C;
@@ -310,8 +321,8 @@ static void upgrade(struct obs_conn *c, int64_t t_in)
 {
 	struct obs_h2 *f = &c->h2->f;
 
-	obs_h2_init(f);
-	obs_h2_upgrade(f);
+	obs_h2_init(f, c->h2->hpack);
+	obs_h2_upgrade(f, true);
 	c->h2mode = OBS_H2M_UPGRADE;
 	c->crec->u.conn.app_proto = OBS_AP_H2C;
 	if (c->xrec && c->xrec != &c->scratch) {
@@ -399,7 +410,7 @@ bool obs_xm_tls_session(struct obs_conn *c, uint8_t alpn, struct obs_xh2 *h2)
 		 * on the socket calls make no exchange, the streams do */
 		c->h2 = h2;
 		taken = true;
-		obs_h2_init(&h2->f);
+		obs_h2_init(&h2->f, h2->hpack);
 		c->h2mode = OBS_H2M_TLS;
 		cb->app_proto = OBS_AP_H2;
 		if (c->xrec && c->xrec != &c->scratch)

@@ -22,10 +22,11 @@ struct obs_xh2_stream {
 
 struct obs_xh2 {
 	struct obs_xh2_stream streams[OBS_H2_STREAMS]; /* by (id / 2) % N */
-	uint32_t call;		   /* the calls fed so far, numbered */
-	bool warned;		   /* a stream beyond the bound was said */
-	struct obs_xh2 *next_free; /* the layer's pool */
-	struct obs_h2 f;	   /* last: its arenas are touched as used */
+	uint32_t call;		       /* the calls fed so far, numbered */
+	bool warned;		       /* a stream beyond the bound was said */
+	const struct obs_hpack *hpack; /* the inflater (NULL: no labels) */
+	struct obs_xh2 *next_free;     /* the layer's pool */
+	struct obs_h2 f; /* last: its arenas are touched as used */
 };
 
 #endif

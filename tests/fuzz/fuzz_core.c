@@ -1,9 +1,11 @@
 /* fuzz_core.c - libFuzzer target for the capture and the core together:
  * any bytes a program sends or a server answers, in any pieces, go through
- * the HTTP/1 framer and the WebSocket frame follower (core/capture.c) and
- * their events through the replay (core/replay.c). Never a crash,
- * undefined behaviour, a leak or a hang, and the exchanges keep the
- * core's promises (checked below). Run by run-fuzz-core.sh.
+ * the HTTP/1 framer, the WebSocket frame follower and the HTTP/2 frame
+ * follower with libnghttp2's HPACK inflater (core/capture.c, which is
+ * offered memory for HTTP/2 as the layer offers it) and their events
+ * through the replay (core/replay.c, HTTP/2's streams by core/http2.c).
+ * Never a crash, undefined behaviour, a leak or a hang, and the exchanges
+ * keep the core's promises (checked below). Run by run-fuzz-core.sh.
  *
  * An input is a flag byte (bits 1..7: the largest piece a call moves, 0
  * for whole records) and then records as tests/servers/relay.py writes
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "hpack_linked.h"
 #include "replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,7 +33,8 @@ static uint64_t n_events;
 
 struct tally {
 	uint64_t bytes[2];
-	uint32_t seq;
+	uint32_t given;		  /* exchanges given out */
+	uint8_t seen[MAX_EVENTS]; /* their numbers, each once */
 };
 
 static uint64_t put(void *ctx, const struct obs_event *ev, bool final)
@@ -66,10 +70,13 @@ static void exchange(void *ctx, const struct obs_core_exchange *x)
 {
 	struct tally *t = ctx;
 
-	/* numbered in order, bytes no more than moved, times in order,
-	 * never a query string or path parameter kept */
-	if (x->seq != ++t->seq || x->ds > t->bytes[OBS_TX] ||
-	    x->dr > t->bytes[OBS_RX])
+	/* numbered once each (HTTP/2's as their streams opened, the others
+	 * in order), bytes no more than moved, times in order, never a query
+	 * string or path parameter kept */
+	t->given++;
+	if (x->seq == 0 || x->seq >= MAX_EVENTS || t->seen[x->seq]++ ||
+	    (!(x->flags & OBS_CXF_H2) && x->seq < t->given) ||
+	    x->ds > t->bytes[OBS_TX] || x->dr > t->bytes[OBS_RX])
 		abort();
 	if ((x->t3 && x->t4 && x->t3 > x->t4) ||
 	    (x->tfb && x->t6 && x->tfb > x->t6))
@@ -85,7 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const struct obs_sink sink = { put, update, seal, NULL };
 	static struct obs_capture cap;
 	static struct obs_replay replay;
-	struct tally t = { 0 };
+	static struct obs_h2 h2mem;
+	static struct tally t;
 	struct obs_core_sink out = { exchange, &t };
 	size_t piece, i = 1;
 	int64_t now = 1000;
@@ -94,7 +102,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	piece = data[0] >> 1;
 	n_events = 0;
+	memset(&t, 0, sizeof(t));
 	obs_cap_init(&cap, &sink);
+	if (!obs_cap_h2_offer(&cap, &h2mem, &obs_hpack_linked))
+		abort();
 	obs_cap_connect(&cap, now, now + 10, 0);
 	while (i + 5 <= size) {
 		enum obs_dir dir = data[i] == '<' ? OBS_RX : OBS_TX;
@@ -135,6 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	obs_cap_close(&cap, now, 0);
+	if (obs_cap_h2_reclaim(&cap) != &h2mem)
+		abort();
 	obs_replay_init(&replay, &out);
 	for (uint64_t e = 0; e < n_events; e++) {
 		if (!finals[e]) /* everything is final once closed */
@@ -142,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		obs_replay_event(&replay, &events[e]);
 	}
 	obs_replay_finish(&replay);
-	if (replay.conn.exchanges != t.seq)
+	if (replay.conn.exchanges != t.given)
 		abort();
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* fuzz_h2.c - libFuzzer target for the HTTP/2 frame follower
- * (libobserve/h2.c): any bytes, in any pieces, in either direction, must
+ * (core/h2.c): any bytes, in any pieces, in either direction, must
  * give events that keep the follower's promises, never a crash, undefined
  * behaviour, a leak or a hang. Run by run-fuzz-h2.sh.
  *
@@ -14,11 +14,13 @@
 #include <string.h>
 
 #include "h2.h"
+#include "hpack_linked.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct tally {
 	uint64_t said[2];
+	uint64_t closed[2]; /* the CLOSE totals */
 	unsigned int opens, closes, lost;
 };
 
@@ -39,12 +41,20 @@ static void on_event(void *ctx, const struct obs_h2_ev *e)
 		break;
 	case OBS_H2_EV_CLOSE:
 		t->closes++;
+		t->closed[0] += e->total[0];
+		t->closed[1] += e->total[1];
 		break;
 	case OBS_H2_EV_LOST:
 		t->lost++;
 		break;
-	case OBS_H2_EV_REQUEST:
-		if (!e->req)
+	case OBS_H2_EV_REQUEST: /* labels, when decoded: never a query,
+				 * fragment, path parameter or userinfo */
+		if (e->req &&
+		    ((e->req->flags & ~3u) ||
+		     memchr(e->req->path, '?', sizeof(e->req->path)) ||
+		     memchr(e->req->path, '#', sizeof(e->req->path)) ||
+		     memchr(e->req->path, ';', sizeof(e->req->path)) ||
+		     memchr(e->req->host, '@', sizeof(e->req->host))))
 			abort();
 		break;
 	default:
@@ -55,7 +65,7 @@ static void on_event(void *ctx, const struct obs_h2_ev *e)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct obs_h2 h;
-	struct tally t = { { 0, 0 }, 0, 0, 0 };
+	struct tally t = { { 0, 0 }, { 0, 0 }, 0, 0, 0 };
 	uint64_t fed[2] = { 0, 0 };
 	size_t off = 1, piece;
 	bool upgrade;
@@ -64,9 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	upgrade = data[0] & 1;
 	piece = data[0] >> 1;
-	obs_h2_init(&h);
+	obs_h2_init(&h, &obs_hpack_linked);
 	if (upgrade)
-		obs_h2_upgrade(&h);
+		obs_h2_upgrade(&h, true);
 	while (off + 5 <= size) {
 		int dir = data[off] == '<' ? OBS_H2_RX : OBS_H2_TX;
 		size_t len = (size_t)data[off + 1] << 24 |
@@ -78,6 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			len = size - off - 5;
 		off += 5 + len;
 		fed[dir] += len;
+		obs_h2_call(&h);
 		while (len > 0) {
 			size_t k = piece && piece < len ? piece : len;
 			uint8_t *copy = malloc(k); /* ASan sees a read beyond */
@@ -99,6 +110,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (!t.lost && (t.said[0] != fed[0] || t.said[1] != fed[1])))
 		abort();
 	if (t.closes != t.opens + (upgrade ? 1 : 0))
+		abort();
+	/* the streams' totals are part of what was said */
+	if (t.closed[0] > t.said[0] || t.closed[1] > t.said[1])
 		abort();
 	return 0;
 }

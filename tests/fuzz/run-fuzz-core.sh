@@ -2,11 +2,13 @@
 # run-fuzz-core.sh [SECONDS] - build the core's fuzz targets with clang's
 # libFuzzer, AddressSanitizer and UBSan and run each for SECONDS (default
 # 10; tests/fuzz/run-fuzz-core.sh 600 for a longer run):
-#   fuzz_core    the HTTP/1 framer and the WebSocket frame follower, through
-#                the capture, and the replay of what they wrote; seeded with
+#   fuzz_core    the HTTP/1 framer, the WebSocket and HTTP/2 frame followers
+#                (HPACK: libnghttp2's inflater, linked), through the
+#                capture, and the replay of what they wrote; seeded with
 #                the conversations of unit.core (test_core writes them when
-#                CORE_SEEDS is set);
-#   fuzz_replay  the replay alone, on any sequence of events.
+#                CORE_SEEDS is set), HTTP/2's among them;
+#   fuzz_replay  the replay alone, on any sequence of events, HTTP/2's
+#                stream facts among them.
 # Exit 77 (skipped) without clang/libFuzzer.
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/fuzz.sh"
@@ -16,8 +18,8 @@ command -v clang >/dev/null || skip "clang is not installed"
 core=("$REPO"/core/*.c)
 for target in fuzz_core fuzz_replay; do
   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$REPO/core" -I"$REPO/common" "$REPO/tests/fuzz/$target.c" "${core[@]}" \
-    -o "$WORK/$target" 2>"$WORK/build.log" ||
+    -I"$REPO/core" -I"$REPO/common" -I"$REPO/tests/unit" "$REPO/tests/fuzz/$target.c" \
+    "${core[@]}" -lnghttp2 -o "$WORK/$target" 2>"$WORK/build.log" ||
     { cat "$WORK/build.log" >&2; skip "clang cannot build a libFuzzer target here"; }
 done
 ok "fuzz targets built"

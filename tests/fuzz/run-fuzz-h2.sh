@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # run-fuzz-h2.sh [SECONDS] - build the HTTP/2 follower's fuzz target
-# (fuzz_h2.c with libobserve/h2.c) with clang's libFuzzer, AddressSanitizer
+# (fuzz_h2.c with core/h2.c) with clang's libFuzzer, AddressSanitizer
 # and UBSan, seed it with the unit tests' connections (test_h2 writes them
 # when H2_SEEDS is set) and run it: briefly in CI (default 20 s), longer on
-# demand (tests/fuzz/run-fuzz-h2.sh 600). The follower dlopens libnghttp2 as
-# in the layer. Exit 77 (skipped) without clang/libFuzzer.
+# demand (tests/fuzz/run-fuzz-h2.sh 600). The target links libnghttp2 and
+# gives its inflater to the follower. Exit 77 (skipped) without
+# clang/libFuzzer.
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/fuzz.sh"
 seconds=${1:-20}
 command -v clang >/dev/null || skip "clang is not installed"
 [ -x "$BUILD/bin/test_h2" ] || fail "no $BUILD/bin/test_h2: build the project first"
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$REPO/libobserve" -I"$REPO/common" "$REPO/tests/fuzz/fuzz_h2.c" \
-  "$REPO/libobserve/h2.c" -ldl -o "$WORK/fuzz_h2" 2>"$WORK/build.log" ||
+  -I"$REPO/core" -I"$REPO/tests/unit" "$REPO/tests/fuzz/fuzz_h2.c" \
+  "$REPO/core/h2.c" -lnghttp2 -o "$WORK/fuzz_h2" 2>"$WORK/build.log" ||
   { cat "$WORK/build.log" >&2; skip "clang cannot build a libFuzzer target here"; }
 ok "fuzz target built"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# h2.sh CASE H2FEED - the HTTP/2 frame follower (libobserve/h2.c) on real
+# h2.sh CASE H2FEED - the HTTP/2 frame follower (core/h2.c) on real
 # traffic. A relay of ours (tests/servers/relay.py) records what a real
 # client and a real server exchange over cleartext HTTP/2; tests/tools/h2feed
 # plays the recording through the follower (which dlopens libnghttp2), and

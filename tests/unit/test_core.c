@@ -4,14 +4,9 @@
  * (core/replay.c) into exchanges, as in the slicer. The conversations are
  * HTTP/1.1 as servers speak it: keep-alive, 100-continue, 103 Early Hints,
  * pipelining, HEAD, 204 and 304, chunked bodies, bodies delimited by
- * close, an empty reply, WebSocket, a CONNECT tunnel.
- *
- * Times: the k-th call of a script enters at k * 1000 and returns at
- * k * 1000 + 500, so each time an exchange gets names the call it came
- * from.
- *
- * With CORE_SEEDS=DIR set, each conversation is also written to DIR as a
- * seed of tests/fuzz/fuzz_core.c (its input format).
+ * close, an empty reply, WebSocket, a CONNECT tunnel. HTTP/2's are in
+ * test_core_h2.c; how a conversation is run (its times, the seeds it
+ * writes for fuzz_core): core_run.h.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -25,193 +20,18 @@
 #include <cmocka.h>
 
 #include "capture.h"
+#include "core_run.h"
 #include "evrec.h"
 #include "replay.h"
 #include "spool_format.h"
-
-#define MAX_EVENTS 4096
-#define MAX_X 64
-
-struct script {
-	struct obs_event events[MAX_EVENTS];
-	bool final[MAX_EVENTS];
-	uint64_t n_events;
-	struct obs_core_exchange x[MAX_X];
-	int n_x;
-	struct obs_replay replay;
-	struct obs_capture cap;
-	struct obs_sink sink;
-	int step;
-	uint8_t seed[65536]; /* the conversation, as fuzz_core reads it */
-	size_t seed_len;
-};
-
-/* The call's bytes as a record of the fuzz target's input. */
-static void seed_add(struct script *s, enum obs_dir dir, const void *p,
-		     size_t n)
-{
-	uint8_t *r = s->seed + s->seed_len;
-
-	if (s->seed_len + 5 + n > sizeof(s->seed))
-		return;
-	r[0] = dir == OBS_RX ? '<' : '>';
-	r[1] = (uint8_t)(n >> 24);
-	r[2] = (uint8_t)(n >> 16);
-	r[3] = (uint8_t)(n >> 8);
-	r[4] = (uint8_t)n;
-	if (n)
-		memcpy(r + 5, p, n);
-	s->seed_len += 5 + n;
-}
-
-static void seed_write(const struct script *s)
-{
-	static int written;
-	const char *dir = getenv("CORE_SEEDS");
-	char path[4096];
-	FILE *f;
-
-	if (dir == NULL)
-		return;
-	snprintf(path, sizeof(path), "%s/seed%d", dir, ++written);
-	f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(s->seed, 1, s->seed_len, f), s->seed_len);
-	assert_int_equal(fclose(f), 0);
-}
-
-/* The sink keeps the events in an array, and checks the capture's word
- * on them: nothing changes once final, and everything is final once the
- * connection is closed (finish). */
-static uint64_t sink_put(void *ctx, const struct obs_event *ev, bool final)
-{
-	struct script *s = ctx;
-
-	assert_true(s->n_events < MAX_EVENTS);
-	s->events[s->n_events] = *ev;
-	s->final[s->n_events] = final;
-	return s->n_events++;
-}
-
-static void sink_update(void *ctx, uint64_t h, const struct obs_event *ev,
-			bool final)
-{
-	struct script *s = ctx;
-
-	assert_true(h < s->n_events);
-	assert_false(s->final[h]);
-	s->events[h] = *ev;
-	s->final[h] = final;
-}
-
-static void sink_seal(void *ctx, uint64_t h)
-{
-	struct script *s = ctx;
-
-	assert_true(h < s->n_events);
-	assert_false(s->final[h]);
-	s->final[h] = true;
-}
-
-static void out_exchange(void *ctx, const struct obs_core_exchange *x)
-{
-	struct script *s = ctx;
-
-	assert_true(s->n_x < MAX_X);
-	s->x[s->n_x++] = *x;
-}
-
-static struct script *script_new(void)
-{
-	static struct script s;
-
-	memset(&s, 0, sizeof(s));
-	s.sink = (struct obs_sink){ sink_put, sink_update, sink_seal, &s };
-	obs_cap_init(&s.cap, &s.sink);
-	s.step = 1;
-	s.seed[s.seed_len++] = 0; /* whole records */
-	obs_cap_connect(&s.cap, 0, 100, 0);
-	return &s;
-}
-
-static int64_t t_in(int step)
-{
-	return step * 1000;
-}
-
-static int64_t t_out(int step)
-{
-	return step * 1000 + 500;
-}
-
-/* A call of direction dir that moved the n bytes of p (n 0: EAGAIN);
- * returns its step. */
-static int call(struct script *s, enum obs_dir dir, const void *p, size_t n)
-{
-	struct iovec iov = { (void *)p, n };
-	struct obs_call c = {
-		.dir = dir,
-		.t_in = t_in(s->step),
-		.t_out = t_out(s->step),
-		.result = n ? (long)n : -1,
-		.err = n ? 0 : EAGAIN,
-		.iov = &iov,
-		.iovcnt = 1,
-	};
-
-	obs_cap_call(&s->cap, &c);
-	if (n)
-		seed_add(s, dir, p, n);
-	return s->step++;
-}
-
-static int send_str(struct script *s, const char *text)
-{
-	return call(s, OBS_TX, text, strlen(text));
-}
-
-static int recv_str(struct script *s, const char *text)
-{
-	return call(s, OBS_RX, text, strlen(text));
-}
-
-static int recv_eof(struct script *s)
-{
-	struct obs_call c = {
-		.dir = OBS_RX,
-		.t_in = t_in(s->step),
-		.t_out = t_out(s->step),
-		.eof = true,
-	};
-
-	obs_cap_call(&s->cap, &c);
-	seed_add(s, OBS_RX, NULL, 0);
-	return s->step++;
-}
-
-/* Close, then replay every event written. */
-static void finish(struct script *s)
-{
-	struct obs_core_sink out = { out_exchange, s };
-
-	obs_cap_close(&s->cap, t_out(s->step++), 0);
-	seed_write(s);
-	obs_replay_init(&s->replay, &out);
-	for (uint64_t i = 0; i < s->n_events; i++) {
-		assert_true(s->final[i]);
-		assert_int_equal(s->events[i].seq,
-				 i + 1); /* numbered in order */
-		obs_replay_event(&s->replay, &s->events[i]);
-	}
-	obs_replay_finish(&s->replay);
-}
+#include "test_core_h2.h"
 
 static const char resp_100b[] = "HTTP/1.1 200 OK\r\nServer: nginx\r\n"
 				"Content-Length: 10\r\n\r\n0123456789";
 
 static void test_keepalive(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 	int a, b, c, d;
 
 	(void)state;
@@ -255,7 +75,7 @@ static void test_keepalive(void **state)
  * of writing them again; the replay gives it them all the same. */
 static void test_labels_once(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 	int with_labels = 0, again = 0;
 
 	(void)state;
@@ -294,7 +114,7 @@ static void test_labels_once(void **state)
 /* curl -T: Expect: 100-continue, the 100, the body, then the 200. */
 static void test_expect_continue(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 	int head, body, ok;
 
 	(void)state;
@@ -324,7 +144,7 @@ static void test_expect_continue(void **state)
 /* 103 Early Hints and the 200 in one receive, then a second request. */
 static void test_early_hints(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 
 	(void)state;
 	send_str(s, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
@@ -351,7 +171,7 @@ static void test_early_hints(void **state)
  * them. */
 static void test_pipelining(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 	int sent, r1, r2;
 
 	(void)state;
@@ -392,7 +212,7 @@ static void test_pipelining(void **state)
 /* HEAD, 204 and 304 have no body whatever their Content-Length says. */
 static void test_no_body(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 
 	(void)state;
 	send_str(s, "HEAD /big HTTP/1.1\r\nHost: h\r\n\r\n");
@@ -420,7 +240,7 @@ static void test_no_body(void **state)
  * T6 is the receive that brought its last byte. */
 static void test_chunked(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 	int last;
 
 	(void)state;
@@ -447,7 +267,7 @@ static void test_chunked(void **state)
  * T6 is the last receive of bytes, TEOF the receive that returned 0. */
 static void test_close_delimited(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 	int last, eof;
 
 	(void)state;
@@ -470,7 +290,7 @@ static void test_close_delimited(void **state)
 /* The server closes without a word: one exchange, no status, cut. */
 static void test_empty_reply(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 
 	(void)state;
 	send_str(s, "GET /x HTTP/1.1\r\nHost: h\r\n\r\n");
@@ -488,7 +308,7 @@ static void test_empty_reply(void **state)
  * as messages and never read as requests. */
 static void test_websocket(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 	/* a masked text frame "GET / HTTP/1.1" (14 bytes): FIN, opcode 1 */
 	uint8_t text[2 + 4 + 14] = { 0x81, 0x80 | 14, 1, 2, 3, 4 };
 	/* from the server: a fragmented binary message (2 frames), a ping
@@ -521,7 +341,7 @@ static void test_websocket(void **state)
  * a connection marked TLS; its records are no HTTP/1 request. */
 static void test_connect_tls(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 	static const uint8_t hello[] = { 22, 3, 1, 0, 4, 1, 0, 0, 0 };
 	static const uint8_t shello[] = { 22, 3, 3, 0, 2, 2, 0 };
 	static const uint8_t app[] = { 23, 3, 3, 0, 3, 'G', 'E', 'T' };
@@ -556,7 +376,7 @@ static void test_connect_tls(void **state)
  * labelled. A refused CONNECT leaves HTTP/1 going on. */
 static void test_connect_http(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 
 	(void)state;
 	send_str(s, "CONNECT in:80 HTTP/1.1\r\nHost: in:80\r\n\r\n");
@@ -585,7 +405,7 @@ static void test_connect_http(void **state)
  * every event is final once the connection closes (found by fuzz.core). */
 static void test_connect_optimistic(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 
 	(void)state;
 	send_str(s, "CONNECT in:80 HTTP/1.1\r\nHost: in:80\r\n\r\n");
@@ -606,7 +426,7 @@ static void test_connect_optimistic(void **state)
  * statuses; an absolute-form target's userinfo is never kept. */
 static void test_byte_by_byte(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 	const char *req =
 		"POST http://user:pw@example.org:81/p/q?x=1 HTTP/1.1\r\n"
 		"Host: ignored\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -637,7 +457,7 @@ static void test_byte_by_byte(void **state)
  * receive that tries again after its end begins the next event. */
 static void test_merged_calls(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 	static char chunk[4096];
 	const char *head = "HTTP/1.1 200 OK\r\nContent-Length: 409600\r\n\r\n";
 	uint64_t before, body;
@@ -668,7 +488,7 @@ static void test_merged_calls(void **state)
 /* Not HTTP at all: a server that speaks first, exchanges as runs. */
 static void test_server_first(void **state)
 {
-	struct script *s = script_new();
+	struct run *s = run_new();
 
 	(void)state;
 	recv_str(s, "220 smtp ready\r\n");
@@ -706,7 +526,7 @@ static void test_evrec_checks(void **state)
 
 	struct obs_event proto = { .seq = 2,
 				   .kind = OBS_EV_PROTO,
-				   .aux = OBS_APP_OTHER + 1 };
+				   .aux = OBS_APP_H2 + 1 };
 	obs_evrec_encode(&proto, &rec, NULL);
 	assert_non_null(obs_evrec_decode(&rec, NULL, out, &n));
 }
@@ -803,5 +623,5 @@ int main(void)
 		cmocka_unit_test(test_evrec_attach),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL) | test_core_h2();
 }

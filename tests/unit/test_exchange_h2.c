@@ -22,6 +22,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "exchange_h2.h"
+#include "hpack_linked.h"
 
 /* ---- a record store on an array, standing in for the spool ---- */
 
@@ -56,7 +57,11 @@ uint32_t obs_record_epoch(void)
 
 struct obs_xh2 *obs_xh2_alloc(void)
 {
-	return calloc(1, sizeof(struct obs_xh2));
+	struct obs_xh2 *h = calloc(1, sizeof(struct obs_xh2));
+
+	if (h)
+		h->hpack = &obs_hpack_linked;
+	return h;
 }
 
 void obs_xh2_release(struct obs_xh2 *h)

@@ -1,16 +1,20 @@
 /* h2.h - an HTTP/2 frame follower: one connection's frames, in both
- * directions, turned into per-stream events (one exchange per stream).
+ * directions, turned into per-stream events (one exchange per stream). Both
+ * capture paths use it: the layer's exchange state machine
+ * (libobserve/exchange_h2.c) and the event capture (core/capture.c).
  *
- * Pure logic like exchange.c: no clocks, no system calls in the frame walk,
- * no allocation. The caller (the exchange state machine) feeds the bytes of
- * every send (OBS_H2_TX, client to server) and every receive (OBS_H2_RX)
- * exactly as the kernel moved them, in the order of its bookkeeping, split
- * anywhere; the follower calls back with events, and the caller, which knows
- * the call's entry and return times, turns them into exchange records:
+ * Pure: no clocks, no system call, no allocation, no I/O. The caller feeds
+ * the bytes of every send (OBS_H2_TX, client to server) and every receive
+ * (OBS_H2_RX) exactly as the kernel moved them, in the order of its
+ * bookkeeping, split anywhere, and says where each call begins
+ * (obs_h2_call); the follower calls back with events, and the caller, which
+ * knows the call's entry and return times, turns them into exchanges:
  *
  *   OPEN    (TX) the client's HEADERS opened the stream      T3 = its entry
- *   REQUEST (TX) its header block is decoded: :method, :path (no query, no
- *                fragment), :authority                        labels
+ *   REQUEST (TX) its header block is complete: :method, :path (no query,
+ *                fragment or ;parameters), :authority (no userinfo) (req;
+ *                NULL when the block could not be decoded; again: the same
+ *                host and path as the last request's)         labels
  *   FIRST   (RX) the first answer frame (HEADERS, DATA or RST_STREAM) of
  *                the stream is in this receive                TFB = its return
  *   STATUS  (RX) the final :status (1xx informational responses are not)
@@ -18,14 +22,21 @@
  *   RESET   RST_STREAM (code = its error), or streams above a server's
  *           GOAWAY's last stream id (RX, code 7 REFUSED_STREAM)
  *   CLOSE   the stream is over (both sides ended, reset, the connection
- *           ended or the follower gave up) and forgotten
+ *           ended or the follower gave up) and forgotten; total and calls
+ *           say what it moved in each direction
  *   BYTES   bytes of the stream's frames (the 9-byte header and the payload;
  *           stream 0: the connection's) moved in this call: Ds (TX), Dr (RX)
+ *
+ * Every event carries `at`: where in its direction's bytes it stands, from
+ * the first byte the follower was fed in that direction (one past the last
+ * byte consumed when it happened: for OPEN and FIRST, one past the frame's
+ * 9-byte header, so the frame begins at at - 9).
  *
  * A frame's header counts in the call that completes it (a header split over
  * two calls counts in the second; one cut by the end, in obs_h2_end()), its
  * payload as it comes, so the BYTES of a connection add up to everything
- * fed (until LOST). FIRST lies in the call that completes the answer
+ * fed (until LOST), and a stream's CLOSE totals are the BYTES said for it.
+ * FIRST lies in the call that completes the answer
  * frame's header. The connection preface, the 101
  * of an Upgrade, SETTINGS, PING, PRIORITY, GOAWAY, WINDOW_UPDATE on stream 0,
  * PUSH_PROMISE and everything on a pushed (even) stream, frames of unknown
@@ -38,7 +49,8 @@
  * are the preface "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", see obs_h2_preface());
  * obs_h2_upgrade() after it for an HTTP/1.1 request that the server answers
  * with "101 Switching Protocols" (Upgrade: h2c): stream 1 is that request,
- * already sent; feed the receive that holds the 101 from its first byte.
+ * already sent; the receives are fed from the 101's first byte (the
+ * follower skips the 101) or from the byte after it (the caller read it).
  * The server's first frame must be SETTINGS, and so must the client's after
  * the preface. Anything else, or a frame that breaks the framing rules
  * (length above the receiver's SETTINGS_MAX_FRAME_SIZE, a frame inside a
@@ -54,14 +66,12 @@
  * the limit of the inflater of what that side receives (an Upgrade request's
  * HTTP2-Settings is not read). Only :method, :path, :authority (host when
  * there is no :authority: the same label) and :status are copied out, into
- * the same NUL-padded fields as HTTP/1.x (struct obs_http_req, OBS_HF_* when
- * cut); no other header value is copied anywhere. libnghttp2 is loaded with
- * dlopen("libnghttp2.so.14", RTLD_NOW | RTLD_LOCAL) by the first header block
- * of the first HTTP/2 connection of the process (or obs_h2_lib_load()), its
- * functions found with dlsym; a process that never speaks HTTP/2 never loads
- * it. Absent: streams are still split and timed, labels are missing, and
- * NOLABELS says so (code OBS_H2_NL_NOLIB_NOW on the one connection whose
- * attempt failed: the caller's cue for one OBSERVE_LOG warning).
+ * the same NUL-padded fields as HTTP/1 (struct obs_h2_req, OBS_H1F_HOST_CUT
+ * and OBS_H1F_PATH_CUT when cut); no other header value is copied anywhere.
+ * The inflater's functions come from the caller (struct obs_hpack): the
+ * layer finds them with dlopen and dlsym (libobserve/hpack.c), the tests and
+ * the fuzzers link libnghttp2. Without them (NULL): streams are still split
+ * and timed, labels are missing, and NOLABELS says so (OBS_H2_NL_NOLIB).
  *
  * Bounds. At most OBS_H2_STREAMS streams are followed at once; a stream the
  * client opens beyond them is counted (untracked) and said (UNTRACKED), and
@@ -76,18 +86,15 @@
  * or OBS_H2_NL_HPACK): the dynamic table cannot be kept without decoding,
  * but streams are still split and timed.
  *
- * Memory: struct obs_h2 is 2 * OBS_H2_ARENA + 1.6 KiB, fixed; take it from
+ * Memory: struct obs_h2 is 2 * OBS_H2_ARENA + 6.5 KiB, fixed; take it from
  * anonymous memory (never the MAP_SHARED spool) and do not move it (the
- * inflaters point into it). obs_h2_init() writes its first 1.5 KiB and the
+ * inflaters point into it). obs_h2_init() writes its first 6.5 KiB and the
  * head of each arena; the arenas are touched as the tables grow (h2load and
  * nginx, 4 KiB tables: 1.7 KiB for the requests, 14 KiB for the answers).
  * obs_h2_end() wipes what the arenas held (header values of the dynamic tables)
  * before the memory is reused.
  *
- * Threads: one connection's follower is used under the caller's lock. The
- * library load takes the loader's lock and mallocs once per process; call
- * obs_h2_lib_load() outside the caller's lock when the first bytes of a
- * connection are the preface to keep that out of the lock.
+ * Threads: one connection's follower is used under the caller's lock.
  */
 #ifndef OBSERVE_H2_H
 #define OBSERVE_H2_H
@@ -96,8 +103,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
-#include "proto.h"
+#include <nghttp2/nghttp2.h>
+
+#include "h1.h"
 
 #define OBS_H2_STREAMS 128	 /* streams followed at once (power of 2) */
 #define OBS_H2_ARENA (64 * 1024) /* HPACK memory per direction */
@@ -123,28 +133,52 @@ enum obs_h2_kind {
 };
 
 /* Why the labels of a direction end (NOLABELS). */
-#define OBS_H2_NL_NOLIB_NOW 1 /* libnghttp2 could not be loaded, just now */
-#define OBS_H2_NL_NOLIB 2     /* ... in an earlier attempt */
-#define OBS_H2_NL_NOMEM 3     /* the arena is full */
-#define OBS_H2_NL_HPACK 4     /* the inflater rejected a header block */
+#define OBS_H2_NL_NOLIB 2 /* no inflater's functions were given */
+#define OBS_H2_NL_NOMEM 3 /* the arena is full */
+#define OBS_H2_NL_HPACK 4 /* the inflater rejected a header block */
 
 /* Why the follower gave up (LOST). */
 #define OBS_H2_LOST_PREFACE 1  /* the client's first bytes are no preface */
 #define OBS_H2_LOST_UPGRADE 2  /* no "HTTP/1.1 101" header before frames */
 #define OBS_H2_LOST_SETTINGS 3 /* a side's first frame is no SETTINGS */
 #define OBS_H2_LOST_FRAME 4    /* a frame that breaks the framing rules */
+#define OBS_H2_LOST_UNSEEN 5   /* bytes moved the caller could not see */
 
 /* HTTP/2 error code of the RESET of a stream refused by GOAWAY. */
 #define OBS_H2_REFUSED_STREAM 7
 
+/* A request's labels, as HTTP/1's (h1.h): NUL-padded, full when cut. */
+struct obs_h2_req {
+	char method[OBS_H1_METHOD_MAX];
+	char host[OBS_H1_HOST_MAX]; /* :authority, else Host; no userinfo */
+	char path[OBS_H1_PATH_MAX]; /* no query, fragment or ;parameters */
+	uint32_t flags;		    /* OBS_H1F_HOST_CUT, OBS_H1F_PATH_CUT */
+};
+
+/* libnghttp2's HPACK inflater: the four functions the follower calls. */
+struct obs_hpack {
+	int (*inflate_new2)(nghttp2_hd_inflater **inflater, nghttp2_mem *mem);
+	int (*change_table_size)(nghttp2_hd_inflater *inflater, size_t size);
+	/* nghttp2_hd_inflate_hd3 (1.60+) or _hd2: the same but for the name
+	 * of their signed size type */
+	ssize_t (*inflate)(nghttp2_hd_inflater *inflater, nghttp2_nv *nv,
+			   int *flags, const uint8_t *in, size_t inlen,
+			   int final);
+	int (*end_headers)(nghttp2_hd_inflater *inflater);
+};
+
 struct obs_h2_ev {
-	uint8_t kind;			/* enum obs_h2_kind */
-	uint8_t dir;			/* enum obs_h2_dir */
-	uint16_t status;		/* STATUS */
-	uint32_t stream;		/* GOAWAY: its last stream id */
-	uint32_t code;			/* RESET, GOAWAY, NOLABELS, LOST */
-	uint64_t bytes;			/* BYTES */
-	const struct obs_http_req *req; /* REQUEST, valid during the call */
+	uint8_t kind;		      /* enum obs_h2_kind */
+	uint8_t dir;		      /* enum obs_h2_dir */
+	uint16_t status;	      /* STATUS */
+	uint32_t stream;	      /* GOAWAY: its last stream id */
+	uint32_t code;		      /* RESET, GOAWAY, NOLABELS, LOST */
+	uint64_t bytes;		      /* BYTES */
+	uint64_t at;		      /* where it stands in dir's bytes */
+	uint64_t total[2];	      /* CLOSE: the stream's bytes, by dir */
+	uint32_t calls[2];	      /* CLOSE: calls that moved some */
+	const struct obs_h2_req *req; /* REQUEST, valid during the call */
+	bool again; /* REQUEST: the same host and path as the one before */
 };
 
 /* Called for each event, in order, during obs_h2_feed() and obs_h2_end(). */
@@ -152,8 +186,11 @@ typedef void obs_h2_fn(void *ctx, const struct obs_h2_ev *ev);
 
 /* One followed stream. */
 struct obs_h2_stream {
-	uint32_t id;	/* 0: a free slot */
-	uint32_t flags; /* OBS_H2S_* of h2.c */
+	uint32_t id;	       /* 0: a free slot */
+	uint32_t flags;	       /* S_* of h2.c */
+	uint64_t total[2];     /* bytes counted for it, by direction */
+	uint32_t calls[2];     /* calls in which some were */
+	uint32_t last_call[2]; /* the last of them (obs_h2.call) */
 };
 
 /* One direction's walk. */
@@ -169,6 +206,7 @@ struct obs_h2_way {
 	uint8_t part[8];    /* SETTINGS entry, RST_STREAM, GOAWAY's start */
 	uint8_t crlf;	    /* 101: the header's end matched so far */
 	uint32_t pos;	    /* preface / 101 bytes seen */
+	uint64_t at;	    /* bytes of this direction consumed */
 	uint32_t sid;	    /* the current frame's stream */
 	uint32_t owner;	    /* the stream its bytes count for, 0: none */
 	uint32_t left;	    /* payload bytes still to come */
@@ -181,8 +219,9 @@ struct obs_h2_way {
 	bool blk_authority;  /* :authority seen (host is then ignored) */
 	uint8_t blk_kind;    /* request, response, other (h2.c) */
 	uint32_t blk_sid;
-	uint16_t status;	 /* RX: :status of the block */
-	struct obs_http_req req; /* TX: the block's labels */
+	uint16_t status;	/* RX: :status of the block */
+	struct obs_h2_req req;	/* TX: the block's labels */
+	struct obs_h2_req last; /* TX: the last request's that were decoded */
 	/* HPACK */
 	uint8_t hpack;	     /* none yet, ready, lost (h2.c) */
 	void *inflater;	     /* nghttp2_hd_inflater in arena[dir] */
@@ -208,6 +247,8 @@ struct obs_h2 {
 	uint32_t last_sid;  /* the highest stream the client opened */
 	uint32_t untracked; /* streams beyond OBS_H2_STREAMS */
 	bool lost;	    /* given up (or ended): ignore everything */
+	uint32_t call;	    /* calls begun (obs_h2_call) */
+	const struct obs_hpack *hpack; /* NULL: no labels */
 	/* during a call: where events go, bytes not yet said */
 	obs_h2_fn *fn;
 	void *ctx;
@@ -218,22 +259,35 @@ struct obs_h2 {
 };
 
 /* Begin following a connection whose client speaks HTTP/2 with prior
- * knowledge: its first bytes sent are the preface. */
-void obs_h2_init(struct obs_h2 *h);
+ * knowledge: its first bytes sent are the preface. hpack: the inflater's
+ * functions (NULL: no labels); it must outlive the follower. */
+void obs_h2_init(struct obs_h2 *h, const struct obs_hpack *hpack);
 
 /* After obs_h2_init(): the connection is an h2c Upgrade instead. Stream 1
  * is the HTTP/1.1 request already sent (the caller's current exchange: no
- * OPEN, no REQUEST, its TX END is behind it); the next receive fed must
- * begin with the server's "HTTP/1.1 101" response, which the follower skips
- * up to its blank line; then frames follow in both directions (the client's
- * after its preface). */
-void obs_h2_upgrade(struct obs_h2 *h);
+ * OPEN, no REQUEST, its TX END is behind it). with_101: the next receive
+ * fed begins with the server's "HTTP/1.1 101" response, which the follower
+ * skips up to its blank line; else the caller read the 101 and feeds what
+ * follows it. Then frames follow in both directions (the client's after
+ * its preface). */
+void obs_h2_upgrade(struct obs_h2 *h, bool with_101);
+
+/* The bytes fed from here on are a new call's: each stream counts the
+ * calls its bytes came in (CLOSE's calls). */
+void obs_h2_call(struct obs_h2 *h);
 
 /* n more bytes moved in direction dir (p[0..n): only what the kernel took
  * or wrote); events go to fn(ctx, ...) before it returns. Nothing happens
  * after LOST or obs_h2_end(). */
 void obs_h2_feed(struct obs_h2 *h, enum obs_h2_dir dir, const uint8_t *p,
 		 size_t n, obs_h2_fn *fn, void *ctx);
+
+/* Whether the next bytes of direction dir, p[0..n) (n > 0), begin a HEADERS
+ * frame (or a frame, when they are too few to tell which): when they are
+ * fed, a stream may open (the client's) or its answer begin. Nothing is
+ * fed. */
+bool obs_h2_begins_headers(const struct obs_h2 *h, enum obs_h2_dir dir,
+			   const uint8_t *p, size_t n);
 
 /* The connection ends: BYTES for the start of a frame header still
  * waiting for its end, CLOSE for each stream still followed, then the
@@ -250,17 +304,5 @@ static inline bool obs_h2_preface(const uint8_t *p, size_t n)
 		return false;
 	return memcmp(p, preface, n < 24 ? n : 24) == 0;
 }
-
-/* Load libnghttp2 (once per process; later calls cost one atomic load).
- * Whether its inflater is usable. Thread-safe; a thread that re-enters
- * while it loads (a signal handler) gets false rather than waiting. */
-bool obs_h2_lib_load(void);
-
-/* Why the load failed (dlerror's text, cut), or "". */
-const char *obs_h2_lib_error(void);
-
-/* Tests only, single-threaded: forget the load, and load soname next time
- * (NULL: libnghttp2.so.14). */
-void obs_h2_lib_reset(const char *soname);
 
 #endif

@@ -1,118 +1,7 @@
 /* h2.c - the HTTP/2 frame follower (see h2.h for the design). */
 #include "h2.h"
 
-#include <dlfcn.h>
-#include <sys/types.h>
-#include <sched.h>
 #include <string.h>
-
-#include <nghttp2/nghttp2.h>
-
-#include "spool_format.h"
-
-/* ---- libnghttp2, loaded on first use ---- */
-
-/* The four functions used, as found by dlsym. nghttp2_hd_inflate_hd3
- * (1.60+) and _hd2 differ only in the name of their signed size type. */
-typedef int (*inflate_new2_fn)(nghttp2_hd_inflater **, nghttp2_mem *);
-typedef int (*change_table_size_fn)(nghttp2_hd_inflater *, size_t);
-typedef ssize_t (*inflate_fn)(nghttp2_hd_inflater *, nghttp2_nv *, int *,
-			      const uint8_t *, size_t, int);
-typedef int (*end_headers_fn)(nghttp2_hd_inflater *);
-
-static struct {
-	inflate_new2_fn inflate_new2;
-	change_table_size_fn change_table_size;
-	inflate_fn inflate;
-	end_headers_fn end_headers;
-} lib;
-
-enum { LIB_UNTRIED, LIB_READY, LIB_ABSENT };
-static int lib_state;
-static const void *lib_loader; /* the thread that loads (its lib_me) */
-static const char *lib_soname = "libnghttp2.so.14";
-static char lib_error[160];
-static __thread char lib_me __attribute__((tls_model("initial-exec")));
-
-static void lib_note_error(const char *what)
-{
-	const char *e = dlerror();
-
-	strncpy(lib_error, e ? e : what, sizeof(lib_error) - 1);
-}
-
-/* dlopen and dlsym: true when every function was found. */
-static bool lib_open(void)
-{
-	void *so = dlopen(lib_soname, RTLD_NOW | RTLD_LOCAL);
-
-	if (!so) {
-		lib_note_error(lib_soname);
-		return false;
-	}
-	lib.inflate_new2 =
-		(inflate_new2_fn)dlsym(so, "nghttp2_hd_inflate_new2");
-	lib.change_table_size = (change_table_size_fn)dlsym(
-		so, "nghttp2_hd_inflate_change_table_size");
-	lib.inflate = (inflate_fn)dlsym(so, "nghttp2_hd_inflate_hd3");
-	if (!lib.inflate)
-		lib.inflate = (inflate_fn)dlsym(so, "nghttp2_hd_inflate_hd2");
-	lib.end_headers =
-		(end_headers_fn)dlsym(so, "nghttp2_hd_inflate_end_headers");
-	if (lib.inflate_new2 && lib.change_table_size && lib.inflate &&
-	    lib.end_headers)
-		return true;
-	lib_note_error("a function is missing");
-	return false; /* the library stays loaded: dlclose could run code */
-}
-
-/* The state after an attempt: LIB_READY or LIB_ABSENT. *now tells whether
- * this call made the attempt. The first caller takes lib_loader and loads;
- * the others wait for it, except the loader itself re-entered from a signal
- * handler, which goes without. */
-static int lib_get(bool *now)
-{
-	int s = __atomic_load_n(&lib_state, __ATOMIC_ACQUIRE);
-	const void *loader = NULL;
-
-	*now = false;
-	if (s != LIB_UNTRIED)
-		return s;
-	if (__atomic_compare_exchange_n(&lib_loader, &loader, &lib_me, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		s = lib_open() ? LIB_READY : LIB_ABSENT;
-		*now = true;
-		__atomic_store_n(&lib_state, s, __ATOMIC_RELEASE);
-		return s;
-	}
-	if (loader == &lib_me)
-		return LIB_ABSENT; /* re-entered while this thread loads */
-	while ((s = __atomic_load_n(&lib_state, __ATOMIC_ACQUIRE)) ==
-	       LIB_UNTRIED)
-		sched_yield();
-	return s;
-}
-
-bool obs_h2_lib_load(void)
-{
-	bool now;
-
-	return lib_get(&now) == LIB_READY;
-}
-
-const char *obs_h2_lib_error(void)
-{
-	return lib_error;
-}
-
-void obs_h2_lib_reset(const char *soname)
-{
-	lib_soname = soname ? soname : "libnghttp2.so.14";
-	lib_error[0] = '\0';
-	lib_loader = NULL;
-	memset(&lib, 0, sizeof(lib));
-	__atomic_store_n(&lib_state, LIB_UNTRIED, __ATOMIC_RELEASE);
-}
 
 /* ---- the arena the inflaters allocate from ---- */
 
@@ -296,14 +185,28 @@ static void flush_bytes(struct obs_h2 *h)
 	h->fn(h->ctx, &ev);
 }
 
+static struct obs_h2_stream *stream_find(struct obs_h2 *h, uint32_t id);
+
 /* n bytes of direction dir count for stream sid (0: the connection). */
 static void count(struct obs_h2 *h, int dir, uint32_t sid, size_t n)
 {
+	struct obs_h2_stream *s;
+
+	if (n == 0)
+		return;
 	if (h->pend_bytes && (h->pend_sid != sid || h->pend_dir != dir))
 		flush_bytes(h);
 	h->pend_dir = (uint8_t)dir;
 	h->pend_sid = sid;
 	h->pend_bytes += n;
+	s = stream_find(h, sid);
+	if (s) {
+		s->total[dir] += n;
+		if (s->last_call[dir] != h->call) {
+			s->last_call[dir] = h->call;
+			s->calls[dir]++;
+		}
+	}
 }
 
 static void emit(struct obs_h2 *h, uint8_t kind, int dir, uint32_t sid,
@@ -314,6 +217,7 @@ static void emit(struct obs_h2 *h, uint8_t kind, int dir, uint32_t sid,
 	flush_bytes(h);
 	ev.stream = sid;
 	ev.code = code;
+	ev.at = h->way[dir].at;
 	h->fn(h->ctx, &ev);
 }
 
@@ -352,8 +256,9 @@ static struct obs_h2_stream *stream_add(struct obs_h2 *h, uint32_t id)
 			s++;
 		h->displaced++;
 	}
+	memset(s, 0, sizeof(*s));
 	s->id = id;
-	s->flags = 0;
+	s->last_call[0] = s->last_call[1] = h->call - 1;
 	h->nstreams++;
 	return s;
 }
@@ -362,8 +267,17 @@ static struct obs_h2_stream *stream_add(struct obs_h2 *h, uint32_t id)
 static void stream_close(struct obs_h2 *h, struct obs_h2_stream *s, int dir)
 {
 	uint32_t id = s->id;
+	struct obs_h2_ev ev = { .kind = OBS_H2_EV_CLOSE,
+				.dir = (uint8_t)dir,
+				.stream = id,
+				.at = h->way[dir].at };
 
-	emit(h, OBS_H2_EV_CLOSE, dir, id, 0);
+	flush_bytes(h);
+	for (int d = 0; d < 2; d++) {
+		ev.total[d] = s->total[d];
+		ev.calls[d] = s->calls[d];
+	}
+	h->fn(h->ctx, &ev);
 	if (s != slot_of(h, id))
 		h->displaced--;
 	s->id = 0;
@@ -434,11 +348,9 @@ static bool hpack_begin(struct obs_h2 *h, int dir)
 	if (w->hpack == HP_NONE) {
 		nghttp2_mem *mem = (nghttp2_mem *)h->arena[dir].allocator;
 		nghttp2_hd_inflater *inf;
-		bool now;
 
-		if (lib_get(&now) != LIB_READY) {
-			no_labels(h, dir,
-				  now ? OBS_H2_NL_NOLIB_NOW : OBS_H2_NL_NOLIB);
+		if (h->hpack == NULL) {
+			no_labels(h, dir, OBS_H2_NL_NOLIB);
 			return false;
 		}
 		mem->mem_user_data = &h->arena[dir];
@@ -446,7 +358,7 @@ static bool hpack_begin(struct obs_h2 *h, int dir)
 		mem->free = arena_free;
 		mem->calloc = arena_calloc;
 		mem->realloc = arena_realloc;
-		if (lib.inflate_new2(&inf, mem) != 0) {
+		if (h->hpack->inflate_new2(&inf, mem) != 0) {
 			no_labels(h, dir, OBS_H2_NL_NOMEM);
 			return false;
 		}
@@ -454,7 +366,8 @@ static bool hpack_begin(struct obs_h2 *h, int dir)
 		w->hpack = HP_READY;
 	}
 	if (w->table_want > w->table_set) {
-		int rv = lib.change_table_size(w->inflater, w->table_want);
+		int rv =
+			h->hpack->change_table_size(w->inflater, w->table_want);
 
 		if (rv != 0) {
 			no_labels(h, dir,
@@ -482,10 +395,20 @@ static bool name_is(const nghttp2_nv *nv, const char *name, size_t len)
 	return nv->namelen == len && memcmp(nv->name, name, len) == 0;
 }
 
+/* The path of a :path value v[0..n), as HTTP/1's is kept: to its first
+ * '?', '#' or ';' (no query, fragment or path parameters). */
+static size_t path_len(const uint8_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == '?' || v[i] == '#' || v[i] == ';')
+			return i;
+	return n;
+}
+
 /* Keep the field if it is one of the four; every other is passed over. */
 static void take_field(struct obs_h2_way *w, int dir, const nghttp2_nv *nv)
 {
-	struct obs_http_req *r = &w->req;
+	struct obs_h2_req *r = &w->req;
 	const uint8_t *v = nv->value;
 	size_t n = nv->valuelen;
 
@@ -501,22 +424,20 @@ static void take_field(struct obs_h2_way *w, int dir, const nghttp2_nv *nv)
 	if (name_is(nv, ":method", 7)) {
 		put_field(r->method, sizeof(r->method), v, n);
 	} else if (name_is(nv, ":path", 5)) {
-		const uint8_t *q = n ? memchr(v, '?', n) : NULL, *f;
-
-		if (q)
-			n = (size_t)(q - v);
-		f = n ? memchr(v, '#', n) : NULL;
-		if (f)
-			n = (size_t)(f - v);
-		r->flags &= ~OBS_HF_PATH_CUT;
+		n = path_len(v, n);
+		r->flags &= ~OBS_H1F_PATH_CUT;
 		if (put_field(r->path, sizeof(r->path), v, n))
-			r->flags |= OBS_HF_PATH_CUT;
+			r->flags |= OBS_H1F_PATH_CUT;
 	} else if (name_is(nv, ":authority", 10) ||
 		   (name_is(nv, "host", 4) && !w->blk_authority)) {
+		size_t at = n;
+
+		while (at > 0 && v[at - 1] != '@') /* userinfo is not kept */
+			at--;
 		w->blk_authority = nv->namelen == 10;
-		r->flags &= ~OBS_HF_HOST_CUT;
-		if (put_field(r->host, sizeof(r->host), v, n))
-			r->flags |= OBS_HF_HOST_CUT;
+		r->flags &= ~OBS_H1F_HOST_CUT;
+		if (put_field(r->host, sizeof(r->host), v + at, n - at))
+			r->flags |= OBS_H1F_HOST_CUT;
 	}
 }
 
@@ -532,7 +453,8 @@ static void hpack_feed(struct obs_h2 *h, int dir, const uint8_t *p, size_t n,
 	while (w->hpack == HP_READY) {
 		nghttp2_nv nv;
 		int flags = 0;
-		ssize_t rv = lib.inflate(w->inflater, &nv, &flags, p, n, final);
+		ssize_t rv = h->hpack->inflate(w->inflater, &nv, &flags, p, n,
+					       final);
 
 		if (rv < 0) {
 			no_labels(h, dir,
@@ -545,7 +467,7 @@ static void hpack_feed(struct obs_h2 *h, int dir, const uint8_t *p, size_t n,
 		if (flags & NGHTTP2_HD_INFLATE_EMIT)
 			take_field(w, dir, &nv);
 		if (flags & NGHTTP2_HD_INFLATE_FINAL) {
-			lib.end_headers(w->inflater);
+			h->hpack->end_headers(w->inflater);
 			return;
 		}
 		if (!(flags & NGHTTP2_HD_INFLATE_EMIT) && n == 0)
@@ -598,26 +520,36 @@ static void block_end(struct obs_h2 *h, int dir)
 	hpack_feed(h, dir, NULL, 0, true);
 	w->in_block = false;
 	s = stream_find(h, w->blk_sid);
-	if (s && w->hpack == HP_READY) {
-		if (w->blk_kind == BLK_REQUEST) {
-			struct obs_h2_ev ev = { .kind = OBS_H2_EV_REQUEST,
-						.dir = (uint8_t)dir,
-						.stream = w->blk_sid,
-						.req = &w->req };
+	if (s && w->blk_kind == BLK_REQUEST) {
+		struct obs_h2_ev ev = {
+			.kind = OBS_H2_EV_REQUEST,
+			.dir = (uint8_t)dir,
+			.stream = w->blk_sid,
+			.at = w->at,
+			.req = w->hpack == HP_READY ? &w->req : NULL,
+		};
 
-			flush_bytes(h);
-			h->fn(h->ctx, &ev);
-		} else if (w->blk_kind == BLK_RESPONSE && w->status >= 200 &&
-			   !(s->flags & S_STATUS)) {
-			struct obs_h2_ev ev = { .kind = OBS_H2_EV_STATUS,
-						.dir = (uint8_t)dir,
-						.stream = w->blk_sid,
-						.status = w->status };
-
-			s->flags |= S_STATUS;
-			flush_bytes(h);
-			h->fn(h->ctx, &ev);
+		if (ev.req) {
+			ev.again = w->req.flags == w->last.flags &&
+				   memcmp(w->req.host, w->last.host,
+					  sizeof(w->req.host)) == 0 &&
+				   memcmp(w->req.path, w->last.path,
+					  sizeof(w->req.path)) == 0;
+			w->last = w->req;
 		}
+		flush_bytes(h);
+		h->fn(h->ctx, &ev);
+	} else if (s && w->hpack == HP_READY && w->blk_kind == BLK_RESPONSE &&
+		   w->status >= 200 && !(s->flags & S_STATUS)) {
+		struct obs_h2_ev ev = { .kind = OBS_H2_EV_STATUS,
+					.dir = (uint8_t)dir,
+					.stream = w->blk_sid,
+					.at = w->at,
+					.status = w->status };
+
+		s->flags |= S_STATUS;
+		flush_bytes(h);
+		h->fn(h->ctx, &ev);
 	}
 	if (w->blk_end_stream)
 		end_stream(h, dir, w->blk_sid);
@@ -829,6 +761,7 @@ static size_t walk_frames(struct obs_h2 *h, int dir, const uint8_t *p, size_t n)
 	if (w->hdr_have < FRAME_HEADER) {
 		if (w->hdr_have == 0 && n >= FRAME_HEADER) {
 			k = FRAME_HEADER;
+			w->at += k;
 			frame_begin(h, dir, p);
 		} else {
 			k = FRAME_HEADER - w->hdr_have;
@@ -836,6 +769,7 @@ static size_t walk_frames(struct obs_h2 *h, int dir, const uint8_t *p, size_t n)
 				k = n;
 			memcpy(w->hdr + w->hdr_have, p, k);
 			w->hdr_have = (uint8_t)(w->hdr_have + k);
+			w->at += k;
 			if (w->hdr_have < FRAME_HEADER)
 				return k;
 			frame_begin(h, dir, w->hdr);
@@ -864,6 +798,7 @@ static size_t walk_frames(struct obs_h2 *h, int dir, const uint8_t *p, size_t n)
 	}
 	if (h->lost)
 		return k;
+	w->at += k;
 	count(h, dir, w->owner, k);
 	w->left -= (uint32_t)k;
 	if (w->left == 0)
@@ -935,12 +870,13 @@ void obs_h2_feed(struct obs_h2 *h, enum obs_h2_dir dir, const uint8_t *p,
 	while (n > 0 && !h->lost) {
 		size_t k;
 
-		if (w->phase == PH_FRAMES)
-			k = walk_frames(h, dir, p, n);
-		else if (w->phase == PH_PREFACE)
-			k = walk_preface(h, p, n);
-		else
-			k = walk_upgrade(h, p, n);
+		if (w->phase == PH_FRAMES) {
+			k = walk_frames(h, dir, p, n); /* advances w->at */
+		} else {
+			k = w->phase == PH_PREFACE ? walk_preface(h, p, n)
+						   : walk_upgrade(h, p, n);
+			w->at += k;
+		}
 		p += k;
 		n -= k;
 	}
@@ -949,9 +885,10 @@ void obs_h2_feed(struct obs_h2 *h, enum obs_h2_dir dir, const uint8_t *p,
 
 /* ---- a connection ---- */
 
-void obs_h2_init(struct obs_h2 *h)
+void obs_h2_init(struct obs_h2 *h, const struct obs_hpack *hpack)
 {
 	memset(h, 0, offsetof(struct obs_h2, arena));
+	h->hpack = hpack;
 	for (int d = 0; d < 2; d++) {
 		h->way[d].max_frame = 16384;
 		h->way[d].table_want = 4096; /* the inflater's own default */
@@ -962,13 +899,29 @@ void obs_h2_init(struct obs_h2 *h)
 	h->way[OBS_H2_TX].phase = PH_PREFACE;
 }
 
-void obs_h2_upgrade(struct obs_h2 *h)
+void obs_h2_upgrade(struct obs_h2 *h, bool with_101)
 {
 	struct obs_h2_stream *s = stream_add(h, 1);
 
 	s->flags = S_TX_END;
 	h->last_sid = 1;
-	h->way[OBS_H2_RX].phase = PH_UPGRADE;
+	if (with_101)
+		h->way[OBS_H2_RX].phase = PH_UPGRADE;
+}
+
+void obs_h2_call(struct obs_h2 *h)
+{
+	h->call++;
+}
+
+bool obs_h2_begins_headers(const struct obs_h2 *h, enum obs_h2_dir dir,
+			   const uint8_t *p, size_t n)
+{
+	const struct obs_h2_way *w = &h->way[dir];
+
+	/* too few bytes to tell: a frame begins, maybe HEADERS */
+	return !h->lost && w->phase == PH_FRAMES && w->hdr_have == 0 &&
+	       (n < 4 || p[3] == T_HEADERS);
 }
 
 void obs_h2_end(struct obs_h2 *h, obs_h2_fn *fn, void *ctx)

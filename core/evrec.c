@@ -253,6 +253,8 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 	if (b->ev_kind == OBS_EV_UP && b->err == 0 &&
 	    (b->aux < OBS_UP_SO_ERROR || b->aux > OBS_UP_FIRST_IO))
 		return "unknown way a connect's outcome was learned";
+	if (b->ev_kind == OBS_EV_CONNECT && b->aux > OBS_CONNECT_SYN_DATA)
+		return "unknown connect flags";
 	if (b->ev_kind == OBS_EV_PROTO && b->aux > OBS_APP_H2)
 		return "unknown protocol";
 	ev[0].seq = b->seq;

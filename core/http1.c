@@ -238,6 +238,8 @@ static void received(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		reading->x.recv_calls += ev->calls;
 	else
 		h->carry_rx += ev->calls;
+	if ((ev->flags & OBS_EVF_PEEK) && h->len) /* the oldest waiting */
+		at(h, 0)->x.flags |= OBS_CXF_PEEKED;
 	flush(h, cx);
 }
 

@@ -95,7 +95,7 @@ static void out_exchange(void *ctx, const struct obs_core_exchange *x)
 	s->x[s->n_x++] = *x;
 }
 
-struct run *run_new(void)
+struct run *run_connect(int err, bool syn_data)
 {
 	static struct run s;
 
@@ -104,9 +104,14 @@ struct run *run_new(void)
 	obs_cap_init(&s.cap, &s.sink);
 	assert_true(obs_cap_h2_offer(&s.cap, &h2mem, &obs_hpack_linked));
 	s.step = 1;
-	s.seed[s.seed_len++] = 0; /* whole records */
-	obs_cap_connect(&s.cap, 0, 100, 0);
+	s.seed[s.seed_len++] = syn_data; /* whole records */
+	obs_cap_connect(&s.cap, 0, 100, err, syn_data);
 	return &s;
+}
+
+struct run *run_new(void)
+{
+	return run_connect(0, false);
 }
 
 int64_t t_in(int step)

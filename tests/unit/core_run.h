@@ -41,6 +41,9 @@ struct run {
 
 /* A connection just connected (at 0, up at 100): the one run there is. */
 struct run *run_new(void);
+/* ... whose connect (at 0, returned at 100) said err (0, EINPROGRESS),
+ * its SYN carrying the first send's bytes or not (obs_cap_connect). */
+struct run *run_connect(int err, bool syn_data);
 /* When call `step` entered, and returned. */
 int64_t t_in(int step);
 int64_t t_out(int step);

@@ -337,6 +337,30 @@ static void test_websocket(void **state)
 	assert_int_equal(s->replay.conn.ws_messages[OBS_RX], 4);
 }
 
+/* TCP Fast Open: the first send's bytes go with the SYN, so that send
+ * says nothing of the connection being up; the next call that succeeds
+ * does (first_io, at its entry). A connect that returned 0 with its SYN
+ * waiting for the first send is not up at its return either. */
+static void test_fastopen(void **state)
+{
+	for (int deferred = 0; deferred < 2; deferred++) {
+		struct run *s = run_connect(deferred ? 0 : EINPROGRESS, true);
+		int q, r;
+
+		(void)state;
+		q = send_str(s, "GET /tfo HTTP/1.1\r\nHost: h\r\n\r\n");
+		r = recv_str(s, resp_100b);
+		finish(s);
+
+		assert_int_equal(s->n_x, 1);
+		assert_int_equal(s->x[0].t3, t_in(q));
+		assert_int_equal(s->replay.conn.t2, t_in(r));
+		assert_int_equal(s->replay.conn.t2_how, OBS_T2_FIRST_IO);
+		assert_int_equal(s->replay.conn.flags & OBS_CCF_NONBLOCKING,
+				 deferred ? 0 : OBS_CCF_NONBLOCKING);
+	}
+}
+
 /* HTTPS through a proxy: the CONNECT exchange, then TLS 1.3 in the
  * tunnel on a connection marked TLS; its records are no HTTP/1 request,
  * its handshake no exchange: from the ClientHello's send to the server's
@@ -682,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_empty_reply),
 		cmocka_unit_test(test_websocket),
 		cmocka_unit_test(test_connect_tls),
+		cmocka_unit_test(test_fastopen),
 		cmocka_unit_test(test_https_plain),
 		cmocka_unit_test(test_connect_http),
 		cmocka_unit_test(test_connect_optimistic),

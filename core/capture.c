@@ -248,14 +248,15 @@ static void ws_message(void *ctx, uint8_t opcode, uint64_t size, uint64_t end)
 	c->edge = true;
 }
 
-/* The client's first application data begins at offset `at` of the TLS
- * records (tlsrec.h): the handshake is over. */
-static void tls_data(void *ctx, uint64_t at, uint16_t version)
+/* The client's Finished or first data begins at offset `at` of the TLS
+ * records (tlsrec.h). */
+static void tls_data(void *ctx, uint8_t what, uint64_t at, uint16_t version)
 {
 	struct obs_capture *c = ctx;
 	struct obs_event ev = {
 		.kind = OBS_EV_TLS,
 		.dir = OBS_TX,
+		.aux = what,
 		.offset = c->s->base[OBS_TX] + at,
 		.u.tls.version = version,
 	};

@@ -49,8 +49,9 @@ enum obs_ev_kind {
 	OBS_EV_LABELS = 9,
 	/* HTTP/2 facts of one stream (u.h2), or the end of HTTP/2 */
 	OBS_EV_H2 = 10,
-	/* TLS: the client's first data (not the handshake's) begins at
-	 * offset of the sending direction (u.tls) */
+	/* TLS: the client's Finished (aux OBS_TLSREC_FINISHED of tlsrec.h)
+	 * or its first data (OBS_TLSREC_DATA) begins at offset of the
+	 * sending direction (u.tls) */
 	OBS_EV_TLS = 11,
 };
 

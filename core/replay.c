@@ -218,7 +218,8 @@ static void on_tls(struct obs_replay *r, const struct obs_event *ev)
 		&r->bytes[OBS_STREAM_SOCKET].calls[OBS_TX], ev->offset);
 
 	obs_tls_data(&r->tls, &r->conn, ev);
-	if (send && r->bytes[OBS_STREAM_SOCKET].app[OBS_TX] == OBS_APP_TLS)
+	if (send && ev->aux == OBS_TLSREC_DATA &&
+	    r->bytes[OBS_STREAM_SOCKET].app[OBS_TX] == OBS_APP_TLS)
 		deliver(r, send);
 }
 
@@ -272,6 +273,9 @@ void obs_replay_finish(struct obs_replay *r)
 {
 	http1_stop(r);
 	http2_stop(r);
+	if (obs_tls_closing_alert(&r->tls, obs_raw_pending(&r->raw),
+				  r->conn.exchanges))
+		obs_raw_drop(&r->raw);
 	obs_raw_finish(&r->raw, &r->layers);
 	obs_tcp_finish(&r->conn);
 }

@@ -410,6 +410,41 @@ static void test_connect_tls(void **state)
 	}
 }
 
+/* HTTPS where the TLS library is not hooked (linked into the program):
+ * TLS 1.2's flights, then runs of records; the closing alert, one short
+ * record sent last and unanswered, is no request. */
+static void test_tls_records(void **state)
+{
+	struct run *s = run_new();
+	static const uint8_t hello[] = { 22, 3, 1, 0, 4, 1, 0, 0, 0 };
+	static const uint8_t sflight[] = { 22, 3, 3, 0, 2, 2, 0 };
+	static const uint8_t kx[] = { 22, 3, 3,	 0, 2, 16, 0, 20,  3,	3,  0,
+				      1,  1, 22, 3, 3, 0,  3, 'F', 'I', 'N' };
+	static const uint8_t sfin[] = { 20, 3, 3, 0, 1,	  1,  22,
+					3,  3, 0, 2, 'F', 'N' };
+	static const uint8_t rec[] = { 23, 3, 3, 0, 40, [45] = 0 };
+	static const uint8_t alert[31] = { 23, 3, 3, 0, 26 };
+	int fin, q;
+
+	(void)state;
+	call(s, OBS_TX, hello, sizeof(hello));
+	call(s, OBS_RX, sflight, sizeof(sflight));
+	call(s, OBS_TX, kx, sizeof(kx));
+	fin = call(s, OBS_RX, sfin, sizeof(sfin));
+	q = call(s, OBS_TX, rec, sizeof(rec));
+	call(s, OBS_RX, rec, sizeof(rec));
+	call(s, OBS_TX, rec, sizeof(rec));
+	call(s, OBS_RX, rec, sizeof(rec));
+	call(s, OBS_TX, alert, sizeof(alert));
+	finish(s);
+
+	assert_int_equal(s->n_x, 2);
+	assert_int_equal(s->x[0].t3, t_in(q));
+	assert_int_equal(s->x[0].ds, sizeof(rec));
+	assert_int_equal(s->replay.conn.tls_version, OBS_TLS_1_2);
+	assert_int_equal(s->replay.conn.tls_end, t_out(fin));
+}
+
 /* HTTPS where the TLS library's functions are hooked: the handshake (the
  * library's own calls, before any of its read or write functions), then
  * each SSL_write and SSL_read with the socket calls made inside them.
@@ -706,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_empty_reply),
 		cmocka_unit_test(test_websocket),
 		cmocka_unit_test(test_connect_tls),
+		cmocka_unit_test(test_tls_records),
 		cmocka_unit_test(test_fastopen),
 		cmocka_unit_test(test_https_plain),
 		cmocka_unit_test(test_connect_http),

@@ -156,6 +156,19 @@ int call(struct run *s, enum obs_dir dir, const void *p, size_t n)
 	return call_of(s, '>', dir, p, n);
 }
 
+int call_unseen(struct run *s, enum obs_dir dir, size_t n)
+{
+	struct obs_call c = {
+		.dir = dir,
+		.t_in = t_in(s->step),
+		.t_out = t_out(s->step),
+		.result = (long)n,
+	};
+
+	obs_cap_call(&s->cap, &c);
+	return s->step++;
+}
+
 int call_in_tls(struct run *s, enum obs_dir dir, const void *p, size_t n)
 {
 	return call_of(s, '{', dir, p, n);

@@ -50,6 +50,8 @@ int64_t t_out(int step);
 /* A call of direction dir that moved the n bytes of p (n 0: EAGAIN);
  * returns its step. */
 int call(struct run *s, enum obs_dir dir, const void *p, size_t n);
+/* A call that moved n bytes the layer could not read (MSG_TRUNC). */
+int call_unseen(struct run *s, enum obs_dir dir, size_t n);
 /* The same, a socket call a TLS library made inside one of its functions
  * whose plaintext is recorded (in_tls). */
 int call_in_tls(struct run *s, enum obs_dir dir, const void *p, size_t n);

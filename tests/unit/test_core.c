@@ -337,6 +337,38 @@ static void test_websocket(void **state)
 	assert_int_equal(s->replay.conn.ws_messages[OBS_RX], 4);
 }
 
+/* Bytes HTTP/1 could not follow are still counted: an answer the program
+ * received without the layer seeing it (MSG_TRUNC) is its request's Dr;
+ * what a program sent that is no HTTP/1 is a run of its own. */
+static void test_unfollowed_bytes(void **state)
+{
+	struct run *s = run_new();
+	int r;
+
+	(void)state;
+	send_str(s, "GET /a HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_str(s, resp_100b);
+	send_str(s, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n");
+	r = call_unseen(s, OBS_RX, 338);
+	finish(s);
+	assert_int_equal(s->n_x, 2);
+	assert_string_equal(s->x[1].path, "/b");
+	assert_int_equal(s->x[1].dr, 338);
+	assert_int_equal(s->x[1].tfb, t_out(r));
+
+	s = run_new();
+	send_str(s, "\x01\x02 a protocol of its own\n");
+	recv_str(s, "\x03 its answer\n");
+	send_str(s, "\x01 again\n");
+	recv_str(s, "\x03 again\n");
+	finish(s);
+	assert_int_equal(s->n_x, 2);
+	assert_int_equal(s->x[0].ds,
+			 strlen("\x01\x02 a protocol of its own\n"));
+	assert_int_equal(s->x[0].dr, strlen("\x03 its answer\n"));
+	assert_int_equal(s->x[0].flags & OBS_CXF_HTTP, 0);
+}
+
 /* TCP Fast Open: the first send's bytes go with the SYN, so that send
  * says nothing of the connection being up; the next call that succeeds
  * does (first_io, at its entry). A connect that returned 0 with its SYN
@@ -743,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_connect_tls),
 		cmocka_unit_test(test_tls_records),
 		cmocka_unit_test(test_fastopen),
+		cmocka_unit_test(test_unfollowed_bytes),
 		cmocka_unit_test(test_https_plain),
 		cmocka_unit_test(test_connect_http),
 		cmocka_unit_test(test_connect_optimistic),

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <string.h>
 
+static void send_hint(struct obs_capture *c);
+
 /* Whether events of this kind are of a stream of bytes (and say which:
  * OBS_EVF_PLAIN). */
 static bool of_a_stream(uint8_t kind)
@@ -28,6 +30,7 @@ static void close_last(struct obs_capture *c, struct obs_cap_bytes *b)
 	if (b->last_open)
 		c->sink->seal(c->sink->ctx, b->last_handle);
 	b->last_open = false;
+	send_hint(c);
 }
 
 /* ... nor into either stream's. */
@@ -83,6 +86,20 @@ static uint8_t app_of(struct obs_capture *c, const uint8_t *p, size_t n)
 	return OBS_APP_H1;
 }
 
+/* The protocol of the bytes a server sends first on a level, p[0..n): of
+ * its own, unless the program's send is in flight (its entry written,
+ * its bytes not seen yet: another thread received the answer first), when
+ * an HTTP/1 response or a TLS record says what the program spoke. */
+static uint8_t app_of_answer(const struct obs_capture *c, const uint8_t *p,
+			     size_t n)
+{
+	if (c->s != &c->bytes[OBS_STREAM_SOCKET] || !c->s->entry_open)
+		return OBS_APP_OTHER;
+	if (n >= 5 && memcmp(p, "HTTP/", 5) == 0)
+		return OBS_APP_H1;
+	return p[0] == 22 ? OBS_APP_TLS : OBS_APP_OTHER;
+}
+
 /* The protocol the plaintext's ALPN chose, on the plaintext's first level
  * (HTTP/2 when there is memory for it), or OBS_APP_UNKNOWN. */
 static uint8_t alpn_of(struct obs_capture *c)
@@ -109,7 +126,7 @@ static void choose_first(struct obs_capture *c, enum obs_dir dir,
 	uint8_t app = paired && c->s->app[other] != OBS_APP_UNKNOWN
 			      ? c->s->app[other]
 		      : alpn != OBS_APP_UNKNOWN ? alpn
-		      : dir == OBS_RX		? OBS_APP_OTHER
+		      : dir == OBS_RX		? app_of_answer(c, p, n)
 						: app_of(c, p, n);
 
 	/* one framer: while it still reads the other direction below (a
@@ -119,6 +136,10 @@ static void choose_first(struct obs_capture *c, enum obs_dir dir,
 		app = OBS_APP_OTHER;
 	if (app == OBS_APP_H1 && !(paired && c->s->app[other] == OBS_APP_H1))
 		obs_h1_init(&c->h1, c->h1.emit, c);
+	/* the sends' first, so that a replay hands a send in flight before
+	 * the answer that came back first to their layer in their order */
+	if (dir == OBS_RX && paired && c->s->app[other] == OBS_APP_UNKNOWN)
+		choose(c, other, app, c->s->base[other]);
 	choose(c, dir, app, at);
 	if (paired && c->s->app[other] == OBS_APP_UNKNOWN)
 		choose(c, other, app, c->s->base[other]);
@@ -439,17 +460,29 @@ static const uint8_t *call_bytes(const struct obs_call *call, size_t *n)
 
 /* Whether the call's bytes (direction dir) would begin a message: for
  * HTTP/2, a HEADERS frame the program sends (a stream may open). */
+static bool boundary_due(const struct obs_capture *c,
+			 const struct obs_cap_bytes *b, enum obs_dir dir);
+
 static bool at_boundary(const struct obs_capture *c, enum obs_dir dir,
 			const struct obs_call *call)
 {
 	size_t n;
 	const uint8_t *p;
 
-	switch (c->s->app[dir]) {
-	case OBS_APP_H2:
+	if (c->s->app[dir] == OBS_APP_H2) {
 		p = call_bytes(call, &n);
 		return dir == OBS_TX && p &&
 		       obs_h2_begins_headers(c->h2, OBS_H2_TX, p, n);
+	}
+	return boundary_due(c, c->s, dir);
+}
+
+/* ... as far as the state says, without a call's bytes (HTTP/2's edges
+ * are in them: not said here). */
+static bool boundary_due(const struct obs_capture *c,
+			 const struct obs_cap_bytes *b, enum obs_dir dir)
+{
+	switch (b->app[dir]) {
 	case OBS_APP_UNKNOWN:
 		return true;
 	case OBS_APP_H1:
@@ -461,6 +494,19 @@ static bool at_boundary(const struct obs_capture *c, enum obs_dir dir,
 	default:
 		return false;
 	}
+}
+
+/* The hint for the caller (obs_cap_send_opens). */
+static void send_hint(struct obs_capture *c)
+{
+	const struct obs_cap_bytes *b = &c->bytes[OBS_STREAM_SOCKET];
+	bool sending = b->last_open && b->last.kind == OBS_EV_CALL &&
+		       b->last.dir == OBS_TX;
+	uint8_t opens =
+		!b->entry_open && (!sending || boundary_due(c, b, OBS_TX));
+
+	if (opens != __atomic_load_n(&c->send_opens, __ATOMIC_RELAXED))
+		__atomic_store_n(&c->send_opens, opens, __ATOMIC_RELAXED);
 }
 
 /* The hint for the caller (obs_cap_h2_wanted): memory for HTTP/2 may be
@@ -488,6 +534,7 @@ void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink)
 	c->s = &c->bytes[OBS_STREAM_SOCKET];
 	obs_h1_init(&c->h1, h1_fact, c);
 	h2_want(c);
+	send_hint(c);
 }
 
 bool obs_cap_h2_offer(struct obs_capture *c, struct obs_h2 *mem,
@@ -594,6 +641,9 @@ static void feed(struct obs_capture *c, enum obs_dir dir,
 }
 
 /* A call on stream b (the socket's or the plaintext's). */
+/* A call on stream b (the socket's or the plaintext's): merged into the
+ * stream's last event, or an event of its own, written now or, for a send
+ * whose entry was written (obs_cap_send_entry), completed. */
 static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 		    const struct obs_call *call)
 {
@@ -603,13 +653,32 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	size_t n = call->result > 0 && !call->peek ? (size_t)call->result : 0;
 	uint8_t in_tls = call->in_tls ? OBS_EVF_IN_TLS : 0;
 	struct obs_event *ev = &b->last;
-	bool merge;
+	struct obs_event fresh = {
+		.kind = OBS_EV_CALL,
+		.dir = (uint8_t)dir,
+		.flags =
+			(uint8_t)((call->eof ? OBS_EVF_EOF : 0) |
+				  (call->peek && call->result > 0 ? OBS_EVF_PEEK
+								  : 0) |
+				  in_tls),
+		.err = failed ? call->err : 0,
+		.calls = 1,
+		.first_bytes = (uint32_t)n,
+		.t_in = call->t_in,
+		.t_data = n ? call->t_out : 0,
+		.t_out = call->t_out,
+		.offset = b->pos[dir],
+		.bytes = n,
+	};
+	bool entry = call->entry && b->entry_open && dir == OBS_TX;
+	bool merge = !entry && b->last_open && ev->kind == OBS_EV_CALL &&
+		     ev->dir == dir && (ev->flags & OBS_EVF_IN_TLS) == in_tls &&
+		     !own && !(n && ev->bytes && at_boundary(c, dir, call));
+	/* an entry written before others' events: completed apart */
+	bool apart = entry && c->events != b->entry.seq;
+	uint64_t handle;
 
 	c->s = b;
-	merge = b->last_open && ev->kind == OBS_EV_CALL && ev->dir == dir &&
-		(ev->flags & OBS_EVF_IN_TLS) == in_tls && !own &&
-		!(n && ev->bytes && at_boundary(c, dir, call));
-
 	if (merge) {
 		ev->calls++;
 		if (n && !ev->bytes) {
@@ -619,28 +688,24 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 		if (n || !ev->bytes)
 			ev->t_out = call->t_out;
 		ev->bytes += n;
-		if (call->peek && call->result > 0)
-			ev->flags |= OBS_EVF_PEEK;
+		ev->flags |= fresh.flags & OBS_EVF_PEEK;
+		handle = b->last_handle;
+	} else if (entry) {
+		fresh.seq = b->entry.seq;
+		handle = b->entry_handle;
+		b->entry_open = false;
+		if (apart) {
+			b->entry = fresh;
+			ev = &b->entry;
+		} else { /* as if written now */
+			*ev = fresh;
+			b->last_handle = handle;
+			b->last_open = !own;
+		}
 	} else {
 		close_last(c, b);
-		*ev = (struct obs_event){
-			.kind = OBS_EV_CALL,
-			.dir = (uint8_t)dir,
-			.flags = (uint8_t)((call->eof ? OBS_EVF_EOF : 0) |
-					   (call->peek && call->result > 0
-						    ? OBS_EVF_PEEK
-						    : 0) |
-					   in_tls),
-			.err = failed ? call->err : 0,
-			.calls = 1,
-			.first_bytes = (uint32_t)n,
-			.t_in = call->t_in,
-			.t_data = n ? call->t_out : 0,
-			.t_out = call->t_out,
-			.offset = b->pos[dir],
-			.bytes = n,
-		};
-		b->last_handle = put(c, ev, own);
+		*ev = fresh;
+		handle = b->last_handle = put(c, ev, own);
 		b->last_open = !own;
 	}
 	c->edge = false;
@@ -650,17 +715,39 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 		unseen(c, dir);
 	h2_flush(c);
 	b->pos[dir] += n;
-	if (merge)
-		c->sink->update(c->sink->ctx, b->last_handle, ev, c->edge);
+	if (merge || entry)
+		c->sink->update(c->sink->ctx, handle, ev,
+				c->edge || own || apart);
 	else if (c->edge)
 		close_last(c, b);
-	if (c->edge)
+	if (c->edge && !apart)
 		b->last_open = false;
 	if (call->eof && b->app[OBS_RX] == OBS_APP_H1) {
 		c->feeding_dir = OBS_RX;
 		obs_h1_eof(&c->h1, OBS_RX);
 	}
 	h2_want(c);
+	send_hint(c);
+}
+
+bool obs_cap_send_entry(struct obs_capture *c, int64_t t_in)
+{
+	struct obs_cap_bytes *b = &c->bytes[OBS_STREAM_SOCKET];
+
+	if (b->entry_open)
+		return false;
+	c->s = b;
+	close_last(c, b);
+	b->entry = (struct obs_event){
+		.kind = OBS_EV_CALL,
+		.dir = OBS_TX,
+		.t_in = t_in,
+		.offset = b->pos[OBS_TX],
+	};
+	b->entry_handle = put(c, &b->entry, false);
+	b->entry_open = true;
+	send_hint(c);
+	return true;
 }
 
 void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
@@ -711,6 +798,12 @@ void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
 		return;
 	}
 	close_both(c);
+	if (c->bytes[OBS_STREAM_SOCKET].entry_open) { /* a send in flight:
+						       * as it stands */
+		c->sink->seal(c->sink->ctx,
+			      c->bytes[OBS_STREAM_SOCKET].entry_handle);
+		c->bytes[OBS_STREAM_SOCKET].entry_open = false;
+	}
 	h2_end(c); /* its streams close */
 	/* a message under way will not end now */
 	for (int dir = OBS_TX; dir <= OBS_RX; dir++)

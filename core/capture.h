@@ -60,6 +60,11 @@ struct obs_cap_bytes {
 	struct obs_event last; /* the stream's last call event */
 	uint64_t last_handle;
 	bool last_open; /* calls may still be merged into it */
+	/* a send written at its entry (obs_cap_send_entry), until it
+	 * returns (the socket's only) */
+	struct obs_event entry;
+	uint64_t entry_handle;
+	bool entry_open;
 };
 
 struct obs_capture {
@@ -72,6 +77,7 @@ struct obs_capture {
 	struct obs_cap_bytes *s;       /* the stream being fed */
 	uint8_t h2_stream;	       /* the stream HTTP/2 runs on */
 	uint8_t plain_alpn;    /* the plaintext call's alpn (obs_call) */
+	uint8_t send_opens;    /* the hint of obs_cap_send_opens */
 	struct obs_tlsrec tls; /* the client's TLS records (socket) */
 	uint8_t feeding_dir;   /* the direction being fed */
 	bool switched;	       /* the framer switched in the chunk being fed */
@@ -123,7 +129,8 @@ void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err);
  * library made inside one of its read or write functions whose plaintext
  * is given to obs_cap_plain; alpn: for obs_cap_plain, the protocol the
  * session's ALPN chose (enum obs_app: OBS_APP_H1, OBS_APP_H2; else
- * OBS_APP_UNKNOWN), asked while obs_cap_plain_chosen says no. */
+ * OBS_APP_UNKNOWN), asked while obs_cap_plain_chosen says no; entry: a
+ * send whose entry obs_cap_send_entry wrote. */
 struct obs_call {
 	enum obs_dir dir;
 	int64_t t_in;
@@ -133,12 +140,27 @@ struct obs_call {
 	bool eof;
 	bool peek;
 	bool in_tls;
+	bool entry;
 	uint8_t alpn;
 	const struct iovec *iov;
 	int iovcnt;
 };
 /* A socket call. */
 void obs_cap_call(struct obs_capture *c, const struct obs_call *call);
+
+/* Whether a send on the socket now would begin an event (the last one is
+ * not a send's, or a message is due to begin), so that its entry is worth
+ * writing: read without the lock, a hint. */
+static inline bool obs_cap_send_opens(const struct obs_capture *c)
+{
+	return __atomic_load_n(&c->send_opens, __ATOMIC_RELAXED);
+}
+/* A send on the socket entered at t_in: its event is written now, with
+ * nothing of its return (a send the process dies in, or that returns
+ * after a receive of another thread, is in its place); obs_cap_call, with
+ * call->entry, completes it. False when one is in flight already (then
+ * the call is written at its return, as without). */
+bool obs_cap_send_entry(struct obs_capture *c, int64_t t_in);
 /* Whether the plaintext's protocol is chosen (read without the lock: a
  * hint, for whether a call's alpn is worth asking). */
 static inline bool obs_cap_plain_chosen(const struct obs_capture *c)

@@ -203,6 +203,14 @@ struct obs_event {
 	} u;
 };
 
+/* Whether a call event is a send the process never came back from: its
+ * entry was written (the capture's obs_cap_send_entry), its return never
+ * came (the process was killed in it). */
+static inline bool obs_event_in_flight(const struct obs_event *ev)
+{
+	return ev->kind == OBS_EV_CALL && ev->calls == 0;
+}
+
 /* When byte `at` of a call event's range moved: the return of the call
  * that moved it (t_data for the first call that moved bytes, else the
  * last call's return, where any edge after the first call lies). */

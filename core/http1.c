@@ -37,7 +37,7 @@ static void pop(struct obs_http1 *h, const struct obs_http1_ctx *cx)
 /* Give out the exchanges that are complete, in order. */
 static void flush(struct obs_http1 *h, const struct obs_http1_ctx *cx)
 {
-	while (h->len && at(h, 0)->done)
+	while (h->len && at(h, 0)->done && !at(h, 0)->unsaid)
 		pop(h, cx);
 }
 
@@ -67,6 +67,10 @@ static struct obs_http1_x *answering(struct obs_http1 *h,
 		if (!at(h, i)->answered)
 			return at(h, i);
 	p = push(h, cx);
+	if (!h->req_open && h->tx_seen > h->req_next) {
+		p->unsaid = true; /* its request is in bytes sent, unsaid */
+		return p;
+	}
 	p->x.flags |= OBS_CXF_SERVER_FIRST;
 	p->x.ds = 0;
 	return p;
@@ -86,15 +90,31 @@ static void response_ended(struct obs_http1_x *p, const struct obs_event *ev)
 	p->done = !p->h2c;
 }
 
+/* The exchange answered before its request's fact came, if any. */
+static struct obs_http1_x *unsaid(struct obs_http1 *h)
+{
+	for (uint32_t i = 0; i < h->len; i++)
+		if (at(h, i)->unsaid)
+			return at(h, i);
+	return NULL;
+}
+
 static void request(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		    const struct obs_event *ev)
 {
 	const struct obs_ev_h1 *m = &ev->u.h1;
-	struct obs_http1_x *p = push(h, cx);
+	struct obs_http1_x *p = unsaid(h);
 	const struct obs_event *first =
 		obs_calls_find(&cx->calls[OBS_TX], m->begin);
 	const char *host = m->head.host, *path = m->head.path;
+	bool answered = p != NULL; /* its answer came first */
 
+	if (p)
+		p->unsaid = false;
+	else
+		p = push(h, cx);
+	h->req_open = !m->ended;
+	h->req_next = m->ended ? m->end : m->begin;
 	memcpy(p->x.method, m->head.method, sizeof(p->x.method));
 	if (m->head.flags & OBS_EVH1F_LABELS_AGAIN) {
 		host = h->last_host;
@@ -111,6 +131,7 @@ static void request(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		p->x.t3 = obs_event_entry(first, m->begin);
 	p->x.send_calls = h->carry_tx;
 	h->carry_tx = 0;
+	h->carry_events[OBS_TX] = 0;
 	if (cx->conn->app_proto == OBS_AP_NONE)
 		cx->conn->app_proto = OBS_AP_HTTP1;
 	if (m->ended) {
@@ -121,6 +142,10 @@ static void request(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		last = holder(cx, OBS_TX, m->end - 1);
 		if (last)
 			request_ended(p, last);
+	}
+	if (answered) { /* no receive after T4 waits for its answer */
+		p->need_t5 = false;
+		flush(h, cx);
 	}
 }
 
@@ -152,6 +177,7 @@ static void response(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 	p->resp_begin = m->begin;
 	p->x.recv_calls += h->carry_rx;
 	h->carry_rx = 0;
+	h->carry_events[OBS_RX] = 0;
 	switch (m->head.sw) {
 	case OBS_H1_SW_TUNNEL:
 		p->x.flags |= OBS_CXF_SWITCH;
@@ -193,9 +219,24 @@ void obs_http1_message(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		response(h, cx, ev);
 }
 
-static void sent(struct obs_http1 *h, const struct obs_event *ev)
+static void sent(struct obs_http1 *h, const struct obs_http1_ctx *cx,
+		 const struct obs_event *ev)
 {
 	struct obs_http1_x *newest = h->len ? at(h, h->len - 1) : NULL;
+
+	if (ev->offset + ev->bytes > h->tx_seen)
+		h->tx_seen = ev->offset + ev->bytes;
+	if (obs_event_in_flight(ev) && (!newest || newest->req_end)) {
+		/* a request begun where one was due, its send never back */
+		struct obs_http1_x *p = push(h, cx);
+
+		p->x.t3 = ev->t_in;
+		p->x.flags &= ~OBS_CXF_HTTP;
+		return;
+	}
+
+	/* the newest request still being sent takes it (its end too) */
+	bool takes = newest && !newest->x.t4 && !newest->answered;
 
 	for (uint32_t i = 0; i < h->len; i++) {
 		struct obs_http1_x *p = at(h, i);
@@ -204,20 +245,23 @@ static void sent(struct obs_http1 *h, const struct obs_event *ev)
 		    p->req_end - 1 - ev->offset < ev->bytes)
 			request_ended(p, ev);
 	}
-	if (newest && !newest->x.t4 && !newest->answered)
+	if (takes) {
 		newest->x.send_calls += ev->calls;
-	else
+		h->carry_events[OBS_TX] = 0; /* the latest ones only */
+	} else {
 		h->carry_tx += ev->calls;
+		h->carry_events[OBS_TX]++;
+	}
 }
 
-/* The oldest exchange whose request went and whose answer has not come:
+/* The oldest exchange whose request began and whose answer has not come:
  * the receives take their calls (and bytes, for when the answer is never
  * said). */
 static struct obs_http1_x *awaiting(struct obs_http1 *h)
 {
 	for (uint32_t i = 0; i < h->len; i++)
 		if (!at(h, i)->answered)
-			return at(h, i)->x.t4 ? at(h, i) : NULL;
+			return at(h, i)->x.t3 ? at(h, i) : NULL;
 	return NULL;
 }
 
@@ -245,6 +289,8 @@ static void received(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 				response_ended(p, ev);
 		}
 	}
+	if (reading || awaiting(h))
+		h->carry_events[OBS_RX] = 0; /* the latest ones only */
 	if (reading) {
 		reading->x.recv_calls += ev->calls;
 	} else if ((reading = awaiting(h)) != NULL) {
@@ -256,6 +302,7 @@ static void received(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		reading->unframed += ev->bytes;
 	} else {
 		h->carry_rx += ev->calls;
+		h->carry_events[OBS_RX]++;
 	}
 	if ((ev->flags & OBS_EVF_PEEK) && h->len) /* the oldest waiting */
 		at(h, 0)->x.flags |= OBS_CXF_PEEKED;
@@ -266,7 +313,7 @@ void obs_http1_call(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		    const struct obs_event *ev)
 {
 	if (ev->dir == OBS_TX)
-		sent(h, ev);
+		sent(h, cx, ev);
 	else
 		received(h, cx, ev);
 }
@@ -304,5 +351,5 @@ void obs_http1_finish(struct obs_http1 *h, const struct obs_http1_ctx *cx)
 
 uint32_t obs_http1_unclaimed(const struct obs_http1 *h, enum obs_dir dir)
 {
-	return dir == OBS_TX ? h->carry_tx : h->carry_rx;
+	return h->carry_events[dir];
 }

@@ -38,6 +38,9 @@ struct obs_http1_x {
 	int64_t unframed_first; /* ... the return of their first receive */
 	int64_t unframed_last;	/* ... of their last */
 	bool need_t5;		/* T4 known, no receive since */
+	bool unsaid;		/* answered before its request's fact came
+				 * (another thread received the answer before
+				 * the send returned): that fact fills it */
 	bool answered;		/* the final response's head came */
 	bool done;		/* ... and its last byte's time is known */
 	bool h2c;		/* its 101 switched to HTTP/2: kept for it */
@@ -47,8 +50,12 @@ struct obs_http1 {
 	struct obs_http1_x q[OBS_HTTP1_QUEUE];
 	uint32_t first, len;
 	uint32_t carry_tx, carry_rx; /* calls not given to an exchange yet */
+	uint32_t carry_events[2];    /* ... their events, by direction */
 	uint64_t rx_seen;	     /* one past the last byte received */
 	int64_t rx_last_data;	     /* return of the last receive of bytes */
+	uint64_t tx_seen;	     /* one past the last byte sent */
+	uint64_t req_next;	     /* where the next request begins ... */
+	bool req_open;		     /* ... unless the last one has not ended */
 	/* the last request's labels, for one that has them again */
 	char last_host[OBS_H1_HOST_MAX];
 	char last_path[OBS_H1_PATH_MAX];
@@ -76,8 +83,8 @@ bool obs_http1_take_h2c(struct obs_http1 *h, struct obs_core_exchange *x);
  * out as they stand (one whose answer the framer never said takes the
  * bytes received since its request). */
 void obs_http1_finish(struct obs_http1 *h, const struct obs_http1_ctx *cx);
-/* The calls of direction dir given to the layer that no exchange took
- * (bytes of no message: before HTTP/1 was lost, say). */
+/* The call events of direction dir given to the layer, the latest, that
+ * no exchange took (bytes of no message: before HTTP/1 was lost, say). */
 uint32_t obs_http1_unclaimed(const struct obs_http1 *h, enum obs_dir dir);
 
 #endif

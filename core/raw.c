@@ -48,12 +48,14 @@ static void sent(struct obs_raw *r, struct obs_core_conn *conn,
 	if (r->phase == RECEIVING)
 		obs_raw_finish(r, out);
 	if (r->phase == IDLE) {
-		if (ev->bytes == 0)
+		if (ev->bytes == 0 && !obs_event_in_flight(ev))
 			return; /* no exchange begins without a byte */
 		begin(r, conn, 0);
 		r->x.t3 = ev->t_in;
 		r->phase = SENDING;
 	}
+	if (obs_event_in_flight(ev))
+		return; /* begun, nothing after */
 	r->x.t4 = ev->t_out;
 	r->x.t5 = 0; /* a receive tried before this send came too early */
 	r->x.ds += ev->bytes;

@@ -94,11 +94,11 @@ static void deliver(struct obs_replay *r, const struct obs_event *ev)
 		return;
 	case OBS_APP_TLS:
 		if (obs_tls_carries(&r->tls, ev))
-			obs_raw_call(&r->raw, &r->conn, &r->layers, ev);
+			obs_raw_call(&b->raw, &r->conn, &r->layers, ev);
 		return;
 	case OBS_APP_OTHER:
 		if (!(ev->flags & OBS_EVF_IN_TLS))
-			obs_raw_call(&r->raw, &r->conn, &r->layers, ev);
+			obs_raw_call(&b->raw, &r->conn, &r->layers, ev);
 		return;
 	default: /* not chosen yet, WebSocket, HTTP/2 (its facts) */
 		return;
@@ -267,13 +267,31 @@ static void (*const on_event[])(struct obs_replay *,
 	[OBS_EV_H2] = on_h2,	   [OBS_EV_TLS] = on_tls,
 };
 
-/* An exchange a layer gives out: numbered (unless its layer did), then
- * the caller's. */
+/* T5 is never before T4: a receive another thread entered before the
+ * send returned says nothing of the answer; the request had left by that
+ * receive's entry (by the answer's first byte, when the receive waited
+ * since before T3), so T4 is no later than that. */
+static void in_order(struct obs_core_exchange *x)
+{
+	int64_t bound;
+
+	if (!x->t4 || !x->t5 || x->t5 >= x->t4)
+		return;
+	bound = x->t5 >= x->t3 ? x->t5 : x->tfb;
+	if (bound && bound < x->t4)
+		x->t4 = bound;
+	if (x->t5 < x->t4)
+		x->t5 = x->t4;
+}
+
+/* An exchange a layer gives out: numbered (unless its layer did), its
+ * times in order, then the caller's. */
 static void number(void *ctx, const struct obs_core_exchange *x)
 {
 	struct obs_replay *r = ctx;
 	struct obs_core_exchange numbered = *x;
 
+	in_order(&numbered);
 	if (numbered.seq == 0) /* not numbered by its layer (HTTP/2's are) */
 		numbered.seq = next_number(r);
 	r->out.exchange(r->out.ctx, &numbered);
@@ -286,7 +304,8 @@ void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out)
 	memset(r, 0, offsetof(struct obs_replay, http2));
 	r->out = *out;
 	r->layers = (struct obs_core_sink){ number, r };
-	obs_raw_init(&r->raw);
+	obs_raw_init(&r->bytes[OBS_STREAM_SOCKET].raw);
+	obs_raw_init(&r->bytes[OBS_STREAM_PLAIN].raw);
 	obs_tls_init(&r->tls);
 }
 
@@ -305,11 +324,14 @@ void obs_replay_event(struct obs_replay *r, const struct obs_event *ev)
 
 void obs_replay_finish(struct obs_replay *r)
 {
+	struct obs_raw *records = &r->bytes[OBS_STREAM_SOCKET].raw;
+
 	http1_stop(r);
 	http2_stop(r);
-	if (obs_tls_closing_alert(&r->tls, obs_raw_pending(&r->raw),
+	if (obs_tls_closing_alert(&r->tls, obs_raw_pending(records),
 				  r->conn.exchanges))
-		obs_raw_drop(&r->raw);
-	obs_raw_finish(&r->raw, &r->layers);
+		obs_raw_drop(records);
+	obs_raw_finish(records, &r->layers);
+	obs_raw_finish(&r->bytes[OBS_STREAM_PLAIN].raw, &r->layers);
 	obs_tcp_finish(&r->conn);
 }

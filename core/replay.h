@@ -32,6 +32,7 @@ struct obs_replay_bytes {
 	struct obs_calls calls[2];
 	uint8_t app[2];	     /* enum obs_app (event.h) of each direction */
 	bool undelivered[2]; /* its last call came before its protocol */
+	struct obs_raw raw;  /* its runs, where no protocol is followed */
 };
 
 struct obs_replay {
@@ -45,7 +46,6 @@ struct obs_replay {
 	uint8_t http2_stream;
 	struct obs_tls tls;
 	struct obs_http1 http1;
-	struct obs_raw raw;
 	/* last, 28 KiB: written only once HTTP/2 begins (http2_on) */
 	struct obs_http2 http2;
 };

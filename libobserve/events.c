@@ -15,6 +15,8 @@
  */
 #include "events.h"
 
+#include <errno.h>
+
 #include "evrec.h"
 #include "layer.h"
 
@@ -137,6 +139,20 @@ void obs_ev_call(struct obs_conn *c, const struct obs_call *call)
 	obs_conn_lock(c);
 	obs_cap_call(&c->cap, call);
 	obs_conn_unlock(c);
+}
+
+bool obs_ev_send_entry(struct obs_conn *c, int64_t t_in)
+{
+	int err = errno; /* (the spool's growth keeps it too) */
+	bool written;
+
+	obs_enter_again();
+	obs_conn_lock(c);
+	written = obs_cap_send_entry(&c->cap, t_in);
+	obs_conn_unlock(c);
+	obs_leave();
+	errno = err;
+	return written;
 }
 
 void obs_ev_plain(struct obs_conn *c, const struct obs_call *call)

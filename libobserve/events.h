@@ -22,6 +22,10 @@ void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err,
 		  bool syn_data);
 /* A send or receive call (capture.h). */
 void obs_ev_call(struct obs_conn *c, const struct obs_call *call);
+/* A send entered at t_in whose event is written now (capture.h:
+ * obs_cap_send_entry, asked when obs_cap_send_opens says so); not inside
+ * the layer yet: this enters it. Keeps errno. */
+bool obs_ev_send_entry(struct obs_conn *c, int64_t t_in);
 /* A TLS library's read or write function that moved plaintext (capture.h:
  * obs_cap_plain). */
 void obs_ev_plain(struct obs_conn *c, const struct obs_call *call);

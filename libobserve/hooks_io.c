@@ -30,6 +30,7 @@ struct send_ctx {
 	bool counted;
 	bool observed; /* false: re-entered from a signal handler inside the
 			* layer; the call is not recorded */
+	bool entry;    /* events: its entry was written (obs_ev_send_entry) */
 };
 
 /* iov/iovcnt/n: what the call asks to send (n: at most that many bytes;
@@ -57,7 +58,7 @@ send_begin_entry(struct obs_conn *c, const struct iovec *iov, int iovcnt,
 static inline __attribute__((always_inline)) struct send_ctx
 send_begin(struct obs_conn *c, const struct iovec *iov, int iovcnt, size_t n)
 {
-	struct send_ctx sx = { 0, false, true };
+	struct send_ctx sx = { 0, false, true, false };
 
 	if (UNLIKELY(obs_reentered())) {
 		sx.observed = false;
@@ -65,6 +66,8 @@ send_begin(struct obs_conn *c, const struct iovec *iov, int iovcnt, size_t n)
 	}
 	if (obs_proc.events) {
 		sx.t_in = obs_now();
+		if (obs_cap_send_opens(&c->cap))
+			sx.entry = obs_ev_send_entry(c, sx.t_in);
 		return sx;
 	}
 	if (obs_xm_send_needs_entry(c))
@@ -90,7 +93,7 @@ static inline bool gone(int fd, struct obs_conn *c, int err)
  * errno. */
 static __attribute__((noinline)) void
 capture_call(int fd, struct obs_conn *c, enum obs_dir dir, int64_t t_in,
-	     ssize_t ret, int err, size_t wanted, bool peek,
+	     ssize_t ret, int err, size_t wanted, bool peek, bool entry,
 	     const struct iovec *iov, int iovcnt)
 {
 	struct obs_call call = {
@@ -101,6 +104,7 @@ capture_call(int fd, struct obs_conn *c, enum obs_dir dir, int64_t t_in,
 		.err = err,
 		.eof = dir == OBS_RX && ret == 0 && wanted > 0,
 		.peek = peek,
+		.entry = entry,
 		.iov = iov,
 		.iovcnt = iovcnt,
 	};
@@ -125,8 +129,8 @@ send_end(int fd, struct obs_conn *c, struct send_ctx sx, ssize_t ret,
 	if (!sx.observed)
 		return ret;
 	if (obs_proc.events) {
-		capture_call(fd, c, OBS_TX, sx.t_in, ret, err, 1, false, iov,
-			     iovcnt);
+		capture_call(fd, c, OBS_TX, sx.t_in, ret, err, 1, false,
+			     sx.entry, iov, iovcnt);
 		return ret;
 	}
 	/* send_begin_entry's obs_xm_send_opens, taken back */
@@ -429,8 +433,8 @@ recv_end(int fd, struct obs_conn *c, int64_t t_in, ssize_t ret, size_t wanted,
 	if (t_in < 0)
 		return ret;
 	if (obs_proc.events) {
-		capture_call(fd, c, OBS_RX, t_in, ret, err, wanted, peek, iov,
-			     iovcnt);
+		capture_call(fd, c, OBS_RX, t_in, ret, err, wanted, peek, false,
+			     iov, iovcnt);
 		return ret;
 	}
 	if (ret < 0 && t_in == 0 && is_again(err))

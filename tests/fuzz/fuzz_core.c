@@ -8,13 +8,14 @@
  * keep the core's promises (checked below). Run by run-fuzz-core.sh.
  *
  * An input is a flag byte (bits 1..7: the largest piece a call moves, 0
- * for whole records; bit 0: the connect's SYN carries the first send) and then records as tests/servers/relay.py writes
- * them: '<' for server to client (any other byte: client to server), the
- * length (4 bytes, big-endian), the bytes (cut at the end of the input).
- * A record of server bytes of length 0 is the server closing. Beside
- * relay.py's: ']' and '[' for a TLS library's plaintext read and written
- * (obs_cap_plain), '}' and '{' for the socket calls it made inside
- * (in_tls).
+ * for whole records; bit 0: the connect's SYN carries the first send) and then
+ * records as tests/servers/relay.py writes them: '<' for server to client (any
+ * other byte: client to server), the length (4 bytes, big-endian), the bytes
+ * (cut at the end of the input). A record of server bytes of length 0 is the
+ * server closing. Beside relay.py's: ']' and '[' for a TLS library's plaintext
+ * read and written (obs_cap_plain), '}' and '{' for the socket calls it made
+ * inside (in_tls), '(' for a send's entry written (obs_cap_send_entry; its
+ * bytes, if any, are ignored) and ')' for a send that completes it.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -117,6 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					   : OBS_TX;
 		bool plain = kind == '[' || kind == ']';
 		bool in_tls = kind == '{' || kind == '}';
+		bool entered = kind == ')';
 		size_t len = (size_t)data[i + 1] << 24 |
 			     (size_t)data[i + 2] << 16 |
 			     (size_t)data[i + 3] << 8 | data[i + 4];
@@ -126,6 +128,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (len > size - i)
 			len = size - i;
 		i += len;
+		if (kind == '(') {
+			obs_cap_send_entry(&cap, now);
+			now += 10;
+			continue;
+		}
 		if (len == 0 && dir == OBS_RX && !plain) {
 			struct obs_call c = { .dir = OBS_RX,
 					      .t_in = now,
@@ -144,6 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					      .t_out = now + 5,
 					      .result = (long)k,
 					      .in_tls = in_tls,
+					      .entry = entered,
 					      .iov = &iov,
 					      .iovcnt = 1 };
 

@@ -156,6 +156,30 @@ int call(struct run *s, enum obs_dir dir, const void *p, size_t n)
 	return call_of(s, '>', dir, p, n);
 }
 
+int send_enter(struct run *s)
+{
+	assert_true(obs_cap_send_entry(&s->cap, t_in(s->step)));
+	return s->step++;
+}
+
+void send_return(struct run *s, int step, const char *text)
+{
+	size_t n = strlen(text);
+	struct iovec iov = { (void *)text, n };
+	struct obs_call c = {
+		.dir = OBS_TX,
+		.t_in = t_in(step),
+		.t_out = t_out(s->step++),
+		.result = (long)n,
+		.entry = true,
+		.iov = &iov,
+		.iovcnt = 1,
+	};
+
+	obs_cap_call(&s->cap, &c);
+	seed_add(s, '>', OBS_TX, text, n);
+}
+
 int call_unseen(struct run *s, enum obs_dir dir, size_t n)
 {
 	struct obs_call c = {

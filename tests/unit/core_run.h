@@ -50,6 +50,11 @@ int64_t t_out(int step);
 /* A call of direction dir that moved the n bytes of p (n 0: EAGAIN);
  * returns its step. */
 int call(struct run *s, enum obs_dir dir, const void *p, size_t n);
+/* A send entered (its entry written: obs_cap_send_entry); returns its
+ * step. */
+int send_enter(struct run *s);
+/* ... that returns now, having sent text. */
+void send_return(struct run *s, int step, const char *text);
 /* A call that moved n bytes the layer could not read (MSG_TRUNC). */
 int call_unseen(struct run *s, enum obs_dir dir, size_t n);
 /* The same, a socket call a TLS library made inside one of its functions

@@ -369,6 +369,42 @@ static void test_unfollowed_bytes(void **state)
 	assert_int_equal(s->x[0].flags & OBS_CXF_HTTP, 0);
 }
 
+/* One thread sends while another receives: the answer comes back before
+ * the send returns. The send's entry was written before it, so the
+ * request is the answer's, labelled, and the times are in order (T4 no
+ * later than the answer's first byte, T5 not before T4). A send the
+ * process never came back from still begins its exchange. */
+static void test_send_entry(void **state)
+{
+	struct run *s = run_new();
+	const char *get = "GET /a HTTP/1.1\r\nHost: h\r\n\r\n";
+	int q, r;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		q = send_enter(s);
+		r = recv_str(s, resp_100b);
+		send_return(s, q, get);
+	}
+	q = send_enter(s); /* killed in it */
+	finish(s);
+
+	assert_int_equal(s->n_x, 3);
+	for (int i = 0; i < 2; i++) {
+		assert_string_equal(s->x[i].path, "/a");
+		assert_int_equal(s->x[i].status, 200);
+		assert_int_equal(s->x[i].flags & OBS_CXF_SERVER_FIRST, 0);
+		assert_true(s->x[i].t3 <= s->x[i].t4);
+		assert_true(s->x[i].t4 <= s->x[i].t5);
+		assert_true(s->x[i].t5 <= s->x[i].tfb);
+		assert_true(s->x[i].tfb <= s->x[i].t6);
+	}
+	assert_int_equal(s->x[1].tfb, t_out(r));
+	assert_int_equal(s->x[2].t3, t_in(q));
+	assert_int_equal(s->x[2].t4, 0);
+	assert_int_equal(s->x[2].ds, 0);
+}
+
 /* TCP Fast Open: the first send's bytes go with the SYN, so that send
  * says nothing of the connection being up; the next call that succeeds
  * does (first_io, at its entry). A connect that returned 0 with its SYN
@@ -775,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_connect_tls),
 		cmocka_unit_test(test_tls_records),
 		cmocka_unit_test(test_fastopen),
+		cmocka_unit_test(test_send_entry),
 		cmocka_unit_test(test_unfollowed_bytes),
 		cmocka_unit_test(test_https_plain),
 		cmocka_unit_test(test_connect_http),

@@ -95,7 +95,8 @@ static void test_csv(void **state)
 		    0);
 	assert_non_null(strstr(
 		out, ",end_class,complete,tls,tls_ms,dns_name,dns_ms,protocol,"
-		     "stream,stream_error\r\n"));
+		     "stream,stream_error,interim_status,interim_ns,"
+		     "interim_wait_ms,tunnel,websocket\r\n"));
 	/* a field with a comma, quotes and a line break is quoted, quotes
 	 * doubled; the line break stays inside the field */
 	assert_non_null(strstr(

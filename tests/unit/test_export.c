@@ -459,6 +459,76 @@ static void test_otlp_errors(void **state)
 	assert_string_equal(out, "{\"resourceSpans\":[\n]}\n");
 }
 
+/* Interim responses and a tunnel (schema version 4): JSON Lines carries
+ * the columns; HAR, which has no field for them, "_interim" with the
+ * status and the wait from T4 (negative for a 100 Continue, before the
+ * body); OTLP an "interim response" event with its status. */
+static void test_interim(void **state)
+{
+	char err[256], *msg = NULL, *out, *put, *get;
+	obs_store *s;
+
+	(void)state;
+	s = obs_store_open(db_path, err, sizeof(err));
+	assert_non_null(s);
+	if (sqlite3_exec(
+		    obs_store_db(s),
+		    "INSERT INTO connection(id, process_id, seq, peer_addr,"
+		    " peer_port, t1_ns, t2_ns, t7_ns, tunnel, websocket)"
+		    " VALUES(4, 1, 4, '127.0.0.1', 3128, 1700000003000000000,"
+		    " 1700000003000500000, 1700000003090000000,"
+		    " 'in.example:443', 0);"
+		    "INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns,"
+		    " tfb_ns, t6_ns, ds, dr, method, path, status, host,"
+		    " interim_status, interim_ns) VALUES"
+		    " (4, 1, 1700000003001000000, 1700000003001100000,"
+		    "  1700000003001200000, 1700000003002000000,"
+		    "  1700000003002000000, 40, 39, 'CONNECT', NULL, 200,"
+		    "  'in.example:443', NULL, NULL),"
+		    " (4, 2, 1700000003010000000, 1700000003013000000,"
+		    "  1700000003013100000, 1700000003014000000,"
+		    "  1700000003014000000, 900, 60, 'PUT', '/up', 201,"
+		    "  'in.example', 100, 1700000003011000000),"
+		    " (4, 3, 1700000003020000000, 1700000003020100000,"
+		    "  1700000003020200000, 1700000003025000000,"
+		    "  1700000003026000000, 50, 500, 'GET', '/', 200,"
+		    "  'in.example', 103, 1700000003021100000);",
+		    NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s", msg);
+	obs_store_close(s);
+
+	out = run_export("jsonl", "connection_id = 4 AND seq = 3");
+	assert_non_null(strstr(out, "\"interim_status\":103,"
+				    "\"interim_ns\":1700000003021100000,"
+				    "\"interim_wait_ms\":1.000000,"
+				    "\"tunnel\":\"in.example:443\","
+				    "\"websocket\":0}"));
+
+	out = run_export("har", "connection_id = 4");
+	put = strstr(out, "\"url\": \"http://in.example/up\"");
+	get = strstr(out, "\"url\": \"http://in.example/\"");
+	assert_non_null(put);
+	assert_non_null(get);
+	assert_non_null(strstr(
+		put, "\"_interim\": {\"status\": 100, \"wait\": -2.000}}"));
+	assert_non_null(strstr(
+		get, "\"_interim\": {\"status\": 103, \"wait\": 1.000}}"));
+	/* the CONNECT, the entry before the PUT's, had none */
+	assert_true(strstr(out, "\"CONNECT\"") < put);
+	assert_true(strstr(out, "\"_interim\"") > put);
+
+	out = run_export("otlp", "connection_id = 4 AND seq = 3");
+	assert_non_null(strstr(out, "\"events\":[{\"timeUnixNano\":"
+				    "\"1700000003020100000\",\"name\":"
+				    "\"request sent\"},{\"timeUnixNano\":"
+				    "\"1700000003021100000\",\"name\":"
+				    "\"interim response\",\"attributes\":["
+				    "{\"key\":\"http.response.status_code\","
+				    "\"value\":{\"intValue\":\"103\"}}]},"
+				    "{\"timeUnixNano\":\"1700000003025000000\","
+				    "\"name\":\"first byte received\"}]}"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -471,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_otlp_target),
 		cmocka_unit_test(test_otlp),
 		cmocka_unit_test(test_otlp_errors),
+		cmocka_unit_test(test_interim),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

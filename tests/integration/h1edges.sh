@@ -25,21 +25,10 @@
 #              whose tunnel column holds that target
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
+source "$REPO/tests/lib/edge.sh"
 case_=${1:?case}
 export OBSERVE_CAPTURE=events
 DB=$WORK/run.db
-
-edge_server() {
-  local portfile=$WORK/edge.port
-  EDGE_LOG=$WORK/edge.log
-  : > "$EDGE_LOG"
-  "$PYTHON" "$REPO/tests/servers/h1edges.py" "$portfile" "$EDGE_LOG" --lifetime 600 &
-  local pid=$!
-  at_exit "kill $pid 2>/dev/null"
-  wait_until 60 test -s "$portfile" || fail "h1edges.py did not start in 60 s"
-  EDGE_PORT=$(cat "$portfile")
-  EDGE_URL=http://127.0.0.1:$EDGE_PORT
-}
 
 slice() { "$SLICER" -q -o "$DB" "$SPOOL" || fail "slicer failed"; }
 

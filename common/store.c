@@ -656,32 +656,44 @@ static size_t pending_index(int64_t id)
 	return (size_t)(-3 - id);
 }
 
+/* A NUL-padded field that may fill its array; it lives until the
+ * statement is stepped. */
+static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
+{
+	size_t n = strnlen(f, size);
+
+	if (n)
+		sqlite3_bind_text(st, col, f, (int)n, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known, uint64_t v)
+{
+	if (known)
+		sqlite3_bind_int64(st, col, (int64_t)v);
+	else
+		sqlite3_bind_null(st, col);
+}
+
 /* What the core knows of connection c beyond its record (tunnel,
  * websocket, ws_messages_sent, ws_messages_received) as parameters from
- * base + 1: NULL without the core; the tunnel's target ('' when its
- * CONNECT named none) only on a tunnel, the message counts only on a
- * WebSocket. */
+ * base + 1: NULL without the core; the tunnel's target only on a tunnel,
+ * the message counts only on a WebSocket. */
 static void bind_core(sqlite3_stmt *st, int base, const struct batch_conn *c)
 {
 	const struct obs_core_conn *k = &c->core;
 	bool ws = c->has_core && (k->flags & OBS_CCF_WEBSOCKET);
 
 	if (c->has_core && (k->flags & OBS_CCF_TUNNEL))
-		sqlite3_bind_text(st, base + 1, k->tunnel,
-				  (int)strnlen(k->tunnel, sizeof(k->tunnel)),
-				  SQLITE_STATIC);
+		bind_field(st, base + 1, k->tunnel, sizeof(k->tunnel));
 	else
 		sqlite3_bind_null(st, base + 1);
-	if (c->has_core)
-		sqlite3_bind_int(st, base + 2, ws);
-	else
-		sqlite3_bind_null(st, base + 2);
+	bind_u32_or_null(st, base + 2, c->has_core, ws);
 	for (int d = 0; d < 2; d++)
-		if (ws && k->ws_messages[d] <= INT64_MAX)
-			sqlite3_bind_int64(st, base + 3 + d,
-					   (int64_t)k->ws_messages[d]);
-		else
-			sqlite3_bind_null(st, base + 3 + d);
+		bind_u32_or_null(st, base + 3 + d,
+				 ws && k->ws_messages[d] <= INT64_MAX,
+				 k->ws_messages[d]);
 }
 
 /* The connection's columns (process_id, seq, OBS_SQL_CONN_COLUMNS) as
@@ -732,26 +744,6 @@ static void bind_conn(sqlite3_stmt *st, int base, struct ingest *in,
 			? app_proto_names[b->app_proto]
 			: NULL);
 	bind_core(st, base + 20, c);
-}
-
-/* A NUL-padded field that may fill its array; it lives until the
- * statement is stepped. */
-static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
-{
-	size_t n = strnlen(f, size);
-
-	if (n)
-		sqlite3_bind_text(st, col, f, (int)n, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, col);
-}
-
-static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known, uint64_t v)
-{
-	if (known)
-		sqlite3_bind_int64(st, col, (int64_t)v);
-	else
-		sqlite3_bind_null(st, col);
 }
 
 /* The info record's columns (OBS_SQL_INFO_COLUMNS) as parameters from
@@ -976,13 +968,10 @@ static void bind_exch(sqlite3_stmt *st, int base, struct ingest *in,
 		sqlite3_bind_int64(st, base + 18, x->stream_error);
 	else
 		sqlite3_bind_null(st, base + 18);
-	if (row->interim_status) {
-		sqlite3_bind_int(st, base + 19, row->interim_status);
-		bind_time(st, base + 20, &in->sp, row->t_interim);
-	} else {
-		sqlite3_bind_null(st, base + 19);
-		sqlite3_bind_null(st, base + 20);
-	}
+	bind_u32_or_null(st, base + 19, row->interim_status != 0,
+			 row->interim_status);
+	bind_time(st, base + 20, &in->sp,
+		  row->interim_status ? row->t_interim : 0);
 }
 
 /* Host and path of exchange h->u.http.seq of the connection, on its row if

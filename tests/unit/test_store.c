@@ -236,6 +236,24 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The database's exchanges and connections, all of them NULL in the columns
+ * of what the core knows (version 4) and in the views'. */
+static void expect_no_core(obs_store *s, int64_t exchanges, int64_t connections)
+{
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange_metrics "
+				      "WHERE interim_status IS NULL AND "
+				      "interim_ns IS NULL AND interim_wait_ms "
+				      "IS NULL AND tunnel IS NULL AND "
+				      "websocket IS NULL"),
+			 exchanges);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM "
+				      "connection_metrics WHERE tunnel IS NULL "
+				      "AND websocket IS NULL AND "
+				      "ws_messages_sent IS NULL AND "
+				      "ws_messages_received IS NULL"),
+			 connections);
+}
+
 /* One connection, two exchanges: every figure of the views. */
 static void test_views(void **state)
 {
@@ -321,19 +339,8 @@ static void test_views(void **state)
 	assert_string_equal(query_text(s, "SELECT argv FROM process"),
 			    "unit -x");
 	/* a record spool knows nothing of interim responses, tunnels or
-	 * WebSocket: NULL */
-	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange_metrics "
-				      "WHERE interim_status IS NULL AND "
-				      "interim_ns IS NULL AND interim_wait_ms "
-				      "IS NULL AND tunnel IS NULL AND "
-				      "websocket IS NULL"),
-			 2);
-	assert_int_equal(query_int(s, "SELECT count(*) FROM "
-				      "connection_metrics WHERE tunnel IS NULL "
-				      "AND websocket IS NULL AND "
-				      "ws_messages_sent IS NULL AND "
-				      "ws_messages_received IS NULL"),
-			 1);
+	 * WebSocket */
+	expect_no_core(s, 2, 1);
 	obs_store_close(s);
 }
 
@@ -961,6 +968,39 @@ static void test_core_columns(void **state)
 	obs_central_close(central);
 }
 
+/* A database as an older observe left it: a connection (Te 2 ms) and
+ * two exchanges (2 ms apart) stored, then `older` run on it (SQL that
+ * takes away what came since, the views first, and sets its version);
+ * opened again, which upgrades it to this version. */
+static obs_store *upgraded(const char *older)
+{
+	obs_store *s = open_store();
+
+	assert_int_equal(
+		sqlite3_exec(obs_store_db(s),
+			     "INSERT INTO client(name) VALUES('old');"
+			     "INSERT INTO process(client_id, pid, start_ns) "
+			     "VALUES(1, 42, 7);"
+			     "INSERT INTO connection(process_id, seq, t1_ns, "
+			     "t2_ns, t7_ns) VALUES(1, 1, 1000000, 3000000, "
+			     "9000000);"
+			     "INSERT INTO exchange(connection_id, seq, t3_ns, "
+			     "t4_ns, t6_ns, status) VALUES(1, 1, 4000000, "
+			     "4500000, 5000000, 200), (1, 2, 7000000, 7500000, "
+			     "8000000, 200);"
+			     "DROP VIEW connection_metrics;"
+			     "DROP VIEW exchange_metrics;",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
+	assert_int_equal(sqlite3_exec(obs_store_db(s), older, NULL, NULL, NULL),
+			 SQLITE_OK);
+	obs_store_close(s);
+	s = open_store(); /* upgrades */
+	assert_int_equal(query_int(s, "PRAGMA user_version"),
+			 OBS_SCHEMA_VERSION);
+	return s;
+}
+
 /* A database of schema version 1 (no TLS, TCP_INFO or DNS columns) is
  * brought up to date when opened, rows kept, views working. */
 static void test_upgrade_from_v1(void **state)
@@ -972,35 +1012,16 @@ static void test_upgrade_from_v1(void **state)
 		"dns_start_ns", "dns_end_ns",
 	};
 	obs_store *s;
-	char sql[128];
+	char sql[1024];
+	size_t n = 0;
 
 	(void)state;
-	s = open_store();
-	assert_int_equal(
-		sqlite3_exec(obs_store_db(s),
-			     "INSERT INTO client(name) VALUES('old');"
-			     "INSERT INTO process(client_id, pid, start_ns) "
-			     "VALUES(1, 42, 7);"
-			     "INSERT INTO connection(process_id, seq, t1_ns, "
-			     "t2_ns, t7_ns) VALUES(1, 1, 1000000, 3000000, "
-			     "9000000);"
-			     "DROP VIEW connection_metrics;"
-			     "DROP VIEW exchange_metrics;"
-			     "PRAGMA user_version = 1;",
-			     NULL, NULL, NULL),
-		SQLITE_OK);
-	for (size_t i = 0; i < sizeof(v2_columns) / sizeof(*v2_columns); i++) {
-		snprintf(sql, sizeof(sql),
-			 "ALTER TABLE connection DROP COLUMN %s",
-			 v2_columns[i]);
-		assert_int_equal(
-			sqlite3_exec(obs_store_db(s), sql, NULL, NULL, NULL),
-			SQLITE_OK);
-	}
-	obs_store_close(s);
-	s = open_store(); /* upgrades */
-	assert_int_equal(query_int(s, "PRAGMA user_version"),
-			 OBS_SCHEMA_VERSION);
+	for (size_t i = 0; i < sizeof(v2_columns) / sizeof(*v2_columns); i++)
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
+				      "ALTER TABLE connection DROP COLUMN %s;",
+				      v2_columns[i]);
+	snprintf(sql + n, sizeof(sql) - n, "PRAGMA user_version = 1;");
+	s = upgraded(sql);
 	assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_table_info("
 				      "'connection') WHERE name IN ('tls', "
 				      "'rtt_us', 'dns_name', 'dns_end_ns')"),
@@ -1019,29 +1040,10 @@ static void test_upgrade_from_v2(void **state)
 	obs_store *s;
 
 	(void)state;
-	s = open_store();
-	assert_int_equal(
-		sqlite3_exec(obs_store_db(s),
-			     "INSERT INTO client(name) VALUES('old');"
-			     "INSERT INTO process(client_id, pid, start_ns) "
-			     "VALUES(1, 42, 7);"
-			     "INSERT INTO connection(process_id, seq, t1_ns) "
-			     "VALUES(1, 1, 1000000);"
-			     "INSERT INTO exchange(connection_id, seq, t3_ns, "
-			     "t6_ns) VALUES(1, 1, 2000000, 3000000), "
-			     "(1, 2, 5000000, 6000000);"
-			     "DROP VIEW connection_metrics;"
-			     "DROP VIEW exchange_metrics;"
-			     "ALTER TABLE connection DROP COLUMN protocol;"
-			     "ALTER TABLE exchange DROP COLUMN stream;"
-			     "ALTER TABLE exchange DROP COLUMN stream_error;"
-			     "PRAGMA user_version = 2;",
-			     NULL, NULL, NULL),
-		SQLITE_OK);
-	obs_store_close(s);
-	s = open_store(); /* upgrades */
-	assert_int_equal(query_int(s, "PRAGMA user_version"),
-			 OBS_SCHEMA_VERSION);
+	s = upgraded("ALTER TABLE connection DROP COLUMN protocol;"
+		     "ALTER TABLE exchange DROP COLUMN stream;"
+		     "ALTER TABLE exchange DROP COLUMN stream_error;"
+		     "PRAGMA user_version = 2;");
 	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange_metrics "
 				      "WHERE protocol IS NULL AND stream IS "
 				      "NULL AND stream_error IS NULL"),
@@ -1063,46 +1065,14 @@ static void test_upgrade_from_v3(void **state)
 	obs_store *s;
 
 	(void)state;
-	s = open_store();
-	assert_int_equal(
-		sqlite3_exec(obs_store_db(s),
-			     "INSERT INTO client(name) VALUES('old');"
-			     "INSERT INTO process(client_id, pid, start_ns) "
-			     "VALUES(1, 42, 7);"
-			     "INSERT INTO connection(process_id, seq, t1_ns) "
-			     "VALUES(1, 1, 1000000);"
-			     "INSERT INTO exchange(connection_id, seq, t3_ns, "
-			     "t4_ns, status) VALUES(1, 1, 2000000, 3000000, "
-			     "200);"
-			     "DROP VIEW connection_metrics;"
-			     "DROP VIEW exchange_metrics;"
-			     "ALTER TABLE connection DROP COLUMN tunnel;"
-			     "ALTER TABLE connection DROP COLUMN websocket;"
-			     "ALTER TABLE connection DROP COLUMN "
-			     "ws_messages_sent;"
-			     "ALTER TABLE connection DROP COLUMN "
-			     "ws_messages_received;"
-			     "ALTER TABLE exchange DROP COLUMN interim_status;"
-			     "ALTER TABLE exchange DROP COLUMN interim_ns;"
-			     "PRAGMA user_version = 3;",
-			     NULL, NULL, NULL),
-		SQLITE_OK);
-	obs_store_close(s);
-	s = open_store(); /* upgrades */
-	assert_int_equal(query_int(s, "PRAGMA user_version"),
-			 OBS_SCHEMA_VERSION);
-	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange_metrics "
-				      "WHERE status = 200 AND interim_status "
-				      "IS NULL AND interim_ns IS NULL AND "
-				      "interim_wait_ms IS NULL AND tunnel IS "
-				      "NULL AND websocket IS NULL"),
-			 1);
-	assert_int_equal(query_int(s, "SELECT count(*) FROM "
-				      "connection_metrics WHERE tunnel IS NULL "
-				      "AND websocket IS NULL AND "
-				      "ws_messages_sent IS NULL AND "
-				      "ws_messages_received IS NULL"),
-			 1);
+	s = upgraded("ALTER TABLE connection DROP COLUMN tunnel;"
+		     "ALTER TABLE connection DROP COLUMN websocket;"
+		     "ALTER TABLE connection DROP COLUMN ws_messages_sent;"
+		     "ALTER TABLE connection DROP COLUMN ws_messages_received;"
+		     "ALTER TABLE exchange DROP COLUMN interim_status;"
+		     "ALTER TABLE exchange DROP COLUMN interim_ns;"
+		     "PRAGMA user_version = 3;");
+	expect_no_core(s, 2, 1);
 	core_spool(&ht);
 	assert_int_equal(ingest(s, &st), 0);
 	assert_int_equal(query_int(s, "SELECT interim_ns FROM exchange WHERE "

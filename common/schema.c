@@ -231,8 +231,10 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 	[OBS_SQL_EXCH_DEL] =
 		"DELETE FROM exchange WHERE connection_id = ?1 AND "
 		"seq = ?2",
-	[OBS_SQL_CONN_TLS] = "UPDATE connection SET tls = 1 WHERE "
-			     "process_id = ?1 AND seq = ?2",
+	[OBS_SQL_CONN_TLS] = "UPDATE connection SET tls = 1, "
+			     "tls_version = ?3, tls_start_ns = ?4, "
+			     "tls_end_ns = ?5 WHERE process_id = ?1 AND "
+			     "seq = ?2",
 	[OBS_SQL_REPLAY_GET] = "SELECT state FROM ingest_replay WHERE "
 			       "process_id = ?1 AND conn_seq = ?2",
 	[OBS_SQL_REPLAY_PUT] = "INSERT OR REPLACE INTO ingest_replay("
@@ -248,9 +250,16 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 		"SELECT e.host, e.path FROM exchange e JOIN connection c ON "
 		"c.id = e.connection_id WHERE c.process_id = ?1 AND "
 		"c.seq = ?2 AND e.seq = ?3",
-	[OBS_SQL_INFO_UPD] = "UPDATE connection SET (" OBS_SQL_INFO_COLUMNS
-			     ") = (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-			     "?12, ?13, ?14, ?15) WHERE id = ?1",
+	/* what an info record does not know of TLS (a process recording
+	 * events: the core's), it does not take back */
+	[OBS_SQL_INFO_UPD] = "UPDATE connection SET tls = max(tls, ?2), "
+			     "tls_version = coalesce(?3, tls_version), "
+			     "tls_start_ns = coalesce(?4, tls_start_ns), "
+			     "tls_end_ns = coalesce(?5, tls_end_ns), "
+			     "(rtt_us, rttvar_us, min_rtt_us, retrans, "
+			     "snd_cwnd, pmtu, delivery_rate, dns_name, "
+			     "dns_start_ns, dns_end_ns) = (?6, ?7, ?8, ?9, "
+			     "?10, ?11, ?12, ?13, ?14, ?15) WHERE id = ?1",
 	[OBS_SQL_MARK_GET] = "SELECT next_offset, pending FROM ingest_mark "
 			     "WHERE process_id = ?1 AND segment = ?2",
 	[OBS_SQL_MARK_PUT] = "INSERT OR REPLACE INTO ingest_mark(process_id, "

@@ -746,27 +746,33 @@ static void bind_conn(sqlite3_stmt *st, int base, struct ingest *in,
 	bind_core(st, base + 20, c);
 }
 
+/* A TLS version (0x0303 ...; 0: not known) as the text of tls_version. */
+static void bind_tls_version(sqlite3_stmt *st, int i, uint16_t version)
+{
+	static const char *const names[] = { "1.0", "1.1", "1.2", "1.3" };
+	char other[16];
+
+	if (!version) {
+		sqlite3_bind_null(st, i);
+	} else if (version >= 0x0301 && version <= 0x0304) {
+		sqlite3_bind_text(st, i, names[version - 0x0301], -1,
+				  SQLITE_STATIC);
+	} else {
+		snprintf(other, sizeof(other), "0x%04x", version);
+		sqlite3_bind_text(st, i, other, -1, SQLITE_TRANSIENT);
+	}
+}
+
 /* The info record's columns (OBS_SQL_INFO_COLUMNS) as parameters from
  * base + 1; those of an all-zero record are the columns' defaults. */
 static void bind_info(sqlite3_stmt *st, int base, struct ingest *in,
 		      const struct obs_record *r)
 {
-	static const char *const versions[] = { "1.0", "1.1", "1.2", "1.3" };
 	const struct obs_info_body *f = &r->u.info;
 	bool tls = f->flags & OBS_IF_TLS, tcp = f->flags & OBS_IF_TCPINFO;
-	char version[16];
 
 	sqlite3_bind_int(st, base + 1, tls);
-	if (!tls || !f->tls_version) {
-		sqlite3_bind_null(st, base + 2);
-	} else if (f->tls_version >= 0x0301 && f->tls_version <= 0x0304) {
-		sqlite3_bind_text(st, base + 2,
-				  versions[f->tls_version - 0x0301], -1,
-				  SQLITE_STATIC);
-	} else {
-		snprintf(version, sizeof(version), "0x%04x", f->tls_version);
-		sqlite3_bind_text(st, base + 2, version, -1, SQLITE_TRANSIENT);
-	}
+	bind_tls_version(st, base + 2, tls ? f->tls_version : 0);
 	bind_time(st, base + 3, &in->sp, tls ? f->tls_start : 0);
 	bind_time(st, base + 4, &in->sp, tls ? f->tls_end : 0);
 	bind_u32_or_null(st, base + 5, tcp, f->rtt_us);
@@ -1598,6 +1604,9 @@ static int event_conn(struct ingest *in, const struct obs_replayed *r)
 			return -1;
 		sqlite3_bind_int64(st, 1, in->process_id);
 		sqlite3_bind_int64(st, 2, (int64_t)c.conn_seq);
+		bind_tls_version(st, 3, k->tls_version);
+		bind_time(st, 4, &in->sp, k->tls_start);
+		bind_time(st, 5, &in->sp, k->tls_end);
 		return step_done(in->store, st);
 	}
 	return 0;

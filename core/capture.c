@@ -5,19 +5,36 @@
 #include <errno.h>
 #include <string.h>
 
-/* A new event, numbered. */
+/* Whether events of this kind are of a stream of bytes (and say which:
+ * OBS_EVF_PLAIN). */
+static bool of_a_stream(uint8_t kind)
+{
+	return kind == OBS_EV_CALL || kind == OBS_EV_H1 || kind == OBS_EV_WS ||
+	       kind == OBS_EV_PROTO || kind == OBS_EV_H2;
+}
+
+/* A new event, numbered; one of the plaintext's is marked so. */
 static uint64_t put(struct obs_capture *c, struct obs_event *ev, bool final)
 {
 	ev->seq = ++c->events;
+	if (c->s == &c->bytes[OBS_STREAM_PLAIN] && of_a_stream(ev->kind))
+		ev->flags |= OBS_EVF_PLAIN;
 	return c->sink->put(c->sink->ctx, ev, final);
 }
 
-/* No more calls merge into the last call event. */
-static void close_last(struct obs_capture *c)
+/* No more calls merge into stream b's last call event. */
+static void close_last(struct obs_capture *c, struct obs_cap_bytes *b)
 {
-	if (c->last_open)
-		c->sink->seal(c->sink->ctx, c->last_handle);
-	c->last_open = false;
+	if (b->last_open)
+		c->sink->seal(c->sink->ctx, b->last_handle);
+	b->last_open = false;
+}
+
+/* ... nor into either stream's. */
+static void close_both(struct obs_capture *c)
+{
+	close_last(c, &c->bytes[OBS_STREAM_SOCKET]);
+	close_last(c, &c->bytes[OBS_STREAM_PLAIN]);
 }
 
 /* Direction dir's bytes are read as app from offset `at` on. */
@@ -29,11 +46,11 @@ static void choose(struct obs_capture *c, enum obs_dir dir, uint8_t app,
 		.dir = (uint8_t)dir,
 		.aux = app,
 		.offset = at,
-		.u.proto.level = c->level[dir],
+		.u.proto.level = c->s->level[dir],
 	};
 
-	c->app[dir] = app;
-	c->base[dir] = at;
+	c->s->app[dir] = app;
+	c->s->base[dir] = at;
 	put(c, &ev, true);
 }
 
@@ -48,19 +65,35 @@ static bool h2_start(struct obs_capture *c, bool upgrade)
 	if (upgrade)
 		obs_h2_upgrade(c->h2, false);
 	c->h2_on = true;
+	c->h2_stream = (uint8_t)(c->s - c->bytes);
 	return true;
 }
 
 /* The protocol of the bytes a program sends first on a level, p[0..n):
- * a TLS record (its ClientHello), the HTTP/2 client preface, or HTTP/1
- * (which then says whether it is). */
+ * a TLS record (its ClientHello; on the socket: plaintext is no TLS), the
+ * HTTP/2 client preface, or HTTP/1 (which then says whether it is). */
 static uint8_t app_of(struct obs_capture *c, const uint8_t *p, size_t n)
 {
-	if (p[0] == 22)
+	if (p[0] == 22 && c->s == &c->bytes[OBS_STREAM_SOCKET]) {
+		obs_tlsrec_init(&c->tls);
 		return OBS_APP_TLS;
+	}
 	if (obs_h2_preface(p, n))
 		return h2_start(c, false) ? OBS_APP_H2 : OBS_APP_OTHER;
 	return OBS_APP_H1;
+}
+
+/* The protocol the plaintext's ALPN chose, on the plaintext's first level
+ * (HTTP/2 when there is memory for it), or OBS_APP_UNKNOWN. */
+static uint8_t alpn_of(struct obs_capture *c)
+{
+	if (c->s != &c->bytes[OBS_STREAM_PLAIN] || c->s->level[OBS_TX] ||
+	    c->s->app[OBS_TX] != OBS_APP_UNKNOWN ||
+	    c->plain_alpn == OBS_APP_UNKNOWN)
+		return OBS_APP_UNKNOWN;
+	if (c->plain_alpn == OBS_APP_H2)
+		return h2_start(c, false) ? OBS_APP_H2 : OBS_APP_OTHER;
+	return c->plain_alpn;
 }
 
 /* The first bytes of a level, p[0..n), choose its protocol (app_of) when
@@ -71,21 +104,24 @@ static void choose_first(struct obs_capture *c, enum obs_dir dir,
 			 const uint8_t *p, size_t n, uint64_t at)
 {
 	enum obs_dir other = dir == OBS_TX ? OBS_RX : OBS_TX;
-	bool paired = c->level[other] == c->level[dir];
-	uint8_t app = paired && c->app[other] != OBS_APP_UNKNOWN ? c->app[other]
-		      : dir == OBS_RX				 ? OBS_APP_OTHER
-				      : app_of(c, p, n);
+	bool paired = c->s->level[other] == c->s->level[dir];
+	uint8_t alpn = paired ? alpn_of(c) : OBS_APP_UNKNOWN;
+	uint8_t app = paired && c->s->app[other] != OBS_APP_UNKNOWN
+			      ? c->s->app[other]
+		      : alpn != OBS_APP_UNKNOWN ? alpn
+		      : dir == OBS_RX		? OBS_APP_OTHER
+						: app_of(c, p, n);
 
 	/* one framer: while it still reads the other direction below (a
 	 * CONNECT's bytes sent before its answer), the tunnel's HTTP/1 is
 	 * not followed */
-	if (app == OBS_APP_H1 && !paired && c->app[other] == OBS_APP_H1)
+	if (app == OBS_APP_H1 && !paired && c->s->app[other] == OBS_APP_H1)
 		app = OBS_APP_OTHER;
-	if (app == OBS_APP_H1 && !(paired && c->app[other] == OBS_APP_H1))
+	if (app == OBS_APP_H1 && !(paired && c->s->app[other] == OBS_APP_H1))
 		obs_h1_init(&c->h1, c->h1.emit, c);
 	choose(c, dir, app, at);
-	if (paired && c->app[other] == OBS_APP_UNKNOWN)
-		choose(c, other, app, c->base[other]);
+	if (paired && c->s->app[other] == OBS_APP_UNKNOWN)
+		choose(c, other, app, c->s->base[other]);
 }
 
 /* A request's fact m says its labels once: the same host and path as the
@@ -111,7 +147,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 {
 	struct obs_capture *c = ctx;
 	enum obs_dir dir = f->dir;
-	uint64_t base = c->base[dir];
+	uint64_t base = c->s->base[dir];
 	struct obs_event *m = &c->msg[dir];
 	struct obs_event ev = {
 		.kind = OBS_EV_H1,
@@ -121,9 +157,10 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 
 	switch (f->kind) {
 	case OBS_H1_HEAD:
-		if (dir == OBS_TX && f->head->sw == OBS_H1_SW_H2C)
+		if (dir == OBS_TX && f->head->sw == OBS_H1_SW_H2C) {
 			c->h2c_asked = true;
-		else if (dir == OBS_RX && !(f->head->flags & OBS_H1F_INTERIM))
+			c->h2c_stream = (uint8_t)(c->s - c->bytes);
+		} else if (dir == OBS_RX && !(f->head->flags & OBS_H1F_INTERIM))
 			c->h2c_asked = false; /* answered, the 101 too */
 		if (c->msg_open[dir]) /* one that never ended: final as is */
 			c->sink->seal(c->sink->ctx, c->msg_handle[dir]);
@@ -162,24 +199,24 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 		ev.u.h1.head.sw = f->sw;
 		put(c, &ev, true);
 		c->edge = true;
-		c->base[dir] = ev.offset;
+		c->s->base[dir] = ev.offset;
 		if (f->sw == OBS_H1_SW_TUNNEL) {
 			enum obs_dir other = dir == OBS_TX ? OBS_RX : OBS_TX;
 
-			c->level[dir]++;
-			c->app[dir] = OBS_APP_UNKNOWN;
-			if (c->level[other] == c->level[dir] &&
-			    c->app[other] != OBS_APP_UNKNOWN)
-				choose(c, dir, c->app[other], ev.offset);
+			c->s->level[dir]++;
+			c->s->app[dir] = OBS_APP_UNKNOWN;
+			if (c->s->level[other] == c->s->level[dir] &&
+			    c->s->app[other] != OBS_APP_UNKNOWN)
+				choose(c, dir, c->s->app[other], ev.offset);
 		} else if (f->sw == OBS_H1_SW_WEBSOCKET) {
-			c->app[dir] = OBS_APP_WS;
+			c->s->app[dir] = OBS_APP_WS;
 			obs_ws_init(&c->ws[dir]);
 		} else if (f->sw == OBS_H1_SW_H2C &&
 			   (dir == OBS_RX ? h2_start(c, true)
-					  : c->app[OBS_RX] == OBS_APP_H2)) {
+					  : c->s->app[OBS_RX] == OBS_APP_H2)) {
 			choose(c, dir, OBS_APP_H2, ev.offset);
 		} else {
-			c->app[dir] = OBS_APP_OTHER;
+			c->s->app[dir] = OBS_APP_OTHER;
 		}
 		if (dir == c->feeding_dir) {
 			c->switched = true;
@@ -192,7 +229,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 		ev.u.h1.reason = f->reason;
 		put(c, &ev, true);
 		c->edge = true;
-		c->app[OBS_TX] = c->app[OBS_RX] = OBS_APP_OTHER;
+		c->s->app[OBS_TX] = c->s->app[OBS_RX] = OBS_APP_OTHER;
 		return;
 	}
 }
@@ -203,8 +240,24 @@ static void ws_message(void *ctx, uint8_t opcode, uint64_t size, uint64_t end)
 	struct obs_event ev = {
 		.kind = OBS_EV_WS,
 		.dir = c->feeding_dir,
-		.offset = c->base[c->feeding_dir] + end,
+		.offset = c->s->base[c->feeding_dir] + end,
 		.u.ws = { .opcode = opcode, .size = size },
+	};
+
+	put(c, &ev, true);
+	c->edge = true;
+}
+
+/* The client's first application data begins at offset `at` of the TLS
+ * records (tlsrec.h): the handshake is over. */
+static void tls_data(void *ctx, uint64_t at, uint16_t version)
+{
+	struct obs_capture *c = ctx;
+	struct obs_event ev = {
+		.kind = OBS_EV_TLS,
+		.dir = OBS_TX,
+		.offset = c->s->base[OBS_TX] + at,
+		.u.tls.version = version,
 	};
 
 	put(c, &ev, true);
@@ -252,8 +305,8 @@ static void h2_lost(struct obs_capture *c, enum obs_dir dir, uint64_t at,
 	put(c, &ev, true);
 	c->edge = true;
 	for (int d = OBS_TX; d <= OBS_RX; d++)
-		if (c->app[d] == OBS_APP_H2)
-			c->app[d] = OBS_APP_OTHER;
+		if (c->s->app[d] == OBS_APP_H2)
+			c->s->app[d] = OBS_APP_OTHER;
 }
 
 /* A follower event: its fact joins the stream's being gathered, or
@@ -263,7 +316,7 @@ static void h2_event(void *ctx, const struct obs_h2_ev *e)
 	struct obs_capture *c = ctx;
 	struct obs_event *f = &c->h2_fact;
 	struct obs_ev_h2 *h;
-	uint64_t at = c->base[e->dir] + e->at;
+	uint64_t at = c->s->base[e->dir] + e->at;
 	uint8_t bit = e->kind < sizeof(h2_bit) ? h2_bit[e->kind] : 0;
 
 	if (bit == 0 || (bit == OBS_H2F_REQUEST && e->req == NULL))
@@ -323,6 +376,7 @@ static void h2_end(struct obs_capture *c)
 {
 	if (!c->h2_on)
 		return;
+	c->s = &c->bytes[c->h2_stream];
 	obs_h2_end(c->h2, h2_event, c);
 	h2_flush(c);
 }
@@ -334,7 +388,7 @@ static void follow(struct obs_capture *c, enum obs_dir dir, const uint8_t *p,
 {
 	c->feeding_dir = (uint8_t)dir;
 	while (n) {
-		switch (c->app[dir]) {
+		switch (c->s->app[dir]) {
 		case OBS_APP_UNKNOWN:
 			choose_first(c, dir, p, n, at);
 			continue;
@@ -358,7 +412,11 @@ static void follow(struct obs_capture *c, enum obs_dir dir, const uint8_t *p,
 			obs_h2_feed(c->h2, (enum obs_h2_dir)dir, p, n, h2_event,
 				    c);
 			return;
-		default: /* TLS, another protocol: nothing read */
+		case OBS_APP_TLS: /* the client's records, to its first data */
+			if (dir == OBS_TX)
+				obs_tlsrec_feed(&c->tls, p, n, tls_data, c);
+			return;
+		default: /* another protocol: nothing read */
 			return;
 		}
 	}
@@ -386,7 +444,7 @@ static bool at_boundary(const struct obs_capture *c, enum obs_dir dir,
 	size_t n;
 	const uint8_t *p;
 
-	switch (c->app[dir]) {
+	switch (c->s->app[dir]) {
 	case OBS_APP_H2:
 		p = call_bytes(call, &n);
 		return dir == OBS_TX && p &&
@@ -397,23 +455,26 @@ static bool at_boundary(const struct obs_capture *c, enum obs_dir dir,
 		return obs_h1_at_boundary(&c->h1, dir);
 	case OBS_APP_WS:
 		return obs_ws_at_boundary(&c->ws[dir]);
+	case OBS_APP_TLS: /* each send of the handshake an event */
+		return dir == OBS_TX && obs_tlsrec_following(&c->tls);
 	default:
 		return false;
 	}
 }
 
 /* The hint for the caller (obs_cap_h2_wanted): memory for HTTP/2 may be
- * used by the next send (a level's first bytes are due) or receive (the
- * answer to an h2c Upgrade), and there is none. */
+ * used by the next send of a stream (its level's first bytes are due) or
+ * receive (the answer to an h2c Upgrade), and there is none. */
 static void h2_want(struct obs_capture *c)
 {
 	uint8_t want = 0;
 
 	if (c->h2 == NULL && !c->h2_on) {
-		if (c->app[OBS_TX] == OBS_APP_UNKNOWN)
-			want |= 1u << OBS_TX;
+		for (int k = OBS_STREAM_SOCKET; k <= OBS_STREAM_PLAIN; k++)
+			if (c->bytes[k].app[OBS_TX] == OBS_APP_UNKNOWN)
+				want |= (uint8_t)(1u << (2 * k + OBS_TX));
 		if (c->h2c_asked)
-			want |= 1u << OBS_RX;
+			want |= (uint8_t)(1u << (2 * c->h2c_stream + OBS_RX));
 	}
 	if (want != __atomic_load_n(&c->h2_want, __ATOMIC_RELAXED))
 		__atomic_store_n(&c->h2_want, want, __ATOMIC_RELAXED);
@@ -423,6 +484,7 @@ void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink)
 {
 	memset(c, 0, sizeof(*c));
 	c->sink = sink;
+	c->s = &c->bytes[OBS_STREAM_SOCKET];
 	obs_h1_init(&c->h1, h1_fact, c);
 	h2_want(c);
 }
@@ -458,7 +520,7 @@ void obs_cap_connect(struct obs_capture *c, int64_t t_in, int64_t t_out,
 		.t_out = t_out,
 	};
 
-	close_last(c);
+	close_both(c);
 	c->up_known = err != EINPROGRESS;
 	put(c, &ev, true);
 }
@@ -476,7 +538,7 @@ void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err)
 	if (c->up_known)
 		return;
 	c->up_known = true;
-	close_last(c);
+	close_both(c);
 	put(c, &ev, true);
 }
 
@@ -487,19 +549,19 @@ static void unseen(struct obs_capture *c, enum obs_dir dir)
 	struct obs_event ev = {
 		.kind = OBS_EV_H1,
 		.dir = (uint8_t)dir,
-		.offset = c->pos[dir],
+		.offset = c->s->pos[dir],
 		.u.h1 = { .kind = OBS_H1_LOST, .reason = OBS_H1_UNSEEN },
 	};
 
-	if (c->app[dir] == OBS_APP_H1) {
+	if (c->s->app[dir] == OBS_APP_H1) {
 		put(c, &ev, true);
-		c->app[OBS_TX] = c->app[OBS_RX] = OBS_APP_OTHER;
+		c->s->app[OBS_TX] = c->s->app[OBS_RX] = OBS_APP_OTHER;
 		c->edge = true;
-	} else if (c->app[dir] == OBS_APP_H2) {
+	} else if (c->s->app[dir] == OBS_APP_H2) {
 		h2_end(c);
-		h2_lost(c, dir, c->pos[dir], OBS_H2_LOST_UNSEEN);
-	} else if (c->app[dir] != OBS_APP_OTHER) {
-		c->app[dir] = OBS_APP_OTHER;
+		h2_lost(c, dir, c->s->pos[dir], OBS_H2_LOST_UNSEEN);
+	} else if (c->s->app[dir] != OBS_APP_OTHER) {
+		c->s->app[dir] = OBS_APP_OTHER;
 	}
 }
 
@@ -513,7 +575,7 @@ static bool is_transient(int err)
 static void feed(struct obs_capture *c, enum obs_dir dir,
 		 const struct iovec *iov, int iovcnt, size_t n)
 {
-	uint64_t at = c->pos[dir];
+	uint64_t at = c->s->pos[dir];
 
 	if (c->h2_on)
 		obs_h2_call(c->h2);
@@ -528,19 +590,22 @@ static void feed(struct obs_capture *c, enum obs_dir dir,
 	}
 }
 
-void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
+/* A call on stream b (the socket's or the plaintext's). */
+static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
+		    const struct obs_call *call)
 {
 	enum obs_dir dir = call->dir;
 	bool failed = call->result < 0 && !is_transient(call->err);
 	bool own = failed || call->eof;
 	size_t n = call->result > 0 && !call->peek ? (size_t)call->result : 0;
-	struct obs_event *ev = &c->last;
+	uint8_t in_tls = call->in_tls ? OBS_EVF_IN_TLS : 0;
+	struct obs_event *ev = &b->last;
 	bool merge;
 
-	if (!c->up_known && call->result >= 0)
-		obs_cap_up(c, call->t_out, OBS_UP_FIRST_IO, 0);
-	merge = c->last_open && ev->kind == OBS_EV_CALL && ev->dir == dir &&
-		!own && !(n && ev->bytes && at_boundary(c, dir, call));
+	c->s = b;
+	merge = b->last_open && ev->kind == OBS_EV_CALL && ev->dir == dir &&
+		(ev->flags & OBS_EVF_IN_TLS) == in_tls && !own &&
+		!(n && ev->bytes && at_boundary(c, dir, call));
 
 	if (merge) {
 		ev->calls++;
@@ -554,23 +619,24 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 		if (call->peek)
 			ev->flags |= OBS_EVF_PEEK;
 	} else {
-		close_last(c);
+		close_last(c, b);
 		*ev = (struct obs_event){
 			.kind = OBS_EV_CALL,
 			.dir = (uint8_t)dir,
 			.flags = (uint8_t)((call->eof ? OBS_EVF_EOF : 0) |
-					   (call->peek ? OBS_EVF_PEEK : 0)),
+					   (call->peek ? OBS_EVF_PEEK : 0) |
+					   in_tls),
 			.err = failed ? call->err : 0,
 			.calls = 1,
 			.first_bytes = (uint32_t)n,
 			.t_in = call->t_in,
 			.t_data = n ? call->t_out : 0,
 			.t_out = call->t_out,
-			.offset = c->pos[dir],
+			.offset = b->pos[dir],
 			.bytes = n,
 		};
-		c->last_handle = put(c, ev, own);
-		c->last_open = !own;
+		b->last_handle = put(c, ev, own);
+		b->last_open = !own;
 	}
 	c->edge = false;
 	if (n && call->iov)
@@ -578,18 +644,37 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 	else if (n)
 		unseen(c, dir);
 	h2_flush(c);
-	c->pos[dir] += n;
+	b->pos[dir] += n;
 	if (merge)
-		c->sink->update(c->sink->ctx, c->last_handle, ev, c->edge);
+		c->sink->update(c->sink->ctx, b->last_handle, ev, c->edge);
 	else if (c->edge)
-		close_last(c);
+		close_last(c, b);
 	if (c->edge)
-		c->last_open = false;
-	if (call->eof && c->app[OBS_RX] == OBS_APP_H1) {
+		b->last_open = false;
+	if (call->eof && b->app[OBS_RX] == OBS_APP_H1) {
 		c->feeding_dir = OBS_RX;
 		obs_h1_eof(&c->h1, OBS_RX);
 	}
 	h2_want(c);
+}
+
+void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
+{
+	if (!c->up_known && call->result >= 0)
+		obs_cap_up(c, call->t_out, OBS_UP_FIRST_IO, 0);
+	call_on(c, &c->bytes[OBS_STREAM_SOCKET], call);
+}
+
+void obs_cap_plain(struct obs_capture *c, const struct obs_call *call)
+{
+	struct obs_call plain = *call;
+
+	plain.eof = false; /* the socket's calls say when the peer closed */
+	plain.in_tls = false;
+	c->plain_alpn = call->alpn == OBS_APP_H1 || call->alpn == OBS_APP_H2
+				? call->alpn
+				: OBS_APP_UNKNOWN;
+	call_on(c, &c->bytes[OBS_STREAM_PLAIN], &plain);
 }
 
 void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how)
@@ -601,7 +686,7 @@ void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how)
 		.t_out = t_out,
 	};
 
-	close_last(c);
+	close_both(c);
 	put(c, &ev, true);
 }
 
@@ -618,7 +703,7 @@ void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
 		put(c, &ev, true);
 		return;
 	}
-	close_last(c);
+	close_both(c);
 	h2_end(c); /* its streams close */
 	/* a message under way will not end now */
 	for (int dir = OBS_TX; dir <= OBS_RX; dir++)

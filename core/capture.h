@@ -36,6 +36,7 @@
 #include "event.h"
 #include "h1.h"
 #include "h2.h"
+#include "tlsrec.h"
 #include "wsframe.h"
 
 /* Where events go. put stores a new event and returns a handle for it;
@@ -50,20 +51,29 @@ struct obs_sink {
 	void *ctx;
 };
 
+/* One stream's state, by direction. */
+struct obs_cap_bytes {
+	uint8_t app[2];	       /* enum obs_app of each direction */
+	uint8_t level[2];      /* tunnels each direction has entered */
+	uint64_t pos[2];       /* bytes of each direction so far */
+	uint64_t base[2];      /* where the followers' offsets begin */
+	struct obs_event last; /* the stream's last call event */
+	uint64_t last_handle;
+	bool last_open; /* calls may still be merged into it */
+};
+
 struct obs_capture {
 	const struct obs_sink *sink;
-	struct obs_event last; /* the connection's last call event */
-	uint64_t last_handle;
-	bool last_open;	 /* calls may still be merged into it */
 	bool edge;	 /* a message or protocol ended in the call being fed */
 	bool up_known;	 /* the outcome of the connect was written */
 	uint64_t events; /* events written so far: their numbers */
-	uint8_t app[2];	 /* enum obs_app of each direction */
-	uint8_t level[2];    /* tunnels each direction has entered */
-	uint64_t pos[2];     /* bytes of each direction so far */
-	uint64_t base[2];    /* where the followers' offsets begin */
-	uint8_t feeding_dir; /* the direction being fed */
-	bool switched;	     /* the framer switched in the chunk being fed */
+	struct obs_cap_bytes bytes[2]; /* by enum obs_stream */
+	struct obs_cap_bytes *s;       /* the stream being fed */
+	uint8_t h2_stream;	       /* the stream HTTP/2 runs on */
+	uint8_t plain_alpn;    /* the plaintext call's alpn (obs_call) */
+	struct obs_tlsrec tls; /* the client's TLS records (socket) */
+	uint8_t feeding_dir;   /* the direction being fed */
+	bool switched;	       /* the framer switched in the chunk being fed */
 	uint64_t switch_at;
 	uint8_t switch_to;
 	/* each direction's HTTP/1 message under way: its fact as written,
@@ -82,8 +92,9 @@ struct obs_capture {
 	struct obs_h2 *h2;
 	const struct obs_hpack *hpack;
 	bool h2_on;
-	uint8_t h2_want; /* bits 1 << dir (obs_cap_h2_wanted) */
+	uint8_t h2_want; /* bits 1 << (2 * stream + dir) (obs_cap_h2_wanted) */
 	bool h2c_asked;
+	uint8_t h2c_stream; /* the stream of the request that asked */
 	bool h2_pending;
 	struct obs_event h2_fact;
 };
@@ -103,7 +114,11 @@ void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err);
  * returned (bytes, 0, or -1 with err); iov holds the bytes moved, the
  * first `result` of them (NULL when they cannot be read: the protocol
  * followers of that direction give up); eof: a receive returned 0 for a
- * buffer that had room; peek: MSG_PEEK. */
+ * buffer that had room; peek: MSG_PEEK; in_tls: a socket call a TLS
+ * library made inside one of its read or write functions whose plaintext
+ * is given to obs_cap_plain; alpn: for obs_cap_plain, the protocol the
+ * session's ALPN chose (enum obs_app: OBS_APP_H1, OBS_APP_H2; else
+ * OBS_APP_UNKNOWN), asked while obs_cap_plain_chosen says no. */
 struct obs_call {
 	enum obs_dir dir;
 	int64_t t_in;
@@ -112,23 +127,44 @@ struct obs_call {
 	int err;
 	bool eof;
 	bool peek;
+	bool in_tls;
+	uint8_t alpn;
 	const struct iovec *iov;
 	int iovcnt;
 };
+/* A socket call. */
 void obs_cap_call(struct obs_capture *c, const struct obs_call *call);
+/* Whether the plaintext's protocol is chosen (read without the lock: a
+ * hint, for whether a call's alpn is worth asking). */
+static inline bool obs_cap_plain_chosen(const struct obs_capture *c)
+{
+	return __atomic_load_n(&c->bytes[OBS_STREAM_PLAIN].app[OBS_TX],
+			       __ATOMIC_RELAXED) != OBS_APP_UNKNOWN;
+}
+/* A TLS library's read or write function (SSL_read, SSL_write, ...): its
+ * entry, return and result, iov the plaintext it moved. Its bytes are a
+ * stream of their own (OBS_EVF_PLAIN), whose first bytes sent choose its
+ * protocol as a level's do (HTTP/1, HTTP/2); its socket calls are given
+ * to obs_cap_call (in_tls) in their place, before it returns. */
+void obs_cap_plain(struct obs_capture *c, const struct obs_call *call);
 
-/* Whether call may begin HTTP/2 on c while c has no memory for it: its
- * bytes are the client preface where a level's first bytes are due, or it
- * receives the answer to a request that asked for h2c. Reads c without
- * its lock (a hint: a call it misses is read as another protocol). */
+/* Whether call, on stream (enum obs_stream), may begin HTTP/2 on c
+ * while c has no memory for it: its bytes are the client preface where a
+ * level's first bytes are due, or it receives the answer to a request
+ * that asked for h2c. Reads c without its lock (a hint: a call it misses
+ * is read as another protocol). */
 static inline bool obs_cap_h2_wanted(const struct obs_capture *c,
-				     const struct obs_call *call)
+				     const struct obs_call *call, int stream)
 {
 	uint8_t want = __atomic_load_n(&c->h2_want, __ATOMIC_RELAXED);
 	size_t n;
 
-	if (!(want >> call->dir & 1u) || call->result <= 0 || call->peek ||
-	    call->iov == NULL || call->iovcnt < 1)
+	if (stream == OBS_STREAM_PLAIN && call->alpn == OBS_APP_H2 &&
+	    (want >> (2 * OBS_STREAM_PLAIN + OBS_TX) & 1u))
+		return true; /* ALPN's h2, whoever speaks first */
+	if (!(want >> (2 * stream + (int)call->dir) & 1u) ||
+	    call->result <= 0 || call->peek || call->iov == NULL ||
+	    call->iovcnt < 1)
 		return false;
 	if (call->dir == OBS_RX)
 		return true;

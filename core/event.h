@@ -49,7 +49,15 @@ enum obs_ev_kind {
 	OBS_EV_LABELS = 9,
 	/* HTTP/2 facts of one stream (u.h2), or the end of HTTP/2 */
 	OBS_EV_H2 = 10,
+	/* TLS: the client's first data (not the handshake's) begins at
+	 * offset of the sending direction (u.tls) */
+	OBS_EV_TLS = 11,
 };
+
+/* The two streams of bytes a connection's calls move: the socket's, and
+ * the plaintext of a TLS library's read and write functions (the calls
+ * and facts flagged OBS_EVF_PLAIN). */
+enum obs_stream { OBS_STREAM_SOCKET = 0, OBS_STREAM_PLAIN = 1 };
 
 /* The protocol a direction's bytes are read as (OBS_EV_PROTO's aux). */
 enum obs_app {
@@ -73,6 +81,13 @@ enum obs_up_how {
 #define OBS_EVF_EXIT 0x2u /* OBS_EV_CLOSE: the process left */
 #define OBS_EVF_LOST 0x4u /* OBS_EV_CLOSE: closed where no hook saw */
 #define OBS_EVF_PEEK 0x8u /* a MSG_PEEK receive: the bytes come again */
+/* Calls and facts of a TLS library's plaintext (its read and write
+ * functions: the bytes the program gave and got), at offsets of the
+ * plaintext, not of the socket's bytes. */
+#define OBS_EVF_PLAIN 0x10u
+/* Socket calls the TLS library made inside one of its read or write
+ * functions whose plaintext is recorded: its records, not exchanges. */
+#define OBS_EVF_IN_TLS 0x20u
 
 /* In a request's OBS_EV_H1 fact (head.flags, beside the framer's
  * OBS_H1F_*): its host and path are those of the request before it on the
@@ -125,6 +140,11 @@ struct obs_ev_h1 {
  * are not in the event (the capture writes them once). */
 #define OBS_H2L_AGAIN 0x4u
 
+/* OBS_EV_TLS: the version the client's flights speak (tlsrec.h). */
+struct obs_ev_tls {
+	uint16_t version; /* OBS_TLS_1_2, OBS_TLS_1_3 */
+};
+
 struct obs_ev_h2 {
 	uint32_t stream;
 	uint16_t what;	      /* OBS_H2F_* */
@@ -172,6 +192,7 @@ struct obs_event {
 		struct obs_ev_ws ws;
 		struct obs_ev_proto proto;
 		struct obs_ev_h2 h2;
+		struct obs_ev_tls tls;
 	} u;
 };
 

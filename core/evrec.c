@@ -1,6 +1,8 @@
 /* evrec.c - events into spool records and back (evrec.h). */
 #include "evrec.h"
 
+#include "tlsrec.h"
+
 #include <string.h>
 
 /* ---- HTTP/2 facts (event.h's struct obs_ev_h2): a record of their own
@@ -157,6 +159,8 @@ void obs_evrec_encode(const struct obs_event *ev, struct obs_record *rec,
 		encode_fact(ev, &b);
 	else if (ev->kind == OBS_EV_H2)
 		h2_encode(&ev->u.h2, &b);
+	else if (ev->kind == OBS_EV_TLS)
+		b.status = ev->u.tls.version;
 	memcpy(&rec->u.event, &b, sizeof(b));
 	if (labels && b.labels) {
 		struct obs_labels_body l = { .ev_kind = OBS_EV_LABELS };
@@ -234,11 +238,18 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 
 	*n = 0;
 	memset(&ev[0], 0, sizeof(ev[0]));
-	if (b->ev_kind < OBS_EV_CONNECT || b->ev_kind > OBS_EV_H2 ||
+	if (b->ev_kind < OBS_EV_CONNECT || b->ev_kind > OBS_EV_TLS ||
 	    b->ev_kind == OBS_EV_LABELS)
 		return "unknown event kind";
 	if (b->dir > OBS_RX)
 		return "unknown direction";
+	if (b->flags & ~(OBS_EVF_EOF | OBS_EVF_EXIT | OBS_EVF_LOST |
+			 OBS_EVF_PEEK | OBS_EVF_PLAIN | OBS_EVF_IN_TLS))
+		return "unknown event flags";
+	if (b->ev_kind == OBS_EV_TLS &&
+	    (b->dir != OBS_TX ||
+	     (b->status != OBS_TLS_1_2 && b->status != OBS_TLS_1_3)))
+		return "unknown TLS version";
 	if (b->ev_kind == OBS_EV_UP && b->err == 0 &&
 	    (b->aux < OBS_UP_SO_ERROR || b->aux > OBS_UP_FIRST_IO))
 		return "unknown way a connect's outcome was learned";
@@ -263,7 +274,8 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 
 		ev[0] = (struct obs_event){ .seq = b->seq,
 					    .kind = OBS_EV_H1,
-					    .dir = b->dir };
+					    .dir = b->dir,
+					    .flags = b->flags };
 		if ((why = decode_fact(b, labels, &ev[0])) != NULL)
 			return why;
 		break;
@@ -272,9 +284,13 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 		if (b->fact) { /* and the HTTP/1 fact after it */
 			const char *why;
 
-			ev[1] = (struct obs_event){ .seq = b->seq + 1,
-						    .kind = OBS_EV_H1,
-						    .dir = b->dir };
+			ev[1] = (struct obs_event){
+				.seq = b->seq + 1,
+				.kind = OBS_EV_H1,
+				.dir = b->dir,
+				.flags = b->flags & OBS_EVF_PLAIN, /* its call's
+								    * bytes' */
+			};
 			if ((why = decode_fact(b, NULL, &ev[1])) != NULL)
 				return why;
 			*n = 1;
@@ -287,6 +303,9 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 		break;
 	case OBS_EV_PROTO:
 		ev[0].u.proto.level = b->fact;
+		break;
+	case OBS_EV_TLS:
+		ev[0].u.tls.version = b->status;
 		break;
 	case OBS_EV_H2: {
 		bool l = labels && labels->kind == OBS_REC_EVENT &&

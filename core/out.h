@@ -59,6 +59,9 @@ struct obs_core_conn {
 	uint32_t exchanges;	      /* exchanges numbered so far */
 	uint64_t ws_messages[2];      /* WebSocket messages sent, received */
 	char tunnel[OBS_H1_HOST_MAX]; /* the CONNECT's target */
+	int64_t tls_start;	      /* the ClientHello's send's entry */
+	int64_t tls_end;	      /* the server's last flight received */
+	uint16_t tls_version;	      /* 0x0303, 0x0304 (tlsrec.h) */
 };
 
 struct obs_core_sink {

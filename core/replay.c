@@ -29,10 +29,18 @@
 #include "spool_format.h"
 #include "tcp.h"
 
+/* The stream of bytes an event is of (enum obs_stream). */
+static struct obs_replay_bytes *bytes_of(struct obs_replay *r,
+					 const struct obs_event *ev)
+{
+	return &r->bytes[ev->flags & OBS_EVF_PLAIN ? OBS_STREAM_PLAIN
+						   : OBS_STREAM_SOCKET];
+}
+
 static struct obs_http1_ctx http1_ctx(struct obs_replay *r)
 {
 	return (struct obs_http1_ctx){ .conn = &r->conn,
-				       .calls = r->calls,
+				       .calls = r->bytes[r->http1_stream].calls,
 				       .out = &r->layers };
 }
 
@@ -48,7 +56,7 @@ static uint32_t next_number(void *ctx)
 static struct obs_http2_ctx http2_ctx(struct obs_replay *r)
 {
 	return (struct obs_http2_ctx){ .conn = &r->conn,
-				       .calls = r->calls,
+				       .calls = r->bytes[r->http2_stream].calls,
 				       .out = &r->layers,
 				       .number = next_number,
 				       .ctx = r };
@@ -72,21 +80,27 @@ static void http1_stop(struct obs_replay *r)
 	r->http1_on = false;
 }
 
-/* A call event to the layer of its direction's protocol. */
+/* A call event to the layer of its direction's protocol (on its stream):
+ * HTTP/1, TLS's data calls as raw runs, another protocol's as raw runs. */
 static void deliver(struct obs_replay *r, const struct obs_event *ev)
 {
+	struct obs_replay_bytes *b = bytes_of(r, ev);
 	struct obs_http1_ctx cx = http1_ctx(r);
 
-	switch (r->app[ev->dir]) {
+	switch (b->app[ev->dir]) {
 	case OBS_APP_H1:
-		if (r->http1_on)
+		if (r->http1_on && b == &r->bytes[r->http1_stream])
 			obs_http1_call(&r->http1, &cx, ev);
 		return;
 	case OBS_APP_TLS:
-	case OBS_APP_OTHER:
-		obs_raw_call(&r->raw, &r->conn, &r->layers, ev);
+		if (obs_tls_carries(&r->tls, ev))
+			obs_raw_call(&r->raw, &r->conn, &r->layers, ev);
 		return;
-	default: /* not chosen yet, or WebSocket */
+	case OBS_APP_OTHER:
+		if (!(ev->flags & OBS_EVF_IN_TLS))
+			obs_raw_call(&r->raw, &r->conn, &r->layers, ev);
+		return;
+	default: /* not chosen yet, WebSocket, HTTP/2 (its facts) */
 		return;
 	}
 }
@@ -98,15 +112,20 @@ static void on_tcp(struct obs_replay *r, const struct obs_event *ev)
 
 static void on_call(struct obs_replay *r, const struct obs_event *ev)
 {
-	obs_tcp_event(&r->conn, ev);
-	obs_calls_add(&r->calls[ev->dir], ev);
-	r->undelivered[ev->dir] = r->app[ev->dir] == OBS_APP_UNKNOWN;
+	struct obs_replay_bytes *b = bytes_of(r, ev);
+
+	if (b == &r->bytes[OBS_STREAM_SOCKET]) {
+		obs_tcp_event(&r->conn, ev);
+		obs_tls_call(&r->tls, ev);
+	}
+	obs_calls_add(&b->calls[ev->dir], ev);
+	b->undelivered[ev->dir] = b->app[ev->dir] == OBS_APP_UNKNOWN;
 	deliver(r, ev);
 }
 
 /* HTTP/2 begins: h2 on TLS, else h2c; after an h2c Upgrade HTTP/1's
  * exchange of the request that asked is its stream 1, and HTTP/1 ends. */
-static void http2_start(struct obs_replay *r)
+static void http2_start(struct obs_replay *r, struct obs_replay_bytes *b)
 {
 	struct obs_http2_ctx cx = http2_ctx(r);
 	struct obs_core_exchange up;
@@ -117,33 +136,37 @@ static void http2_start(struct obs_replay *r)
 	http1_stop(r);
 	obs_http2_init(&r->http2);
 	r->http2_on = true;
+	r->http2_stream = (uint8_t)(b - r->bytes);
 	if (upgraded)
 		obs_http2_upgraded(&r->http2, &cx, &up);
 }
 
 static void on_proto(struct obs_replay *r, const struct obs_event *ev)
 {
+	struct obs_replay_bytes *b = bytes_of(r, ev);
 	uint8_t app = ev->aux;
 
-	if (app == OBS_APP_TLS)
-		r->conn.flags |= OBS_CCF_TLS;
+	if (app == OBS_APP_TLS && ev->dir == OBS_TX)
+		obs_tls_start(&r->tls, &r->conn, &b->calls[OBS_TX], ev);
 	if (app == OBS_APP_H2 && !r->http2_on)
-		http2_start(r);
+		http2_start(r, b);
 	if (app == OBS_APP_H1 && !r->http1_on) {
 		obs_http1_init(&r->http1);
 		r->http1_on = true;
+		r->http1_stream = (uint8_t)(b - r->bytes);
 	}
-	r->app[ev->dir] = app;
+	b->app[ev->dir] = app;
 	/* the call that moved the bytes that chose it came just before */
-	if (r->undelivered[ev->dir]) {
-		r->undelivered[ev->dir] = false;
-		deliver(r, obs_calls_last(&r->calls[ev->dir]));
+	if (b->undelivered[ev->dir]) {
+		b->undelivered[ev->dir] = false;
+		deliver(r, obs_calls_last(&b->calls[ev->dir]));
 	}
 }
 
 static void on_h1(struct obs_replay *r, const struct obs_event *ev)
 {
 	struct obs_http1_ctx cx = http1_ctx(r);
+	struct obs_replay_bytes *b = bytes_of(r, ev);
 
 	switch (ev->u.h1.kind) {
 	case OBS_H1_HEAD:
@@ -151,16 +174,16 @@ static void on_h1(struct obs_replay *r, const struct obs_event *ev)
 			obs_http1_message(&r->http1, &cx, ev);
 		return;
 	case OBS_H1_SWITCH:
-		r->app[ev->dir] =
+		b->app[ev->dir] =
 			ev->u.h1.head.sw == OBS_H1_SW_WEBSOCKET ? OBS_APP_WS
 			: ev->u.h1.head.sw == OBS_H1_SW_TUNNEL ? OBS_APP_UNKNOWN
 							       : OBS_APP_OTHER;
-		if (r->app[OBS_TX] != OBS_APP_H1 &&
-		    r->app[OBS_RX] != OBS_APP_H1)
+		if (b->app[OBS_TX] != OBS_APP_H1 &&
+		    b->app[OBS_RX] != OBS_APP_H1)
 			http1_stop(r);
 		return;
 	default: /* OBS_H1_LOST: both directions go on as raw runs */
-		r->app[OBS_TX] = r->app[OBS_RX] = OBS_APP_OTHER;
+		b->app[OBS_TX] = b->app[OBS_RX] = OBS_APP_OTHER;
 		http1_stop(r);
 		return;
 	}
@@ -182,9 +205,21 @@ static void on_h2(struct obs_replay *r, const struct obs_event *ev)
 	}
 	/* not HTTP/2 from here: what it had goes on as raw runs */
 	for (int d = OBS_TX; d <= OBS_RX; d++)
-		if (r->app[d] == OBS_APP_H2)
-			r->app[d] = OBS_APP_OTHER;
+		if (r->bytes[r->http2_stream].app[d] == OBS_APP_H2)
+			r->bytes[r->http2_stream].app[d] = OBS_APP_OTHER;
 	http2_stop(r);
+}
+
+/* The client's first data: the handshake is over, and the send that
+ * carries the data (before this fact) carries an exchange too. */
+static void on_tls(struct obs_replay *r, const struct obs_event *ev)
+{
+	const struct obs_event *send = obs_calls_holder(
+		&r->bytes[OBS_STREAM_SOCKET].calls[OBS_TX], ev->offset);
+
+	obs_tls_data(&r->tls, &r->conn, ev);
+	if (send && r->bytes[OBS_STREAM_SOCKET].app[OBS_TX] == OBS_APP_TLS)
+		deliver(r, send);
 }
 
 /* What each kind of event does (enum obs_ev_kind). */
@@ -194,7 +229,7 @@ static void (*const on_event[])(struct obs_replay *,
 	[OBS_EV_CALL] = on_call,   [OBS_EV_SHUTDOWN] = on_tcp,
 	[OBS_EV_CLOSE] = on_tcp,   [OBS_EV_H1] = on_h1,
 	[OBS_EV_WS] = on_ws,	   [OBS_EV_PROTO] = on_proto,
-	[OBS_EV_H2] = on_h2,
+	[OBS_EV_H2] = on_h2,	   [OBS_EV_TLS] = on_tls,
 };
 
 /* An exchange a layer gives out: numbered (unless its layer did), then
@@ -217,6 +252,7 @@ void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out)
 	r->out = *out;
 	r->layers = (struct obs_core_sink){ number, r };
 	obs_raw_init(&r->raw);
+	obs_tls_init(&r->tls);
 }
 
 void obs_replay_rebind(struct obs_replay *r, const struct obs_core_sink *out)

@@ -24,16 +24,26 @@
 #include "http2.h"
 #include "out.h"
 #include "raw.h"
+#include "tls.h"
+
+/* One stream of bytes (the socket's, a TLS library's plaintext: enum
+ * obs_cap_stream of capture.h), by direction. */
+struct obs_replay_bytes {
+	struct obs_calls calls[2];
+	uint8_t app[2];	     /* enum obs_app (event.h) of each direction */
+	bool undelivered[2]; /* its last call came before its protocol */
+};
 
 struct obs_replay {
 	struct obs_core_conn conn;
 	struct obs_core_sink out;    /* the caller's */
 	struct obs_core_sink layers; /* the layers': numbers, then out */
-	struct obs_calls calls[2];
-	uint8_t app[2];	     /* enum obs_app (event.h) of each direction */
-	bool undelivered[2]; /* its last call came before its protocol */
-	bool http1_on;	     /* HTTP/1 exchanges under way */
-	bool http2_on;	     /* HTTP/2 streams under way */
+	struct obs_replay_bytes bytes[2];
+	bool http1_on;	      /* HTTP/1 exchanges under way */
+	bool http2_on;	      /* HTTP/2 streams under way */
+	uint8_t http1_stream; /* the stream each runs on */
+	uint8_t http2_stream;
+	struct obs_tls tls;
 	struct obs_http1 http1;
 	struct obs_raw raw;
 	/* last, 28 KiB: written only once HTTP/2 begins (http2_on) */

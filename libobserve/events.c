@@ -130,10 +130,21 @@ static __attribute__((noinline)) void h2_offer(struct obs_conn *c)
 
 void obs_ev_call(struct obs_conn *c, const struct obs_call *call)
 {
-	if (__builtin_expect(obs_cap_h2_wanted(&c->cap, call), 0))
+	if (__builtin_expect(
+		    obs_cap_h2_wanted(&c->cap, call, OBS_STREAM_SOCKET), 0))
 		h2_offer(c);
 	obs_conn_lock(c);
 	obs_cap_call(&c->cap, call);
+	obs_conn_unlock(c);
+}
+
+void obs_ev_plain(struct obs_conn *c, const struct obs_call *call)
+{
+	if (__builtin_expect(obs_cap_h2_wanted(&c->cap, call, OBS_STREAM_PLAIN),
+			     0))
+		h2_offer(c);
+	obs_conn_lock(c);
+	obs_cap_plain(&c->cap, call);
 	obs_conn_unlock(c);
 }
 

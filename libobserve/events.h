@@ -21,6 +21,9 @@
 void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err);
 /* A send or receive call (capture.h). */
 void obs_ev_call(struct obs_conn *c, const struct obs_call *call);
+/* A TLS library's read or write function that moved plaintext (capture.h:
+ * obs_cap_plain). */
+void obs_ev_plain(struct obs_conn *c, const struct obs_call *call);
 /* The outcome of a connect in progress learned at t (how: enum
  * obs_up_how). */
 void obs_ev_up(struct obs_conn *c, int64_t t, uint8_t how, int err);

@@ -106,6 +106,7 @@ capture_call(int fd, struct obs_conn *c, enum obs_dir dir, int64_t t_in,
 	};
 
 	obs_enter_again();
+	call.in_tls = tls_in_of(c) != OBS_TLSIN_NONE; /* (binds a session) */
 	if (ret >= 0 || !gone(fd, c, err))
 		obs_ev_call(c, &call);
 	obs_leave();

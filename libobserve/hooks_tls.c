@@ -18,7 +18,10 @@
  * the socket calls the library makes inside it on that connection carry
  * its records and keep their own times. After the call, the plaintext it
  * moved (never more than the call returned) goes to the state machine
- * (obs_xm_tls_plain): labels for HTTP/1.x, frames for h2.
+ * (obs_xm_tls_plain): labels for HTTP/1.x, frames for h2; or, recording
+ * events (OBSERVE_CAPTURE=events), to the capture as a call of its own,
+ * with its entry and return (obs_ev_plain), the socket calls inside it
+ * marked so (hooks_io.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -27,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "events.h"
 #include "h2.h"
 #include "hooks.h"
 
@@ -368,7 +372,7 @@ uint8_t obs_tls_bind(struct obs_tls_call *tc, struct obs_conn *c)
 		return OBS_TLSIN_NONE; /* a socket call of another connection */
 	tc->c = c;
 	session_put(tc->session, c);
-	if (tc->in == OBS_TLSIN_WRITE)
+	if (tc->in == OBS_TLSIN_WRITE && !obs_proc.events)
 		tls_protocol(tc, false); /* before this send is counted */
 	return tc->in;
 }
@@ -381,8 +385,7 @@ static bool tls_enter(struct obs_tls_call *tc, int fd, uint8_t in)
 	struct obs_conn *c = NULL;
 	int err;
 
-	/* OBSERVE_CAPTURE=events: the socket calls are recorded as such */
-	if (obs_proc.events || (fd >= 0 && !(c = conn_of(fd))))
+	if (fd >= 0 && !(c = conn_of(fd)))
 		return false;
 	if (obs_reentered())
 		return false;
@@ -396,11 +399,14 @@ static bool tls_enter(struct obs_tls_call *tc, int fd, uint8_t in)
 	tc->c = c;
 	tc->in = in;
 	tc->preface = false;
-	/* (only h2 over TLS may need the call's own times) */
-	tc->t_in = !c || __atomic_load_n(&c->h2mode, __ATOMIC_RELAXED) ==
-					   OBS_H2M_TLS
-			   ? obs_now()
-			   : 0;
+	/* (events keep the call's own times; of the records, only h2 over
+	 * TLS may need them) */
+	tc->t_in =
+		obs_proc.events || !c ||
+				__atomic_load_n(&c->h2mode, __ATOMIC_RELAXED) ==
+					OBS_H2M_TLS
+			? obs_now()
+			: 0;
 	tc->prev = obs_tls_cur;
 	obs_tls_cur = tc;
 	return true;
@@ -413,6 +419,8 @@ static void tls_write_begin(struct obs_tls_call *tc, const void *buf, size_t n)
 {
 	int err = errno;
 
+	if (obs_proc.events)
+		return; /* the capture reads the plaintext itself */
 	tc->preface = n >= 14 && buf && *(const char *)buf == 'P' &&
 		      obs_h2_preface(buf, n);
 	if (!tc->c)
@@ -435,6 +443,30 @@ static void tls_done(struct obs_tls_call *tc, bool tx, bool peek, const void *p,
 	if (n == 0 || !tc->c)
 		return;
 	obs_enter_again();
+	if (obs_proc.events) {
+		struct iovec iov = { (void *)p, n };
+		struct obs_call call = {
+			.dir = tx ? OBS_TX : OBS_RX,
+			.t_in = tc->t_in,
+			.t_out = obs_now(),
+			.result = (long)n,
+			.peek = peek,
+			.iov = &iov,
+			.iovcnt = 1,
+		};
+
+		if (!obs_cap_plain_chosen(&tc->c->cap)) {
+			uint8_t alpn = tc->alpn(tc->session);
+
+			call.alpn = alpn == OBS_AP_H2	   ? OBS_APP_H2
+				    : alpn == OBS_AP_HTTP1 ? OBS_APP_H1
+							   : OBS_APP_UNKNOWN;
+		}
+		obs_ev_plain(tc->c, &call);
+		obs_leave();
+		errno = err;
+		return;
+	}
 	tls_protocol(tc, true);
 	t_out = tc->t_in || __atomic_load_n(&tc->c->h2mode, __ATOMIC_RELAXED) ==
 					OBS_H2M_TLS

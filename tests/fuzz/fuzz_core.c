@@ -11,7 +11,10 @@
  * for whole records) and then records as tests/servers/relay.py writes
  * them: '<' for server to client (any other byte: client to server), the
  * length (4 bytes, big-endian), the bytes (cut at the end of the input).
- * A record of server bytes of length 0 is the server closing.
+ * A record of server bytes of length 0 is the server closing. Beside
+ * relay.py's: ']' and '[' for a TLS library's plaintext read and written
+ * (obs_cap_plain), '}' and '{' for the socket calls it made inside
+ * (in_tls).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -108,7 +111,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	obs_cap_connect(&cap, now, now + 10, 0);
 	while (i + 5 <= size) {
-		enum obs_dir dir = data[i] == '<' ? OBS_RX : OBS_TX;
+		uint8_t kind = data[i];
+		enum obs_dir dir = kind == '<' || kind == ']' || kind == '}'
+					   ? OBS_RX
+					   : OBS_TX;
+		bool plain = kind == '[' || kind == ']';
+		bool in_tls = kind == '{' || kind == '}';
 		size_t len = (size_t)data[i + 1] << 24 |
 			     (size_t)data[i + 2] << 16 |
 			     (size_t)data[i + 3] << 8 | data[i + 4];
@@ -118,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (len > size - i)
 			len = size - i;
 		i += len;
-		if (len == 0 && dir == OBS_RX) {
+		if (len == 0 && dir == OBS_RX && !plain) {
 			struct obs_call c = { .dir = OBS_RX,
 					      .t_in = now,
 					      .t_out = now + 5,
@@ -135,10 +143,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					      .t_in = now,
 					      .t_out = now + 5,
 					      .result = (long)k,
+					      .in_tls = in_tls,
 					      .iov = &iov,
 					      .iovcnt = 1 };
 
-			obs_cap_call(&cap, &c);
+			if (plain)
+				obs_cap_plain(&cap, &c);
+			else
+				obs_cap_call(&cap, &c);
 			t.bytes[dir] += k;
 			now += 10;
 			p += k;

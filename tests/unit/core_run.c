@@ -16,14 +16,19 @@
 /* the memory offered for HTTP/2 (anonymous, as the layer's) */
 static struct obs_h2 h2mem;
 
-/* The call's bytes as a record of the fuzz target's input. */
-static void seed_add(struct run *s, enum obs_dir dir, const void *p, size_t n)
+/* The call's bytes as a record of the fuzz target's input (kind: '>'
+ * socket, '{' socket inside a TLS function, '[' plaintext, each for
+ * TX; the RX markers follow from them). */
+static void seed_add(struct run *s, char kind, enum obs_dir dir, const void *p,
+		     size_t n)
 {
 	uint8_t *r = s->seed + s->seed_len;
 
 	if (s->seed_len + 5 + n > sizeof(s->seed))
 		return;
-	r[0] = dir == OBS_RX ? '<' : '>';
+	r[0] = (uint8_t)(dir == OBS_TX ? kind
+			 : kind == '>' ? '<'
+				       : kind + 2); /* '}' or ']' */
 	r[1] = (uint8_t)(n >> 24);
 	r[2] = (uint8_t)(n >> 16);
 	r[3] = (uint8_t)(n >> 8);
@@ -114,9 +119,11 @@ int64_t t_out(int step)
 	return step * 1000 + 500;
 }
 
-/* A call of direction dir that moved the n bytes of p (n 0: EAGAIN);
- * returns its step. */
-int call(struct run *s, enum obs_dir dir, const void *p, size_t n)
+/* A call (kind: '>' a socket call, '{' one made inside a TLS library's
+ * function, '[' that function's plaintext) of direction dir that moved
+ * the n bytes of p (n 0: EAGAIN); returns its step. */
+static int call_of(struct run *s, char kind, enum obs_dir dir, const void *p,
+		   size_t n)
 {
 	struct iovec iov = { (void *)p, n };
 	struct obs_call c = {
@@ -125,14 +132,33 @@ int call(struct run *s, enum obs_dir dir, const void *p, size_t n)
 		.t_out = t_out(s->step),
 		.result = n ? (long)n : -1,
 		.err = n ? 0 : EAGAIN,
+		.in_tls = kind == '{',
 		.iov = &iov,
 		.iovcnt = 1,
 	};
 
-	obs_cap_call(&s->cap, &c);
+	if (kind == '[')
+		obs_cap_plain(&s->cap, &c);
+	else
+		obs_cap_call(&s->cap, &c);
 	if (n)
-		seed_add(s, dir, p, n);
+		seed_add(s, kind, dir, p, n);
 	return s->step++;
+}
+
+int call(struct run *s, enum obs_dir dir, const void *p, size_t n)
+{
+	return call_of(s, '>', dir, p, n);
+}
+
+int call_in_tls(struct run *s, enum obs_dir dir, const void *p, size_t n)
+{
+	return call_of(s, '{', dir, p, n);
+}
+
+int plain(struct run *s, enum obs_dir dir, const void *p, size_t n)
+{
+	return call_of(s, '[', dir, p, n);
 }
 
 int send_str(struct run *s, const char *text)
@@ -155,7 +181,7 @@ int recv_eof(struct run *s)
 	};
 
 	obs_cap_call(&s->cap, &c);
-	seed_add(s, OBS_RX, NULL, 0);
+	seed_add(s, '>', OBS_RX, NULL, 0);
 	return s->step++;
 }
 

@@ -47,6 +47,11 @@ int64_t t_out(int step);
 /* A call of direction dir that moved the n bytes of p (n 0: EAGAIN);
  * returns its step. */
 int call(struct run *s, enum obs_dir dir, const void *p, size_t n);
+/* The same, a socket call a TLS library made inside one of its functions
+ * whose plaintext is recorded (in_tls). */
+int call_in_tls(struct run *s, enum obs_dir dir, const void *p, size_t n);
+/* A TLS library's function that moved n bytes of plaintext. */
+int plain(struct run *s, enum obs_dir dir, const void *p, size_t n);
 int send_str(struct run *s, const char *text);
 int recv_str(struct run *s, const char *text);
 /* A receive that returned 0: the server closed. */

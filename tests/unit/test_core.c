@@ -337,27 +337,41 @@ static void test_websocket(void **state)
 	assert_int_equal(s->replay.conn.ws_messages[OBS_RX], 4);
 }
 
-/* HTTPS through a proxy: the CONNECT exchange, then TLS in the tunnel on
- * a connection marked TLS; its records are no HTTP/1 request. */
+/* HTTPS through a proxy: the CONNECT exchange, then TLS 1.3 in the
+ * tunnel on a connection marked TLS; its records are no HTTP/1 request,
+ * its handshake no exchange: from the ClientHello's send to the server's
+ * flight, then the client's Finished, and its first data is the
+ * exchange. */
 static void test_connect_tls(void **state)
 {
 	struct run *s = run_new();
 	static const uint8_t hello[] = { 22, 3, 1, 0, 4, 1, 0, 0, 0 };
-	static const uint8_t shello[] = { 22, 3, 3, 0, 2, 2, 0 };
+	static const uint8_t sflight[] = { 22, 3, 3, 0, 2, 2, 0,
+					   23, 3, 3, 0, 1, 9 };
+	static const uint8_t finished[] = { 20, 3, 3, 0, 1,   1,  23,
+					    3,	3, 0, 2, 'F', 'N' };
 	static const uint8_t app[] = { 23, 3, 3, 0, 3, 'G', 'E', 'T' };
+	int h, f, q;
 
 	(void)state;
 	send_str(s,
 		 "CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n"
 		 "Proxy-Authorization: Basic c2VjcmV0\r\n\r\n");
 	recv_str(s, "HTTP/1.1 200 Connection established\r\n\r\n");
-	call(s, OBS_TX, hello, sizeof(hello));
-	call(s, OBS_RX, shello, sizeof(shello));
-	call(s, OBS_TX, app, sizeof(app));
+	h = call(s, OBS_TX, hello, sizeof(hello));
+	f = call(s, OBS_RX, sflight, sizeof(sflight));
+	call(s, OBS_TX, finished, sizeof(finished));
+	q = call(s, OBS_TX, app, sizeof(app));
 	call(s, OBS_RX, app, sizeof(app));
 	finish(s);
 
-	assert_true(s->n_x >= 2);
+	assert_int_equal(s->n_x, 2);
+	assert_int_equal(s->replay.conn.tls_version, OBS_TLS_1_3);
+	assert_int_equal(s->replay.conn.tls_start, t_in(h));
+	assert_int_equal(s->replay.conn.tls_end, t_out(f));
+	assert_int_equal(s->x[1].t3, t_in(q));
+	assert_int_equal(s->x[1].ds, sizeof(app));
+	assert_int_equal(s->x[1].dr, sizeof(app));
 	assert_string_equal(s->x[0].method, "CONNECT");
 	assert_string_equal(s->x[0].host, "example.org:443");
 	assert_string_equal(s->x[0].path, "");
@@ -370,6 +384,60 @@ static void test_connect_tls(void **state)
 		assert_true(s->x[i].flags & OBS_CXF_TUNNEL);
 		assert_int_equal(s->x[i].flags & OBS_CXF_HTTP, 0);
 	}
+}
+
+/* HTTPS where the TLS library's functions are hooked: the handshake (the
+ * library's own calls, before any of its read or write functions), then
+ * each SSL_write and SSL_read with the socket calls made inside them.
+ * The plaintext makes the exchanges (HTTP/1 read in it, with its labels),
+ * the socket calls none; the handshake is the connection's. */
+static void test_https_plain(void **state)
+{
+	struct run *s = run_new();
+	static const uint8_t hello[] = { 22, 3, 1, 0, 4, 1, 0, 0, 0 };
+	static const uint8_t sflight[] = { 22, 3, 3, 0, 2, 2, 0,
+					   23, 3, 3, 0, 1, 9 };
+	static const uint8_t finished[] = { 20, 3, 3, 0, 1,   1,  23,
+					    3,	3, 0, 2, 'F', 'N' };
+	static const uint8_t rec[] = { 23, 3, 3, 0, 4, 1, 2, 3, 4 };
+	static const char get[] = "GET /x?key=secret HTTP/1.1\r\n"
+				  "Host: example.org\r\n\r\n";
+	int h, f, w, r1, r2;
+
+	(void)state;
+	h = call(s, OBS_TX, hello, sizeof(hello));
+	f = call(s, OBS_RX, sflight, sizeof(sflight));
+	call(s, OBS_TX, finished, sizeof(finished));
+	for (int i = 0; i < 2; i++) {
+		call_in_tls(s, OBS_TX, rec, sizeof(rec));
+		w = plain(s, OBS_TX, get, strlen(get));
+		call_in_tls(s, OBS_RX, rec, sizeof(rec));
+		r1 = plain(s, OBS_RX, resp_100b, 40);
+		call_in_tls(s, OBS_RX, rec, sizeof(rec));
+		r2 = plain(s, OBS_RX, resp_100b + 40, strlen(resp_100b) - 40);
+	}
+	finish(s);
+
+	assert_int_equal(s->n_x, 2);
+	assert_true(s->replay.conn.flags & OBS_CCF_TLS);
+	assert_int_equal(s->replay.conn.tls_version, OBS_TLS_1_3);
+	assert_int_equal(s->replay.conn.tls_start, t_in(h));
+	assert_int_equal(s->replay.conn.tls_end, t_out(f));
+	assert_int_equal(s->replay.conn.app_proto, OBS_AP_HTTP1);
+	for (int i = 0; i < 2; i++) {
+		assert_string_equal(s->x[i].method, "GET");
+		assert_string_equal(s->x[i].path, "/x");
+		assert_string_equal(s->x[i].host, "example.org");
+		assert_int_equal(s->x[i].status, 200);
+		assert_int_equal(s->x[i].ds, strlen(get));
+		assert_int_equal(s->x[i].dr, strlen(resp_100b));
+		assert_int_equal(s->x[i].flags & OBS_CXF_HTTP, OBS_CXF_HTTP);
+	}
+	/* the second request's times: the plaintext calls' */
+	assert_int_equal(s->x[1].t3, t_in(w));
+	assert_int_equal(s->x[1].t4, t_out(w));
+	assert_int_equal(s->x[1].tfb, t_out(r1));
+	assert_int_equal(s->x[1].t6, t_out(r2));
 }
 
 /* Plain HTTP through a CONNECT tunnel: the tunnel's own exchanges are
@@ -614,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_empty_reply),
 		cmocka_unit_test(test_websocket),
 		cmocka_unit_test(test_connect_tls),
+		cmocka_unit_test(test_https_plain),
 		cmocka_unit_test(test_connect_http),
 		cmocka_unit_test(test_connect_optimistic),
 		cmocka_unit_test(test_byte_by_byte),

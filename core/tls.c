@@ -1,0 +1,42 @@
+/* tls.c - TLS as a layer of the replay (tls.h). */
+#include "tls.h"
+
+#include <string.h>
+
+void obs_tls_init(struct obs_tls *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void obs_tls_call(struct obs_tls *t, const struct obs_event *ev)
+{
+	if (ev->dir == OBS_RX && ev->bytes)
+		t->rx_last = ev->t_out;
+}
+
+void obs_tls_start(struct obs_tls *t, struct obs_core_conn *conn,
+		   const struct obs_calls *tx, const struct obs_event *ev)
+{
+	const struct obs_event *hello = obs_calls_holder(tx, ev->offset);
+
+	conn->flags |= OBS_CCF_TLS;
+	t->data = false;
+	if (hello && !conn->tls_start)
+		conn->tls_start = obs_event_entry(hello, ev->offset);
+}
+
+void obs_tls_data(struct obs_tls *t, struct obs_core_conn *conn,
+		  const struct obs_event *ev)
+{
+	t->data = true;
+	if (conn->tls_version)
+		return; /* a tunnel's inner TLS: the connection's is the first
+			 */
+	conn->tls_version = ev->u.tls.version;
+	conn->tls_end = t->rx_last;
+}
+
+bool obs_tls_carries(const struct obs_tls *t, const struct obs_event *ev)
+{
+	return t->data && !(ev->flags & OBS_EVF_IN_TLS);
+}

@@ -1541,7 +1541,8 @@ static void event_exchange(void *ctx, const struct obs_replayed *r,
 	b->seq = x->seq;
 	b->flags = (x->flags & OBS_CXF_SERVER_FIRST ? OBS_XF_SERVER_FIRST : 0) |
 		   (x->flags & OBS_CXF_H2 ? OBS_XF_H2 : 0) |
-		   (x->flags & OBS_CXF_RESET ? OBS_XF_RESET : 0);
+		   (x->flags & OBS_CXF_RESET ? OBS_XF_RESET : 0) |
+		   (x->flags & OBS_CXF_PEEKED ? OBS_XF_PEEKED : 0);
 	b->stream = x->stream;
 	b->stream_error = x->stream_error;
 	b->t3 = x->t3;

@@ -33,5 +33,12 @@ const struct obs_event *obs_calls_holder(const struct obs_calls *w, uint64_t at)
 
 const struct obs_event *obs_calls_last(const struct obs_calls *w)
 {
-	return w->n ? &w->ring[(w->n - 1) % OBS_CALLS_KEPT] : NULL;
+	return obs_calls_back(w, 0);
+}
+
+const struct obs_event *obs_calls_back(const struct obs_calls *w, uint32_t k)
+{
+	if (k >= w->n || k >= OBS_CALLS_KEPT)
+		return NULL;
+	return &w->ring[(w->n - 1 - k) % OBS_CALLS_KEPT];
 }

@@ -30,5 +30,8 @@ const struct obs_event *obs_calls_holder(const struct obs_calls *w,
 
 /* The newest event added, or NULL. */
 const struct obs_event *obs_calls_last(const struct obs_calls *w);
+/* The event added k before the newest (k < OBS_CALLS_KEPT and < the
+ * events added), or NULL. */
+const struct obs_event *obs_calls_back(const struct obs_calls *w, uint32_t k);
 
 #endif

@@ -248,14 +248,15 @@ static void ws_message(void *ctx, uint8_t opcode, uint64_t size, uint64_t end)
 	c->edge = true;
 }
 
-/* The client's first application data begins at offset `at` of the TLS
- * records (tlsrec.h): the handshake is over. */
-static void tls_data(void *ctx, uint64_t at, uint16_t version)
+/* The client's Finished or first data begins at offset `at` of the TLS
+ * records (tlsrec.h). */
+static void tls_data(void *ctx, uint8_t what, uint64_t at, uint16_t version)
 {
 	struct obs_capture *c = ctx;
 	struct obs_event ev = {
 		.kind = OBS_EV_TLS,
 		.dir = OBS_TX,
+		.aux = what,
 		.offset = c->s->base[OBS_TX] + at,
 		.u.tls.version = version,
 	};
@@ -510,10 +511,11 @@ struct obs_h2 *obs_cap_h2_reclaim(struct obs_capture *c)
 }
 
 void obs_cap_connect(struct obs_capture *c, int64_t t_in, int64_t t_out,
-		     int err)
+		     int err, bool syn_data)
 {
 	struct obs_event ev = {
 		.kind = OBS_EV_CONNECT,
+		.aux = syn_data ? OBS_CONNECT_SYN_DATA : 0,
 		.err = err,
 		.calls = 1,
 		.t_in = t_in,
@@ -521,7 +523,8 @@ void obs_cap_connect(struct obs_capture *c, int64_t t_in, int64_t t_out,
 	};
 
 	close_both(c);
-	c->up_known = err != EINPROGRESS;
+	c->up_known = err != EINPROGRESS && !(err == 0 && syn_data);
+	c->syn_data = syn_data;
 	put(c, &ev, true);
 }
 
@@ -616,7 +619,7 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 		if (n || !ev->bytes)
 			ev->t_out = call->t_out;
 		ev->bytes += n;
-		if (call->peek)
+		if (call->peek && call->result > 0)
 			ev->flags |= OBS_EVF_PEEK;
 	} else {
 		close_last(c, b);
@@ -624,7 +627,9 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 			.kind = OBS_EV_CALL,
 			.dir = (uint8_t)dir,
 			.flags = (uint8_t)((call->eof ? OBS_EVF_EOF : 0) |
-					   (call->peek ? OBS_EVF_PEEK : 0) |
+					   (call->peek && call->result > 0
+						    ? OBS_EVF_PEEK
+						    : 0) |
 					   in_tls),
 			.err = failed ? call->err : 0,
 			.calls = 1,
@@ -660,8 +665,10 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 
 void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 {
-	if (!c->up_known && call->result >= 0)
-		obs_cap_up(c, call->t_out, OBS_UP_FIRST_IO, 0);
+	if (c->syn_data && call->dir == OBS_TX && call->result > 0)
+		c->syn_data = false; /* the SYN's: no sign of being up */
+	else if (!c->up_known && call->result >= 0)
+		obs_cap_up(c, call->t_in, OBS_UP_FIRST_IO, 0);
 	call_on(c, &c->bytes[OBS_STREAM_SOCKET], call);
 }
 

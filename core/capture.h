@@ -66,6 +66,7 @@ struct obs_capture {
 	const struct obs_sink *sink;
 	bool edge;	 /* a message or protocol ended in the call being fed */
 	bool up_known;	 /* the outcome of the connect was written */
+	bool syn_data;	 /* the next send's bytes go with the SYN */
 	uint64_t events; /* events written so far: their numbers */
 	struct obs_cap_bytes bytes[2]; /* by enum obs_stream */
 	struct obs_cap_bytes *s;       /* the stream being fed */
@@ -101,13 +102,17 @@ struct obs_capture {
 
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink);
 
-/* connect(): its entry and return, and 0, EINPROGRESS or its errno. */
+/* connect(): its entry and return, and 0, EINPROGRESS or its errno;
+ * syn_data: its SYN carries the first send's bytes (TCP Fast Open: a
+ * sendto that connects, or a connect whose SYN waits for the first send,
+ * which then returned 0): that send tells nothing of the connection
+ * being up, and with err 0 the return is not T2 either. */
 void obs_cap_connect(struct obs_capture *c, int64_t t_in, int64_t t_out,
-		     int err);
+		     int err, bool syn_data);
 /* The outcome of a connect in progress, learned at t (how: enum
  * obs_up_how; err 0 or why it failed); the first one only. A call that
  * succeeds on a connection whose outcome is not known yet is that
- * outcome (OBS_UP_FIRST_IO at its return). */
+ * outcome (OBS_UP_FIRST_IO: the entry of that call). */
 void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err);
 
 /* A send (OBS_TX) or receive (OBS_RX) call: entry, return, what it

@@ -25,7 +25,7 @@
 enum obs_ev_kind {
 	OBS_EV_NONE = 0,
 	/* connect(): t_in its entry (T1), t_out its return; err 0,
-	 * EINPROGRESS or why it failed */
+	 * EINPROGRESS or why it failed; aux OBS_CONNECT_SYN_DATA */
 	OBS_EV_CONNECT = 1,
 	/* the program learned the outcome of a connect in progress: t_out
 	 * (T2), err 0 or why it failed; how: enum obs_up_how */
@@ -49,8 +49,9 @@ enum obs_ev_kind {
 	OBS_EV_LABELS = 9,
 	/* HTTP/2 facts of one stream (u.h2), or the end of HTTP/2 */
 	OBS_EV_H2 = 10,
-	/* TLS: the client's first data (not the handshake's) begins at
-	 * offset of the sending direction (u.tls) */
+	/* TLS: the client's Finished (aux OBS_TLSREC_FINISHED of tlsrec.h)
+	 * or its first data (OBS_TLSREC_DATA) begins at offset of the
+	 * sending direction (u.tls) */
 	OBS_EV_TLS = 11,
 };
 
@@ -69,6 +70,10 @@ enum obs_app {
 	OBS_APP_H2 = 5, /* HTTP/2 frames (the client preface, or h2c's 101) */
 };
 
+/* OBS_EV_CONNECT's aux: its SYN carries the first send's bytes (TCP Fast
+ * Open); with err 0 the SYN waits for that send, and T2 comes later. */
+#define OBS_CONNECT_SYN_DATA 0x1u
+
 /* How T2 was learned (OBS_EV_UP, aux). */
 enum obs_up_how {
 	OBS_UP_SO_ERROR = 2,  /* getsockopt(SO_ERROR) */
@@ -80,7 +85,9 @@ enum obs_up_how {
 #define OBS_EVF_EOF 0x1u  /* a receive returned 0: the peer closed */
 #define OBS_EVF_EXIT 0x2u /* OBS_EV_CLOSE: the process left */
 #define OBS_EVF_LOST 0x4u /* OBS_EV_CLOSE: closed where no hook saw */
-#define OBS_EVF_PEEK 0x8u /* a MSG_PEEK receive: the bytes come again */
+#define OBS_EVF_PEEK                                                           \
+	0x8u /* a MSG_PEEK receive that delivered bytes: they                  \
+	      * come again */
 /* Calls and facts of a TLS library's plaintext (its read and write
  * functions: the bytes the program gave and got), at offsets of the
  * plaintext, not of the socket's bytes. */

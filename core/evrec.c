@@ -248,11 +248,14 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 		return "unknown event flags";
 	if (b->ev_kind == OBS_EV_TLS &&
 	    (b->dir != OBS_TX ||
-	     (b->status != OBS_TLS_1_2 && b->status != OBS_TLS_1_3)))
-		return "unknown TLS version";
+	     (b->status != OBS_TLS_1_2 && b->status != OBS_TLS_1_3) ||
+	     (b->aux != OBS_TLSREC_FINISHED && b->aux != OBS_TLSREC_DATA)))
+		return "unknown TLS fact";
 	if (b->ev_kind == OBS_EV_UP && b->err == 0 &&
 	    (b->aux < OBS_UP_SO_ERROR || b->aux > OBS_UP_FIRST_IO))
 		return "unknown way a connect's outcome was learned";
+	if (b->ev_kind == OBS_EV_CONNECT && b->aux > OBS_CONNECT_SYN_DATA)
+		return "unknown connect flags";
 	if (b->ev_kind == OBS_EV_PROTO && b->aux > OBS_APP_H2)
 		return "unknown protocol";
 	ev[0].seq = b->seq;

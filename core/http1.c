@@ -210,6 +210,17 @@ static void sent(struct obs_http1 *h, const struct obs_event *ev)
 		h->carry_tx += ev->calls;
 }
 
+/* The oldest exchange whose request went and whose answer has not come:
+ * the receives take their calls (and bytes, for when the answer is never
+ * said). */
+static struct obs_http1_x *awaiting(struct obs_http1 *h)
+{
+	for (uint32_t i = 0; i < h->len; i++)
+		if (!at(h, i)->answered)
+			return at(h, i)->x.t4 ? at(h, i) : NULL;
+	return NULL;
+}
+
 static void received(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		     const struct obs_event *ev)
 {
@@ -234,10 +245,20 @@ static void received(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 				response_ended(p, ev);
 		}
 	}
-	if (reading)
+	if (reading) {
 		reading->x.recv_calls += ev->calls;
-	else
+	} else if ((reading = awaiting(h)) != NULL) {
+		reading->x.recv_calls += ev->calls;
+		if (ev->bytes && !reading->unframed)
+			reading->unframed_first = ev->t_data;
+		if (ev->bytes)
+			reading->unframed_last = ev->t_out;
+		reading->unframed += ev->bytes;
+	} else {
 		h->carry_rx += ev->calls;
+	}
+	if ((ev->flags & OBS_EVF_PEEK) && h->len) /* the oldest waiting */
+		at(h, 0)->x.flags |= OBS_CXF_PEEKED;
 	flush(h, cx);
 }
 
@@ -271,8 +292,17 @@ void obs_http1_finish(struct obs_http1 *h, const struct obs_http1_ctx *cx)
 		    h->rx_seen > p->resp_begin) {
 			p->x.dr = h->rx_seen - p->resp_begin + p->interim_bytes;
 			p->x.t6 = h->rx_last_data;
+		} else if (!p->answered && p->unframed) {
+			p->x.dr = p->unframed + p->interim_bytes;
+			p->x.tfb = p->unframed_first;
+			p->x.t6 = p->unframed_last;
 		}
 	}
 	while (h->len)
 		pop(h, cx);
+}
+
+uint32_t obs_http1_unclaimed(const struct obs_http1 *h, enum obs_dir dir)
+{
+	return dir == OBS_TX ? h->carry_tx : h->carry_rx;
 }

@@ -32,6 +32,11 @@ struct obs_http1_x {
 	uint64_t resp_begin;	/* the final response's first byte */
 	uint64_t resp_end;	/* one past its last, 0: not ended */
 	uint64_t interim_bytes; /* of the interim responses */
+	uint64_t unframed;	/* bytes received while it awaited an answer
+				 * the framer never said (a receive that
+				 * could not be read, HTTP/1 lost) */
+	int64_t unframed_first; /* ... the return of their first receive */
+	int64_t unframed_last;	/* ... of their last */
 	bool need_t5;		/* T4 known, no receive since */
 	bool answered;		/* the final response's head came */
 	bool done;		/* ... and its last byte's time is known */
@@ -68,7 +73,11 @@ void obs_http1_call(struct obs_http1 *h, const struct obs_http1_ctx *cx,
  * HTTP/1 left it). */
 bool obs_http1_take_h2c(struct obs_http1 *h, struct obs_core_exchange *x);
 /* No more HTTP/1 on this connection: the exchanges under way are given
- * out as they stand. */
+ * out as they stand (one whose answer the framer never said takes the
+ * bytes received since its request). */
 void obs_http1_finish(struct obs_http1 *h, const struct obs_http1_ctx *cx);
+/* The calls of direction dir given to the layer that no exchange took
+ * (bytes of no message: before HTTP/1 was lost, say). */
+uint32_t obs_http1_unclaimed(const struct obs_http1 *h, enum obs_dir dir);
 
 #endif

@@ -21,6 +21,9 @@
 #define OBS_CXF_HTTP 0x10u  /* an HTTP request and its response */
 #define OBS_CXF_H2 0x20u    /* an HTTP/2 stream (stream) */
 #define OBS_CXF_RESET 0x40u /* ... that was reset (stream_error) */
+#define OBS_CXF_PEEKED                                                         \
+	0x80u /* the program peeked at its response (MSG_PEEK) before          \
+	       * reading it */
 
 struct obs_core_exchange {
 	uint32_t seq;	/* from 1 within the connection, in the order the

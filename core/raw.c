@@ -25,6 +25,16 @@ static void begin(struct obs_raw *r, struct obs_core_conn *conn, uint32_t flags)
 		r->x.flags |= OBS_CXF_TUNNEL;
 }
 
+const struct obs_core_exchange *obs_raw_pending(const struct obs_raw *r)
+{
+	return r->phase != IDLE ? &r->x : NULL;
+}
+
+void obs_raw_drop(struct obs_raw *r)
+{
+	r->phase = IDLE;
+}
+
 void obs_raw_finish(struct obs_raw *r, const struct obs_core_sink *out)
 {
 	if (r->phase != IDLE)

@@ -23,5 +23,9 @@ void obs_raw_call(struct obs_raw *r, struct obs_core_conn *conn,
 		  const struct obs_core_sink *out, const struct obs_event *ev);
 /* The exchange under way, if any, given out. */
 void obs_raw_finish(struct obs_raw *r, const struct obs_core_sink *out);
+/* The exchange under way, or NULL. */
+const struct obs_core_exchange *obs_raw_pending(const struct obs_raw *r);
+/* The exchange under way is none: forgotten. */
+void obs_raw_drop(struct obs_raw *r);
 
 #endif

@@ -163,6 +163,38 @@ static void on_proto(struct obs_replay *r, const struct obs_event *ev)
 	}
 }
 
+/* HTTP/1 is lost on stream b: the calls it was given that no exchange
+ * took (up to the window kept) go to the raw runs, in their order. */
+static void unclaimed_to_raw(struct obs_replay *r, struct obs_replay_bytes *b)
+{
+	uint32_t left[2];
+
+	if (!r->http1_on || b != &r->bytes[r->http1_stream])
+		return;
+	for (int d = OBS_TX; d <= OBS_RX; d++) {
+		uint32_t n = obs_http1_unclaimed(&r->http1, (enum obs_dir)d);
+
+		left[d] = n < b->calls[d].n ? n : b->calls[d].n;
+		if (left[d] > OBS_CALLS_KEPT)
+			left[d] = OBS_CALLS_KEPT;
+	}
+	while (left[OBS_TX] || left[OBS_RX]) {
+		const struct obs_event *tx =
+			left[OBS_TX] ? obs_calls_back(&b->calls[OBS_TX],
+						      left[OBS_TX] - 1)
+				     : NULL;
+		const struct obs_event *rx =
+			left[OBS_RX] ? obs_calls_back(&b->calls[OBS_RX],
+						      left[OBS_RX] - 1)
+				     : NULL;
+		const struct obs_event *next =
+			!rx || (tx && tx->seq < rx->seq) ? tx : rx;
+
+		left[next->dir]--;
+		deliver(r, next);
+	}
+}
+
 static void on_h1(struct obs_replay *r, const struct obs_event *ev)
 {
 	struct obs_http1_ctx cx = http1_ctx(r);
@@ -182,8 +214,10 @@ static void on_h1(struct obs_replay *r, const struct obs_event *ev)
 		    b->app[OBS_RX] != OBS_APP_H1)
 			http1_stop(r);
 		return;
-	default: /* OBS_H1_LOST: both directions go on as raw runs */
+	default: /* OBS_H1_LOST: both directions go on as raw runs, from
+		  * the calls no exchange took */
 		b->app[OBS_TX] = b->app[OBS_RX] = OBS_APP_OTHER;
+		unclaimed_to_raw(r, b);
 		http1_stop(r);
 		return;
 	}
@@ -218,7 +252,8 @@ static void on_tls(struct obs_replay *r, const struct obs_event *ev)
 		&r->bytes[OBS_STREAM_SOCKET].calls[OBS_TX], ev->offset);
 
 	obs_tls_data(&r->tls, &r->conn, ev);
-	if (send && r->bytes[OBS_STREAM_SOCKET].app[OBS_TX] == OBS_APP_TLS)
+	if (send && ev->aux == OBS_TLSREC_DATA &&
+	    r->bytes[OBS_STREAM_SOCKET].app[OBS_TX] == OBS_APP_TLS)
 		deliver(r, send);
 }
 
@@ -272,6 +307,9 @@ void obs_replay_finish(struct obs_replay *r)
 {
 	http1_stop(r);
 	http2_stop(r);
+	if (obs_tls_closing_alert(&r->tls, obs_raw_pending(&r->raw),
+				  r->conn.exchanges))
+		obs_raw_drop(&r->raw);
 	obs_raw_finish(&r->raw, &r->layers);
 	obs_tcp_finish(&r->conn);
 }

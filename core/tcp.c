@@ -1,7 +1,9 @@
 /* tcp.c - a connection's life as TCP (tcp.h).
  *
  *   event                         connection
- *   connect returned 0            T2 = its return (t2_how connect)
+ *   connect returned 0            T2 = its return (t2_how connect), unless
+ *                                 its SYN waits for the first send (TCP
+ *                                 Fast Open): T2 from the outcome
  *   connect said EINPROGRESS      nonblocking; T2 from the outcome
  *   connect failed / outcome err  T2 = when learned; refused, timeout or
  *                                 connect_error
@@ -72,7 +74,9 @@ void obs_tcp_event(struct obs_core_conn *conn, const struct obs_event *ev)
 	switch (ev->kind) {
 	case OBS_EV_CONNECT:
 		conn->t1 = ev->t_in;
-		if (ev->err == 0) {
+		if (ev->err == 0 && (ev->aux & OBS_CONNECT_SYN_DATA)) {
+			/* the SYN waits for the first send: T2 later */
+		} else if (ev->err == 0) {
 			conn->t2 = ev->t_out;
 			conn->t2_how = OBS_T2_CONNECT;
 		} else if (ev->err == EINPROGRESS) {

@@ -5,9 +5,12 @@
  *   event                          the layer
  *   the level chooses TLS (TX)     TLS starts: its first send's entry
  *   a socket receive of bytes      the latest, for the end
+ *   the client's Finished          the version; the handshake ends, for
+ *   (OBS_EV_TLS)                   now: the return of the latest socket
+ *                                  receive (the server's flight)
  *   the client's first data        the handshake ends: the return of the
- *   (OBS_EV_TLS)                   latest socket receive (the server's
- *                                  last flight); the version
+ *   (OBS_EV_TLS)                   latest socket receive (1.2: the
+ *                                  server's Finished)
  *
  * A socket call of a TLS level carries data once the client's first data
  * went, unless the TLS library made it inside a function whose plaintext
@@ -22,9 +25,11 @@
 #include "calls.h"
 #include "event.h"
 #include "out.h"
+#include "tlsrec.h"
 
 struct obs_tls {
 	bool data;	 /* the client's first data went */
+	bool told;	 /* the connection's handshake is told */
 	int64_t rx_last; /* the return of the latest socket receive of bytes */
 };
 
@@ -35,10 +40,16 @@ void obs_tls_call(struct obs_tls *t, const struct obs_event *ev);
  * socket's sends. */
 void obs_tls_start(struct obs_tls *t, struct obs_core_conn *conn,
 		   const struct obs_calls *tx, const struct obs_event *ev);
-/* The client's first data (OBS_EV_TLS). */
+/* The client's Finished or first data (OBS_EV_TLS). */
 void obs_tls_data(struct obs_tls *t, struct obs_core_conn *conn,
 		  const struct obs_event *ev);
 /* Whether a socket call event of a TLS level carries the program's data. */
 bool obs_tls_carries(const struct obs_tls *t, const struct obs_event *ev);
+/* Whether x, the last run of records on a connection whose exchanges
+ * before it number given, is the client's closing alert: one short
+ * record, sent last, unanswered (TLS 1.3 encrypts its type: its size
+ * says it). Not a request. */
+bool obs_tls_closing_alert(const struct obs_tls *t,
+			   const struct obs_core_exchange *x, uint32_t given);
 
 #endif

@@ -3,7 +3,9 @@
  *   state     a record of type            then
  *   hello     handshake                   flights
  *             anything else               done (not a TLS client)
- *   flights   handshake                   flights, a handshake seen
+ *   flights   handshake                   flights, a handshake seen; the
+ *                                         1.2 Finished after a change
+ *                                         cipher spec
  *             change cipher spec, alert   flights
  *             application data            the 1.3 Finished when no
  *                                         handshake and no Finished
@@ -56,17 +58,26 @@ static void record(struct obs_tlsrec *t, obs_tlsrec_data *data, void *ctx)
 		switch (type) {
 		case TYPE_HANDSHAKE:
 			t->handshake = true;
+			if (t->ccs && !t->finished) {
+				t->finished = true;
+				data(ctx, OBS_TLSREC_FINISHED, t->begin,
+				     OBS_TLS_1_2);
+			}
 			return;
 		case TYPE_CHANGE_CIPHER_SPEC:
+			t->ccs = true;
+			return;
 		case TYPE_ALERT:
 			return;
 		case TYPE_APPLICATION_DATA:
 			if (!t->handshake && !t->finished) {
 				t->finished = true;
+				data(ctx, OBS_TLSREC_FINISHED, t->begin,
+				     OBS_TLS_1_3);
 				return;
 			}
 			t->state = ST_DONE;
-			data(ctx, t->begin,
+			data(ctx, OBS_TLSREC_DATA, t->begin,
 			     t->handshake ? OBS_TLS_1_2 : OBS_TLS_1_3);
 			return;
 		default:

@@ -14,10 +14,12 @@
  *
  * So a client that sends a handshake record after its hello speaks 1.2,
  * one that does not speaks 1.3, and its first data is the first
- * application-data record that is not the 1.3 Finished: the follower says
- * where that record begins, and with which version, and stops there. A
- * record that cannot be TLS (an unknown type, a length beyond what RFC
- * 8446 allows) stops it too, saying nothing.
+ * application-data record that is not the 1.3 Finished. The follower says
+ * where the client's Finished begins (1.2: its first handshake record
+ * after its change cipher spec; 1.3: its first application-data record)
+ * and where its first data begins, each with the version, and stops
+ * there. A record that cannot be TLS (an unknown type, a length beyond
+ * what RFC 8446 allows) stops it too, saying nothing more.
  *
  * Pure: no allocation, no system call, fixed state.
  */
@@ -38,20 +40,28 @@ struct obs_tlsrec {
 	uint8_t have;	/* bytes of the record header so far */
 	uint8_t hdr[5]; /* the record header being read */
 	bool handshake; /* a handshake record after the hello */
-	bool finished;	/* the 1.3 Finished went (an application-data
-			 * record, before any handshake one) */
+	bool ccs;	/* ... a change cipher spec */
+	bool finished;	/* the client's Finished went */
 	uint64_t left;	/* payload bytes of the record still to come */
 	uint64_t pos;	/* offset of the next byte */
 	uint64_t begin; /* where the record being read begins */
 };
 
-/* The client's first data begins at offset `at` of the bytes fed, under
- * version (OBS_TLS_1_2, OBS_TLS_1_3). */
-typedef void obs_tlsrec_data(void *ctx, uint64_t at, uint16_t version);
+/* What the follower says (obs_tlsrec_data's what). */
+enum obs_tlsrec_what {
+	OBS_TLSREC_FINISHED = 1, /* the client's Finished begins at `at` */
+	OBS_TLSREC_DATA = 2,	 /* its first data begins at `at` */
+};
+
+/* The client's Finished or first data (what) begins at offset `at` of the
+ * bytes fed, under version (OBS_TLS_1_2, OBS_TLS_1_3). */
+typedef void obs_tlsrec_data(void *ctx, uint8_t what, uint64_t at,
+			     uint16_t version);
 
 void obs_tlsrec_init(struct obs_tlsrec *t);
 
-/* The next n bytes the client sent; data is called at most once in all. */
+/* The next n bytes the client sent; data is called at most once for each
+ * of its whats, FINISHED first. */
 void obs_tlsrec_feed(struct obs_tlsrec *t, const uint8_t *p, size_t n,
 		     obs_tlsrec_data *data, void *ctx);
 

@@ -103,12 +103,13 @@ static void ev_seal(void *ctx, uint64_t handle)
 			   true);
 }
 
-void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err)
+void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err,
+		  bool syn_data)
 {
 	c->sink = (struct obs_sink){ ev_put, ev_update, ev_seal, c };
 	c->ev_call = NULL;
 	obs_cap_init(&c->cap, &c->sink);
-	obs_cap_connect(&c->cap, t_in, t_out, err);
+	obs_cap_connect(&c->cap, t_in, t_out, err, syn_data);
 }
 
 /* Memory for HTTP/2 offered to c's capture (taken outside the lock: the

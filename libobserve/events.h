@@ -18,7 +18,8 @@
 /* The connection (its record made by obs_xm_connect_first) begins: its
  * connect entered at t_in and returned at t_out (0: in progress) with err
  * (0, EINPROGRESS or why it failed). */
-void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err);
+void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err,
+		  bool syn_data);
 /* A send or receive call (capture.h). */
 void obs_ev_call(struct obs_conn *c, const struct obs_call *call);
 /* A TLS library's read or write function that moved plaintext (capture.h:

@@ -215,11 +215,15 @@ connect_record(struct obs_conn *c, int fd, int family, const uint8_t peer[16],
 	       uint16_t port, int64_t t_in, int64_t t_out, int ret, int err,
 	       const struct obs_data *data, ssize_t sent, int tfo)
 {
+	/* a connect whose SYN waits for the first send */
+	bool deferred = !data && ret == 0 && syn_deferred(fd, tfo);
+
 	obs_enter_again();
 	obs_xm_connect_first(c, conn_next_seq(), fd, family, peer, port, t_in,
 			     t_out, ret, err);
-	if (obs_proc.events)
-		obs_ev_begin(c, t_in, t_out, ret == 0 ? 0 : err);
+	if (obs_proc.events) /* a Fast Open send's SYN carries its bytes */
+		obs_ev_begin(c, t_in, t_out, ret == 0 ? 0 : err,
+			     data ? ret != 0 : deferred);
 	if (data && obs_proc.events) {
 		struct obs_call call = { .dir = OBS_TX,
 					 .t_in = t_in,
@@ -232,7 +236,7 @@ connect_record(struct obs_conn *c, int fd, int family, const uint8_t peer[16],
 		obs_cap_call(&c->cap, &call);
 	} else if (data)
 		obs_xm_fastopen(c, t_in, t_out, sent, data);
-	else if (ret == 0 && syn_deferred(fd, tfo))
+	else if (deferred)
 		obs_xm_fastopen_deferred(c);
 	note_local_addr(c, fd);
 	dns_match(c, family, peer, t_in);

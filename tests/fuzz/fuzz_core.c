@@ -8,7 +8,7 @@
  * keep the core's promises (checked below). Run by run-fuzz-core.sh.
  *
  * An input is a flag byte (bits 1..7: the largest piece a call moves, 0
- * for whole records) and then records as tests/servers/relay.py writes
+ * for whole records; bit 0: the connect's SYN carries the first send) and then records as tests/servers/relay.py writes
  * them: '<' for server to client (any other byte: client to server), the
  * length (4 bytes, big-endian), the bytes (cut at the end of the input).
  * A record of server bytes of length 0 is the server closing. Beside
@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	obs_cap_init(&cap, &sink);
 	if (!obs_cap_h2_offer(&cap, &h2mem, &obs_hpack_linked))
 		abort();
-	obs_cap_connect(&cap, now, now + 10, 0);
+	obs_cap_connect(&cap, now, now + 10, 0, data[0] & 1);
 	while (i + 5 <= size) {
 		uint8_t kind = data[i];
 		enum obs_dir dir = kind == '<' || kind == ']' || kind == '}'

@@ -95,7 +95,7 @@ static void out_exchange(void *ctx, const struct obs_core_exchange *x)
 	s->x[s->n_x++] = *x;
 }
 
-struct run *run_new(void)
+struct run *run_connect(int err, bool syn_data)
 {
 	static struct run s;
 
@@ -104,9 +104,14 @@ struct run *run_new(void)
 	obs_cap_init(&s.cap, &s.sink);
 	assert_true(obs_cap_h2_offer(&s.cap, &h2mem, &obs_hpack_linked));
 	s.step = 1;
-	s.seed[s.seed_len++] = 0; /* whole records */
-	obs_cap_connect(&s.cap, 0, 100, 0);
+	s.seed[s.seed_len++] = syn_data; /* whole records */
+	obs_cap_connect(&s.cap, 0, 100, err, syn_data);
 	return &s;
+}
+
+struct run *run_new(void)
+{
+	return run_connect(0, false);
 }
 
 int64_t t_in(int step)
@@ -149,6 +154,19 @@ static int call_of(struct run *s, char kind, enum obs_dir dir, const void *p,
 int call(struct run *s, enum obs_dir dir, const void *p, size_t n)
 {
 	return call_of(s, '>', dir, p, n);
+}
+
+int call_unseen(struct run *s, enum obs_dir dir, size_t n)
+{
+	struct obs_call c = {
+		.dir = dir,
+		.t_in = t_in(s->step),
+		.t_out = t_out(s->step),
+		.result = (long)n,
+	};
+
+	obs_cap_call(&s->cap, &c);
+	return s->step++;
 }
 
 int call_in_tls(struct run *s, enum obs_dir dir, const void *p, size_t n)

@@ -41,12 +41,17 @@ struct run {
 
 /* A connection just connected (at 0, up at 100): the one run there is. */
 struct run *run_new(void);
+/* ... whose connect (at 0, returned at 100) said err (0, EINPROGRESS),
+ * its SYN carrying the first send's bytes or not (obs_cap_connect). */
+struct run *run_connect(int err, bool syn_data);
 /* When call `step` entered, and returned. */
 int64_t t_in(int step);
 int64_t t_out(int step);
 /* A call of direction dir that moved the n bytes of p (n 0: EAGAIN);
  * returns its step. */
 int call(struct run *s, enum obs_dir dir, const void *p, size_t n);
+/* A call that moved n bytes the layer could not read (MSG_TRUNC). */
+int call_unseen(struct run *s, enum obs_dir dir, size_t n);
 /* The same, a socket call a TLS library made inside one of its functions
  * whose plaintext is recorded (in_tls). */
 int call_in_tls(struct run *s, enum obs_dir dir, const void *p, size_t n);

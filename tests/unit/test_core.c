@@ -337,6 +337,62 @@ static void test_websocket(void **state)
 	assert_int_equal(s->replay.conn.ws_messages[OBS_RX], 4);
 }
 
+/* Bytes HTTP/1 could not follow are still counted: an answer the program
+ * received without the layer seeing it (MSG_TRUNC) is its request's Dr;
+ * what a program sent that is no HTTP/1 is a run of its own. */
+static void test_unfollowed_bytes(void **state)
+{
+	struct run *s = run_new();
+	int r;
+
+	(void)state;
+	send_str(s, "GET /a HTTP/1.1\r\nHost: h\r\n\r\n");
+	recv_str(s, resp_100b);
+	send_str(s, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n");
+	r = call_unseen(s, OBS_RX, 338);
+	finish(s);
+	assert_int_equal(s->n_x, 2);
+	assert_string_equal(s->x[1].path, "/b");
+	assert_int_equal(s->x[1].dr, 338);
+	assert_int_equal(s->x[1].tfb, t_out(r));
+
+	s = run_new();
+	send_str(s, "\x01\x02 a protocol of its own\n");
+	recv_str(s, "\x03 its answer\n");
+	send_str(s, "\x01 again\n");
+	recv_str(s, "\x03 again\n");
+	finish(s);
+	assert_int_equal(s->n_x, 2);
+	assert_int_equal(s->x[0].ds,
+			 strlen("\x01\x02 a protocol of its own\n"));
+	assert_int_equal(s->x[0].dr, strlen("\x03 its answer\n"));
+	assert_int_equal(s->x[0].flags & OBS_CXF_HTTP, 0);
+}
+
+/* TCP Fast Open: the first send's bytes go with the SYN, so that send
+ * says nothing of the connection being up; the next call that succeeds
+ * does (first_io, at its entry). A connect that returned 0 with its SYN
+ * waiting for the first send is not up at its return either. */
+static void test_fastopen(void **state)
+{
+	for (int deferred = 0; deferred < 2; deferred++) {
+		struct run *s = run_connect(deferred ? 0 : EINPROGRESS, true);
+		int q, r;
+
+		(void)state;
+		q = send_str(s, "GET /tfo HTTP/1.1\r\nHost: h\r\n\r\n");
+		r = recv_str(s, resp_100b);
+		finish(s);
+
+		assert_int_equal(s->n_x, 1);
+		assert_int_equal(s->x[0].t3, t_in(q));
+		assert_int_equal(s->replay.conn.t2, t_in(r));
+		assert_int_equal(s->replay.conn.t2_how, OBS_T2_FIRST_IO);
+		assert_int_equal(s->replay.conn.flags & OBS_CCF_NONBLOCKING,
+				 deferred ? 0 : OBS_CCF_NONBLOCKING);
+	}
+}
+
 /* HTTPS through a proxy: the CONNECT exchange, then TLS 1.3 in the
  * tunnel on a connection marked TLS; its records are no HTTP/1 request,
  * its handshake no exchange: from the ClientHello's send to the server's
@@ -384,6 +440,41 @@ static void test_connect_tls(void **state)
 		assert_true(s->x[i].flags & OBS_CXF_TUNNEL);
 		assert_int_equal(s->x[i].flags & OBS_CXF_HTTP, 0);
 	}
+}
+
+/* HTTPS where the TLS library is not hooked (linked into the program):
+ * TLS 1.2's flights, then runs of records; the closing alert, one short
+ * record sent last and unanswered, is no request. */
+static void test_tls_records(void **state)
+{
+	struct run *s = run_new();
+	static const uint8_t hello[] = { 22, 3, 1, 0, 4, 1, 0, 0, 0 };
+	static const uint8_t sflight[] = { 22, 3, 3, 0, 2, 2, 0 };
+	static const uint8_t kx[] = { 22, 3, 3,	 0, 2, 16, 0, 20,  3,	3,  0,
+				      1,  1, 22, 3, 3, 0,  3, 'F', 'I', 'N' };
+	static const uint8_t sfin[] = { 20, 3, 3, 0, 1,	  1,  22,
+					3,  3, 0, 2, 'F', 'N' };
+	static const uint8_t rec[] = { 23, 3, 3, 0, 40, [45] = 0 };
+	static const uint8_t alert[31] = { 23, 3, 3, 0, 26 };
+	int fin, q;
+
+	(void)state;
+	call(s, OBS_TX, hello, sizeof(hello));
+	call(s, OBS_RX, sflight, sizeof(sflight));
+	call(s, OBS_TX, kx, sizeof(kx));
+	fin = call(s, OBS_RX, sfin, sizeof(sfin));
+	q = call(s, OBS_TX, rec, sizeof(rec));
+	call(s, OBS_RX, rec, sizeof(rec));
+	call(s, OBS_TX, rec, sizeof(rec));
+	call(s, OBS_RX, rec, sizeof(rec));
+	call(s, OBS_TX, alert, sizeof(alert));
+	finish(s);
+
+	assert_int_equal(s->n_x, 2);
+	assert_int_equal(s->x[0].t3, t_in(q));
+	assert_int_equal(s->x[0].ds, sizeof(rec));
+	assert_int_equal(s->replay.conn.tls_version, OBS_TLS_1_2);
+	assert_int_equal(s->replay.conn.tls_end, t_out(fin));
 }
 
 /* HTTPS where the TLS library's functions are hooked: the handshake (the
@@ -682,6 +773,9 @@ int main(void)
 		cmocka_unit_test(test_empty_reply),
 		cmocka_unit_test(test_websocket),
 		cmocka_unit_test(test_connect_tls),
+		cmocka_unit_test(test_tls_records),
+		cmocka_unit_test(test_fastopen),
+		cmocka_unit_test(test_unfollowed_bytes),
 		cmocka_unit_test(test_https_plain),
 		cmocka_unit_test(test_connect_http),
 		cmocka_unit_test(test_connect_optimistic),

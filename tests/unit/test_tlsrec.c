@@ -12,15 +12,26 @@
 #include "tlsrec.h"
 
 struct found {
-	int calls;
-	uint64_t at;
-	uint16_t version;
+	int calls;	  /* first data said */
+	uint64_t at;	  /* ... where */
+	uint16_t version; /* ... with */
+	int finished;	  /* the Finished said, before the data */
+	uint64_t fin_at;
+	uint16_t fin_version;
 };
 
-static void data(void *ctx, uint64_t at, uint16_t version)
+static void data(void *ctx, uint8_t what, uint64_t at, uint16_t version)
 {
 	struct found *f = ctx;
 
+	if (what == OBS_TLSREC_FINISHED) {
+		assert_int_equal(f->calls, 0);
+		f->finished++;
+		f->fin_at = at;
+		f->fin_version = version;
+		return;
+	}
+	assert_int_equal(what, OBS_TLSREC_DATA);
 	f->calls++;
 	f->at = at;
 	f->version = version;
@@ -52,6 +63,9 @@ static struct found follow(const uint8_t *b, size_t len)
 	assert_int_equal(whole.calls, bytes.calls);
 	assert_int_equal(whole.at, bytes.at);
 	assert_int_equal(whole.version, bytes.version);
+	assert_int_equal(whole.finished, bytes.finished);
+	assert_int_equal(whole.fin_at, bytes.fin_at);
+	assert_true(whole.calls <= whole.finished);
 	assert_false(obs_tlsrec_following(&t) && whole.calls);
 	return whole;
 }
@@ -59,13 +73,14 @@ static struct found follow(const uint8_t *b, size_t len)
 static void test_tls13(void **state)
 {
 	uint8_t b[2048];
-	size_t len = 0, request;
+	size_t len = 0, request, finished;
 	struct found f;
 
 	(void)state;
 	add(b, &len, 22, 512); /* ClientHello */
 	add(b, &len, 20, 1);   /* change cipher spec */
-	add(b, &len, 23, 53);  /* Finished */
+	finished = len;
+	add(b, &len, 23, 53); /* Finished */
 	request = len;
 	add(b, &len, 23, 90); /* the request */
 	add(b, &len, 21, 19); /* its close_notify: after, not read */
@@ -73,18 +88,22 @@ static void test_tls13(void **state)
 	assert_int_equal(f.calls, 1);
 	assert_int_equal(f.at, request);
 	assert_int_equal(f.version, OBS_TLS_1_3);
+	assert_int_equal(f.finished, 1);
+	assert_int_equal(f.fin_at, finished);
+	assert_int_equal(f.fin_version, OBS_TLS_1_3);
 }
 
 static void test_tls12(void **state)
 {
 	uint8_t b[2048];
-	size_t len = 0, request;
+	size_t len = 0, request, finished;
 	struct found f;
 
 	(void)state;
 	add(b, &len, 22, 300); /* ClientHello */
 	add(b, &len, 22, 70);  /* ClientKeyExchange */
 	add(b, &len, 20, 1);
+	finished = len;
 	add(b, &len, 22, 40); /* Finished, encrypted */
 	request = len;
 	add(b, &len, 23, 120);
@@ -92,9 +111,13 @@ static void test_tls12(void **state)
 	assert_int_equal(f.calls, 1);
 	assert_int_equal(f.at, request);
 	assert_int_equal(f.version, OBS_TLS_1_2);
+	assert_int_equal(f.finished, 1);
+	assert_int_equal(f.fin_at, finished);
+	assert_int_equal(f.fin_version, OBS_TLS_1_2);
 }
 
-/* The 1.3 Finished alone: no data yet, the follower still reads. */
+/* The 1.3 Finished alone (a connection made ahead, used for nothing): its
+ * version, no data yet; the follower still reads. */
 static void test_no_data_yet(void **state)
 {
 	uint8_t b[1024];
@@ -108,6 +131,8 @@ static void test_no_data_yet(void **state)
 	obs_tlsrec_init(&t);
 	obs_tlsrec_feed(&t, b, len, data, &f);
 	assert_int_equal(f.calls, 0);
+	assert_int_equal(f.finished, 1); /* the version is known already */
+	assert_int_equal(f.fin_version, OBS_TLS_1_3);
 	assert_true(obs_tlsrec_following(&t));
 }
 

@@ -293,7 +293,7 @@ void obs_http1_finish(struct obs_http1 *h, const struct obs_http1_ctx *cx)
 			p->x.dr = h->rx_seen - p->resp_begin + p->interim_bytes;
 			p->x.t6 = h->rx_last_data;
 		} else if (!p->answered && p->unframed) {
-			p->x.dr = p->unframed + p->interim_bytes;
+			p->x.dr = p->unframed; /* interim answers too */
 			p->x.tfb = p->unframed_first;
 			p->x.t6 = p->unframed_last;
 		}

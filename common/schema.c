@@ -28,6 +28,16 @@
 #define EXCH_V3_COLUMNS                                                        \
 	"  stream INTEGER,\n"                                                  \
 	"  stream_error INTEGER,\n"
+/* Added in schema version 4: what the core (core/out.h) knows of a
+ * connection on the event path, and of an exchange's interim response. */
+#define CONN_V4_COLUMNS                                                        \
+	"  tunnel TEXT,\n"                                                     \
+	"  websocket INTEGER,\n"                                               \
+	"  ws_messages_sent INTEGER,\n"                                        \
+	"  ws_messages_received INTEGER,\n"
+#define EXCH_V4_COLUMNS                                                        \
+	"  interim_status INTEGER,\n"                                          \
+	"  interim_ns INTEGER,\n"
 
 /* exchange_metrics, after "CREATE [TEMP] VIEW ...": its tgap_ms is the next
  * exchange's T3 (next_t3, found by next_join) less this one's T6. */
@@ -55,7 +65,10 @@
 	"  CASE WHEN c.tls_end_ns >= c.tls_start_ns THEN\n"                         \
 	"    (c.tls_end_ns - c.tls_start_ns) / 1e6 END AS tls_ms,\n"                \
 	"  c.dns_name, (c.dns_end_ns - c.dns_start_ns) / 1e6 AS dns_ms,\n"          \
-	"  c.protocol, e.stream, e.stream_error\n"                                  \
+	"  c.protocol, e.stream, e.stream_error,\n"                                 \
+	"  e.interim_status, e.interim_ns,\n"                                       \
+	"  (e.interim_ns - e.t4_ns) / 1e6 AS interim_wait_ms,\n"                    \
+	"  c.tunnel, c.websocket\n"                                                 \
 	"FROM exchange e JOIN connection c ON c.id = e.connection_id\n"             \
 	"  JOIN process p ON p.id = c.process_id\n"                                 \
 	"  JOIN client cl ON cl.id = p.client_id" next_join ";\n"
@@ -100,7 +113,7 @@ static const char schema_sql[] =
 	"  end_error TEXT,\n"
 	"  nonblocking INTEGER,\n"
 	"  complete INTEGER NOT NULL DEFAULT 0,\n" CONN_V2_COLUMNS
-		CONN_V3_COLUMNS "  UNIQUE(process_id, seq));\n"
+		CONN_V3_COLUMNS CONN_V4_COLUMNS "  UNIQUE(process_id, seq));\n"
 	"CREATE TABLE IF NOT EXISTS exchange(\n"
 	"  id INTEGER PRIMARY KEY,\n"
 	"  connection_id INTEGER NOT NULL REFERENCES connection(id),\n"
@@ -120,7 +133,8 @@ static const char schema_sql[] =
 	"  method TEXT,\n"
 	"  path TEXT,\n"
 	"  status INTEGER,\n"
-	"  host TEXT,\n" EXCH_V3_COLUMNS "  UNIQUE(connection_id, seq));\n"
+	"  host TEXT,\n" EXCH_V3_COLUMNS EXCH_V4_COLUMNS
+	"  UNIQUE(connection_id, seq));\n"
 	"CREATE INDEX IF NOT EXISTS connection_t1 ON connection(t1_ns);\n"
 	"CREATE INDEX IF NOT EXISTS connection_peer ON connection(peer_addr, "
 	"peer_port);\n"
@@ -148,7 +162,8 @@ static const char schema_sql[] =
 	"  (SELECT coalesce(sum(ds), 0) FROM exchange e\n"
 	"    WHERE e.connection_id = c.id) AS bytes_sent,\n"
 	"  (SELECT coalesce(sum(dr), 0) FROM exchange e\n"
-	"    WHERE e.connection_id = c.id) AS bytes_received\n"
+	"    WHERE e.connection_id = c.id) AS bytes_received,\n"
+	"  c.tunnel, c.websocket, c.ws_messages_sent, c.ws_messages_received\n"
 	"FROM connection c JOIN process p ON p.id = c.process_id\n"
 	"  JOIN client cl ON cl.id = p.client_id;\n"
 	"CREATE VIEW IF NOT EXISTS exchange_metrics AS\n" EXCH_METRICS_VIEW(
@@ -169,7 +184,7 @@ const char obs_schema_reader_view_sql[] =
 	"INSERT OR IGNORE INTO exchange(connection_id, seq, " OBS_SQL_EXCH_COLUMNS \
 	", host, path) VALUES"
 #define EXCH_VALUES                                                            \
-	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define EXCH_CONFLICT ""
 _Static_assert(sizeof(EXCH_VALUES) == 1 + 3 * OBS_SQL_EXCH_PARAMS,
 	       "a ? per exchange parameter");
@@ -182,7 +197,7 @@ _Static_assert(sizeof(EXCH_VALUES) == 1 + 3 * OBS_SQL_EXCH_PARAMS,
 	", " OBS_SQL_INFO_COLUMNS ") VALUES"
 #define CONN_VALUES                                                              \
 	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
-	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define CONN_CONFLICT ""
 _Static_assert(sizeof(CONN_VALUES) == 1 + 3 * OBS_SQL_CONN_PARAMS,
 	       "a ? per connection parameter");
@@ -205,14 +220,14 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 	[OBS_SQL_CONN_UPD] =
 		"UPDATE connection SET (" OBS_SQL_CONN_COLUMNS
 		") = (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-		"?14, ?15, ?16, ?17, ?18, ?19, ?20) "
+		"?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24) "
 		"WHERE process_id = ?1 AND seq = ?2 AND complete = 0",
 	[OBS_SQL_EXCH_INS] = EXCH_INSERT EXCH_VALUES EXCH_CONFLICT,
 	[OBS_SQL_EXCH_UPD] =
 		"UPDATE exchange SET (" OBS_SQL_EXCH_COLUMNS
 		") = (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-		"?14, ?15, ?16, ?17, ?18) WHERE connection_id = ?1 AND "
-		"seq = ?2 AND complete = 0 AND id < ?19",
+		"?14, ?15, ?16, ?17, ?18, ?19, ?20) WHERE connection_id = ?1 "
+		"AND seq = ?2 AND complete = 0 AND id < ?21",
 	[OBS_SQL_EXCH_DEL] =
 		"DELETE FROM exchange WHERE connection_id = ?1 AND "
 		"seq = ?2",
@@ -305,7 +320,8 @@ char *obs_schema_conn_insert_sql(int rows)
 
 /* The columns added since version 1, by table: version 2 the connection's
  * TLS, TCP_INFO and DNS; version 3 its protocol and the exchange's HTTP/2
- * stream. */
+ * stream; version 4 the connection's tunnel and WebSocket, the exchange's
+ * interim response. */
 static const char *const added_columns[][2] = {
 	{ "connection", "tls INTEGER NOT NULL DEFAULT 0" },
 	{ "connection", "tls_version TEXT" },
@@ -324,6 +340,12 @@ static const char *const added_columns[][2] = {
 	{ "connection", "protocol TEXT" },
 	{ "exchange", "stream INTEGER" },
 	{ "exchange", "stream_error INTEGER" },
+	{ "connection", "tunnel TEXT" },
+	{ "connection", "websocket INTEGER" },
+	{ "connection", "ws_messages_sent INTEGER" },
+	{ "connection", "ws_messages_received INTEGER" },
+	{ "exchange", "interim_status INTEGER" },
+	{ "exchange", "interim_ns INTEGER" },
 };
 
 /* Whether table has a column named like the start of def. */
@@ -549,14 +571,16 @@ const char obs_schema_merge_sql[] =
 	"connect_error, teof_ns, tshut_ns, t7_ns, end_class, end_error, "
 	"nonblocking, complete, tls, tls_version, tls_start_ns, tls_end_ns, "
 	"rtt_us, rttvar_us, min_rtt_us, retrans, snd_cwnd, pmtu, "
-	"delivery_rate, dns_name, dns_start_ns, dns_end_ns, protocol) "
+	"delivery_rate, dns_name, dns_start_ns, dns_end_ns, protocol, tunnel, "
+	"websocket, ws_messages_sent, ws_messages_received) "
 	"SELECT m.dst_id, k.seq, k.fd, k.family, k.peer_addr, k.peer_port, "
 	"k.local_addr, k.local_port, k.t1_ns, k.t2_ns, k.t2_how, "
 	"k.connect_error, k.teof_ns, k.tshut_ns, k.t7_ns, k.end_class, "
 	"k.end_error, k.nonblocking, k.complete, k.tls, k.tls_version, "
 	"k.tls_start_ns, k.tls_end_ns, k.rtt_us, k.rttvar_us, k.min_rtt_us, "
 	"k.retrans, k.snd_cwnd, k.pmtu, k.delivery_rate, k.dns_name, "
-	"k.dns_start_ns, k.dns_end_ns, k.protocol "
+	"k.dns_start_ns, k.dns_end_ns, k.protocol, k.tunnel, k.websocket, "
+	"k.ws_messages_sent, k.ws_messages_received "
 	"FROM src.connection k "
 	"JOIN temp.process_map m ON m.src_id = k.process_id "
 	"WHERE k.id >= (SELECT conn_from FROM temp.pull_from) "
@@ -573,7 +597,10 @@ const char obs_schema_merge_sql[] =
 	"snd_cwnd = excluded.snd_cwnd, pmtu = excluded.pmtu, "
 	"delivery_rate = excluded.delivery_rate, dns_name = excluded.dns_name, "
 	"dns_start_ns = excluded.dns_start_ns, dns_end_ns = excluded.dns_end_ns, "
-	"protocol = excluded.protocol "
+	"protocol = excluded.protocol, tunnel = excluded.tunnel, "
+	"websocket = excluded.websocket, "
+	"ws_messages_sent = excluded.ws_messages_sent, "
+	"ws_messages_received = excluded.ws_messages_received "
 	"WHERE connection.complete = 0;"
 	"CREATE TEMP TABLE connection_map AS "
 	"SELECT k.id AS src_id, mk.id AS dst_id FROM src.connection k "
@@ -584,11 +611,12 @@ const char obs_schema_merge_sql[] =
 	"WHERE id >= (SELECT exch_from FROM temp.pull_from));"
 	"INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns, tfb_ns, "
 	"t6_ns, ds, dr, send_calls, recv_calls, server_first, peeked, complete, "
-	"method, path, status, host, stream, stream_error) "
+	"method, path, status, host, stream, stream_error, interim_status, "
+	"interim_ns) "
 	"SELECT m.dst_id, x.seq, x.t3_ns, x.t4_ns, x.t5_ns, x.tfb_ns, x.t6_ns, "
 	"x.ds, x.dr, x.send_calls, x.recv_calls, x.server_first, x.peeked, "
 	"x.complete, x.method, x.path, x.status, x.host, x.stream, "
-	"x.stream_error FROM src.exchange x "
+	"x.stream_error, x.interim_status, x.interim_ns FROM src.exchange x "
 	"JOIN temp.connection_map m ON m.src_id = x.connection_id "
 	"WHERE x.id >= (SELECT exch_from FROM temp.pull_from) "
 	"ON CONFLICT(connection_id, seq) DO UPDATE SET "
@@ -598,7 +626,9 @@ const char obs_schema_merge_sql[] =
 	"recv_calls = excluded.recv_calls, complete = excluded.complete, "
 	"method = excluded.method, path = excluded.path, "
 	"status = excluded.status, host = excluded.host, "
-	"stream = excluded.stream, stream_error = excluded.stream_error "
+	"stream = excluded.stream, stream_error = excluded.stream_error, "
+	"interim_status = excluded.interim_status, "
+	"interim_ns = excluded.interim_ns "
 	"WHERE exchange.complete = 0;"
 	"DROP TABLE temp.process_map;"
 	"DROP TABLE temp.connection_map;";

@@ -14,11 +14,11 @@
 #include <sqlite3.h>
 
 /* Kept in PRAGMA user_version. */
-#define OBS_SCHEMA_VERSION 3
+#define OBS_SCHEMA_VERSION 4
 
-/* Create the schema in an empty database, upgrade one of version 1 or 2, accept
- * one of this version. A database of a newer version, or one with tables of
- * its own and no version, is refused. 0, or -1 with a message in err. */
+/* Create the schema in an empty database, upgrade one of versions 1 to 3,
+ * accept one of this version. A database of a newer version, or one with tables
+ * of its own and no version, is refused. 0, or -1 with a message in err. */
 int obs_schema_ensure(sqlite3 *db, const char *path, char *err, size_t errlen);
 
 /* The schema version of the attached database `schema` ("main", "src"):
@@ -47,14 +47,14 @@ enum obs_ingest_sql {
 	OBS_SQL_PROCESS_UPSERT,
 	/* ?1 process_id, ?2 seq -> id */
 	OBS_SQL_CONN_GET,
-	/* ?1 process_id, ?2 seq, then OBS_SQL_CONN_COLUMNS as ?3..?20, on a
+	/* ?1 process_id, ?2 seq, then OBS_SQL_CONN_COLUMNS as ?3..?24, on a
 	 * row still in flight (complete = 0) */
 	OBS_SQL_CONN_UPD,
-	/* ?1 connection_id, ?2 seq, then OBS_SQL_EXCH_COLUMNS as ?3..?18,
-	 * ?19 host, ?20 path; a known exchange changes nothing */
+	/* ?1 connection_id, ?2 seq, then OBS_SQL_EXCH_COLUMNS as ?3..?20,
+	 * ?21 host, ?22 path; a known exchange changes nothing */
 	OBS_SQL_EXCH_INS,
-	/* as OBS_SQL_EXCH_INS up to ?18, on a row still in flight
-	 * (complete = 0) whose id is below ?19 (a row stored before) */
+	/* as OBS_SQL_EXCH_INS up to ?20, on a row still in flight
+	 * (complete = 0) whose id is below ?21 (a row stored before) */
 	OBS_SQL_EXCH_UPD,
 	/* ?1 connection_id, ?2 seq */
 	OBS_SQL_EXCH_DEL,
@@ -88,29 +88,31 @@ enum obs_ingest_sql {
 #define OBS_SQL_CONN_COLUMNS                                                   \
 	"fd, family, peer_addr, peer_port, local_addr, local_port, t1_ns, "    \
 	"t2_ns, t2_how, connect_error, teof_ns, tshut_ns, t7_ns, "             \
-	"end_class, end_error, nonblocking, complete, protocol"
+	"end_class, end_error, nonblocking, complete, protocol, tunnel, "      \
+	"websocket, ws_messages_sent, ws_messages_received"
 /* those an info record sets (TLS, TCP_INFO, DNS) */
 #define OBS_SQL_INFO_COLUMNS                                                   \
 	"tls, tls_version, tls_start_ns, tls_end_ns, rtt_us, rttvar_us, "      \
 	"min_rtt_us, retrans, snd_cwnd, pmtu, delivery_rate, dns_name, "       \
 	"dns_start_ns, dns_end_ns"
-#define OBS_SQL_EXCH_COLUMNS                                                   \
-	"t3_ns, t4_ns, t5_ns, tfb_ns, t6_ns, ds, dr, send_calls, recv_calls, " \
-	"server_first, peeked, complete, method, status, stream, stream_error"
+#define OBS_SQL_EXCH_COLUMNS                                                     \
+	"t3_ns, t4_ns, t5_ns, tfb_ns, t6_ns, ds, dr, send_calls, recv_calls, "   \
+	"server_first, peeked, complete, method, status, stream, stream_error, " \
+	"interim_status, interim_ns"
 
 const char *obs_schema_ingest_sql(enum obs_ingest_sql which);
 
 /* OBS_SQL_EXCH_INS for `rows` exchanges in one statement: those of row i
  * (from 0) are parameters OBS_SQL_EXCH_PARAMS * i + 1 on, in the order of
  * OBS_SQL_EXCH_INS's. sqlite3_free it; NULL when out of memory. */
-#define OBS_SQL_EXCH_PARAMS 20
+#define OBS_SQL_EXCH_PARAMS 22
 char *obs_schema_exch_insert_sql(int rows);
 
 /* The INSERT of `rows` connections in one statement: those of row i (from
  * 0) are parameters OBS_SQL_CONN_PARAMS * i + 1 on: process_id, seq,
  * OBS_SQL_CONN_COLUMNS, OBS_SQL_INFO_COLUMNS; a known connection (process_id,
  * seq) changes nothing. sqlite3_free it; NULL when out of memory. */
-#define OBS_SQL_CONN_PARAMS 34
+#define OBS_SQL_CONN_PARAMS 38
 char *obs_schema_conn_insert_sql(int rows);
 
 /* The ingest's own bookkeeping, outside the versioned schema (nothing but

@@ -324,11 +324,14 @@ struct ingest {
 	bool holding;
 	/* exchanges waiting to be stored EXCH_BATCH at once (batch_flush):
 	 * the row id of the connection, the exchange's record and its HTTP
-	 * record's (host, path) when has_http */
+	 * record's (host, path) when has_http; its first interim response
+	 * (status 0: none, or a record's exchange, which has no such field) */
 	struct batch_row {
 		int64_t conn_id;
 		struct obs_record exch, http;
 		bool has_http;
+		uint16_t interim_status;
+		int64_t t_interim;
 		/* its label refers to an exchange not in `labels`: looked
 		 * up once the batch is stored (label_resolve) */
 		bool label_lookup;
@@ -351,6 +354,10 @@ struct ingest {
 	struct batch_conn {
 		struct obs_record conn, info;
 		bool has_info;
+		/* the connection as the core rebuilt it (has_core: an events
+		 * spool's, once its replay ended): its tunnel and WebSocket */
+		bool has_core;
+		struct obs_core_conn core;
 		/* an events spool's connection record: never complete by
 		 * itself, its replay completes the row (event_conn) */
 		bool provisional;
@@ -649,6 +656,46 @@ static size_t pending_index(int64_t id)
 	return (size_t)(-3 - id);
 }
 
+/* A NUL-padded field that may fill its array; it lives until the
+ * statement is stepped. */
+static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
+{
+	size_t n = strnlen(f, size);
+
+	if (n)
+		sqlite3_bind_text(st, col, f, (int)n, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known, uint64_t v)
+{
+	if (known)
+		sqlite3_bind_int64(st, col, (int64_t)v);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+/* What the core knows of connection c beyond its record (tunnel,
+ * websocket, ws_messages_sent, ws_messages_received) as parameters from
+ * base + 1: NULL without the core; the tunnel's target only on a tunnel,
+ * the message counts only on a WebSocket. */
+static void bind_core(sqlite3_stmt *st, int base, const struct batch_conn *c)
+{
+	const struct obs_core_conn *k = &c->core;
+	bool ws = c->has_core && (k->flags & OBS_CCF_WEBSOCKET);
+
+	if (c->has_core && (k->flags & OBS_CCF_TUNNEL))
+		bind_field(st, base + 1, k->tunnel, sizeof(k->tunnel));
+	else
+		sqlite3_bind_null(st, base + 1);
+	bind_u32_or_null(st, base + 2, c->has_core, ws);
+	for (int d = 0; d < 2; d++)
+		bind_u32_or_null(st, base + 3 + d,
+				 ws && k->ws_messages[d] <= INT64_MAX,
+				 k->ws_messages[d]);
+}
+
 /* The connection's columns (process_id, seq, OBS_SQL_CONN_COLUMNS) as
  * parameters from base + 1; its addresses as text in c. */
 static void bind_conn(sqlite3_stmt *st, int base, struct ingest *in,
@@ -696,26 +743,7 @@ static void bind_conn(sqlite3_stmt *st, int base, struct ingest *in,
 						       sizeof(*app_proto_names)
 			? app_proto_names[b->app_proto]
 			: NULL);
-}
-
-/* A NUL-padded field that may fill its array; it lives until the
- * statement is stepped. */
-static void bind_field(sqlite3_stmt *st, int col, const char *f, size_t size)
-{
-	size_t n = strnlen(f, size);
-
-	if (n)
-		sqlite3_bind_text(st, col, f, (int)n, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, col);
-}
-
-static void bind_u32_or_null(sqlite3_stmt *st, int col, bool known, uint64_t v)
-{
-	if (known)
-		sqlite3_bind_int64(st, col, (int64_t)v);
-	else
-		sqlite3_bind_null(st, col);
+	bind_core(st, base + 20, c);
 }
 
 /* A TLS version (0x0303 ...; 0: not known) as the text of tls_version. */
@@ -834,7 +862,7 @@ static int conn_insert(struct ingest *in, size_t from, int k, int64_t *ids)
 		static const struct obs_record no_info;
 
 		bind_conn(st, base, in, c);
-		bind_info(st, base + 20, in, c->has_info ? &c->info : &no_info);
+		bind_info(st, base + 24, in, c->has_info ? &c->info : &no_info);
 	}
 	if (step_done(s, st) != 0)
 		return -1;
@@ -880,11 +908,12 @@ static int conn_flush(struct ingest *in)
 	return 0;
 }
 
-/* A connection record into the batch. Its number known already as one
- * waiting there (a record twice), or one of an earlier segment's (the
- * small cache might lose it): the batch is stored first, or at once. */
+/* A connection record into the batch, with what the core made of it
+ * (core; NULL: a record alone). Its number known already as one waiting
+ * there (a record twice), or one of an earlier segment's (the small cache
+ * might lose it): the batch is stored first, or at once. */
 static int ingest_conn(struct ingest *in, const struct obs_record *r,
-		       bool provisional)
+		       bool provisional, const struct obs_core_conn *core)
 {
 	struct batch_conn *c;
 
@@ -893,6 +922,9 @@ static int ingest_conn(struct ingest *in, const struct obs_record *r,
 	c = &in->conns[in->n_conns];
 	c->conn = *r;
 	c->has_info = false;
+	c->has_core = core != NULL;
+	if (core)
+		c->core = *core;
 	c->provisional = provisional;
 	if (remember_conn(in, r->conn_seq, pending_id(in->n_conns++)) != 0)
 		return -1;
@@ -901,14 +933,15 @@ static int ingest_conn(struct ingest *in, const struct obs_record *r,
 		       : 0;
 }
 
-/* The exchange's columns (OBS_SQL_EXCH_INS's ?1..?18) as parameters from
+/* The exchange's columns (OBS_SQL_EXCH_INS's ?1..?20) as parameters from
  * base + 1. */
 static void bind_exch(sqlite3_stmt *st, int base, struct ingest *in,
-		      int64_t conn_id, const struct obs_record *r)
+		      const struct batch_row *row)
 {
+	const struct obs_record *r = &row->exch;
 	const struct obs_exch_body *x = &r->u.exch;
 
-	sqlite3_bind_int64(st, base + 1, conn_id);
+	sqlite3_bind_int64(st, base + 1, row->conn_id);
 	sqlite3_bind_int64(st, base + 2, x->seq);
 	bind_time(st, base + 3, &in->sp, x->t3);
 	bind_time(st, base + 4, &in->sp, x->t4);
@@ -941,6 +974,10 @@ static void bind_exch(sqlite3_stmt *st, int base, struct ingest *in,
 		sqlite3_bind_int64(st, base + 18, x->stream_error);
 	else
 		sqlite3_bind_null(st, base + 18);
+	bind_u32_or_null(st, base + 19, row->interim_status != 0,
+			 row->interim_status);
+	bind_time(st, base + 20, &in->sp,
+		  row->interim_status ? row->t_interim : 0);
 }
 
 /* Host and path of exchange h->u.http.seq of the connection, on its row if
@@ -1055,13 +1092,13 @@ static void bind_row(sqlite3_stmt *st, int base, struct ingest *in,
 {
 	const struct obs_http_body *h = &row->http.u.http;
 
-	bind_exch(st, base, in, row->conn_id, &row->exch);
+	bind_exch(st, base, in, row);
 	if (row->has_http) {
-		bind_field(st, base + 19, h->host, sizeof(h->host));
-		bind_field(st, base + 20, h->path, sizeof(h->path));
+		bind_field(st, base + 21, h->host, sizeof(h->host));
+		bind_field(st, base + 22, h->path, sizeof(h->path));
 	} else {
-		sqlite3_bind_null(st, base + 19);
-		sqlite3_bind_null(st, base + 20);
+		sqlite3_bind_null(st, base + 21);
+		sqlite3_bind_null(st, base + 22);
 	}
 }
 
@@ -1073,8 +1110,8 @@ static int update_exch(struct ingest *in, const struct batch_row *row,
 {
 	sqlite3_stmt *st = in->store->st[OBS_SQL_EXCH_UPD];
 
-	bind_exch(st, 0, in, row->conn_id, &row->exch);
-	sqlite3_bind_int64(st, 19, below);
+	bind_exch(st, 0, in, row);
+	sqlite3_bind_int64(st, 21, below);
 	if (step_done(in->store, st) != 0)
 		return -1;
 	if (sqlite3_changes(in->store->db) == 1)
@@ -1149,9 +1186,11 @@ static bool unseen_yet(const struct ingest *in)
 }
 
 /* The exchange record r, with its HTTP record h (host, path) when it came
- * next (NULL: none, or apart), into the batch. */
+ * next (NULL: none, or apart), into the batch; core: the exchange the core
+ * gave out that r was made of (its interim response), or NULL. */
 static int ingest_exch(struct ingest *in, const struct obs_record *r,
-		       size_t offset, const struct obs_record *h)
+		       size_t offset, const struct obs_record *h,
+		       const struct obs_core_exchange *core)
 {
 	obs_store *s = in->store;
 	struct batch_row *row;
@@ -1185,6 +1224,8 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 	row->has_http = h != NULL;
 	row->label_lookup = false;
 	row->offset = offset;
+	row->interim_status = core ? core->interim_status : 0;
+	row->t_interim = core ? core->t_interim : 0;
 	if (h) {
 		row->http = *h;
 		label_put(in, h);
@@ -1278,7 +1319,7 @@ static int ingest_flush(struct ingest *in)
 	if (!in->holding)
 		return 0;
 	in->holding = false;
-	return ingest_exch(in, &in->held, in->held_offset, NULL);
+	return ingest_exch(in, &in->held, in->held_offset, NULL, NULL);
 }
 
 /* The exchange a send the process never came back from began (the
@@ -1301,7 +1342,7 @@ static int ingest_send_cut(struct ingest *in, const struct obs_record *r,
 	x.conn_seq = r->conn_seq;
 	x.u.exch.seq = r->u.conn.exchanges + 1;
 	x.u.exch.t3 = r->u.conn.tsend_open;
-	return ingest_exch(in, &x, offset, NULL);
+	return ingest_exch(in, &x, offset, NULL, NULL);
 }
 
 static int ingest_event(struct ingest *in, const struct obs_record *r,
@@ -1320,7 +1361,7 @@ static int ingest_record(struct ingest *in, const struct obs_record *r,
 	    r->conn_seq == in->held.conn_seq &&
 	    r->u.http.seq == in->held.u.exch.seq) {
 		in->holding = false;
-		return ingest_exch(in, &in->held, in->held_offset, r);
+		return ingest_exch(in, &in->held, in->held_offset, r, NULL);
 	}
 	if (ingest_flush(in) != 0)
 		return -1;
@@ -1334,10 +1375,10 @@ static int ingest_record(struct ingest *in, const struct obs_record *r,
 		    !(in->replays = obs_replays_new(event_exchange, in)))
 			return -1;
 		obs_replays_conn(in->replays, r);
-		return ingest_conn(in, r, true);
+		return ingest_conn(in, r, true, NULL);
 	}
 	if (r->kind == OBS_REC_CONNECTION)
-		return ingest_conn(in, r, false) != 0
+		return ingest_conn(in, r, false, NULL) != 0
 			       ? -1
 			       : ingest_send_cut(in, r, offset);
 	if (r->kind == OBS_REC_EXCHANGE) {
@@ -1525,7 +1566,7 @@ static void event_exchange(void *ctx, const struct obs_replayed *r,
 		memcpy(h.u.http.host, x->host, sizeof(h.u.http.host));
 		memcpy(h.u.http.path, x->path, sizeof(h.u.http.path));
 	}
-	if (ingest_exch(in, &e, 0, labelled ? &h : NULL) != 0)
+	if (ingest_exch(in, &e, 0, labelled ? &h : NULL, x) != 0)
 		in->ev_failed = true;
 }
 
@@ -1555,7 +1596,7 @@ static int event_conn(struct ingest *in, const struct obs_replayed *r)
 	b->app_proto = k->app_proto;
 	b->tsend_open = 0;
 	c.state = OBS_RS_COMPLETE;
-	if (ingest_conn(in, &c, false) != 0)
+	if (ingest_conn(in, &c, false, k) != 0)
 		return -1;
 	if (k->flags & OBS_CCF_TLS) { /* after its row, and its info's */
 		sqlite3_stmt *st = in->store->st[OBS_SQL_CONN_TLS];

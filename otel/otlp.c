@@ -240,6 +240,8 @@ enum {
 	C_STATUS,
 	C_HOST,
 	C_STREAM_ERROR,
+	C_INTERIM_STATUS,
+	C_INTERIM,
 	C_LAST_SEQ,
 };
 
@@ -252,7 +254,8 @@ static const char rows_sql[] =
 	" c.dns_name, c.dns_start_ns, c.dns_end_ns, c.t1_ns, c.t2_ns,"
 	" c.connect_error, c.tls_start_ns, c.tls_end_ns, c.end_class,"
 	" e.t3_ns, e.t4_ns, e.t5_ns, e.tfb_ns, e.t6_ns, e.ds, e.dr, e.method,"
-	" e.path, e.status, e.host, e.stream_error,"
+	" e.path, e.status, e.host, e.stream_error, e.interim_status,"
+	" e.interim_ns,"
 	" (SELECT max(x.seq) FROM exchange x WHERE x.connection_id = c.id)"
 	" FROM %s"
 	" JOIN connection c ON c.id = e.connection_id"
@@ -583,14 +586,18 @@ static void write_http_attributes(struct attrs *a, sqlite3_stmt *st)
 	attr_int(a, "http.response.size", sqlite3_column_int64(st, C_DR));
 }
 
-/* The span events: "request sent" at T4, "first byte received" at TFB. */
+/* The span events: "request sent" at T4, "interim response" (the first
+ * 1xx, its status as http.response.status_code) when it came, "first byte
+ * received" at TFB. */
 static void write_events(FILE *out, sqlite3_stmt *st)
 {
 	static const struct {
 		int col;
 		const char *name;
-	} events[] = { { C_T4, "request sent" },
-		       { C_TFB, "first byte received" } };
+		int status; /* the column of its status, or -1 */
+	} events[] = { { C_T4, "request sent", -1 },
+		       { C_INTERIM, "interim response", C_INTERIM_STATUS },
+		       { C_TFB, "first byte received", -1 } };
 	bool any = false;
 
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
@@ -603,7 +610,17 @@ static void write_events(FILE *out, sqlite3_stmt *st)
 			    "\"timeUnixNano\":",
 		      out);
 		write_nanos(out, t);
-		fprintf(out, ",\"name\":\"%s\"}", events[i].name);
+		fprintf(out, ",\"name\":\"%s\"", events[i].name);
+		if (events[i].status >= 0) {
+			struct attrs a;
+
+			fputc(',', out);
+			attrs_open(&a, out);
+			attr_int(&a, "http.response.status_code",
+				 sqlite3_column_int64(st, events[i].status));
+			attrs_close(&a);
+		}
+		fputc('}', out);
 		any = true;
 	}
 	if (any)

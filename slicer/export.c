@@ -14,7 +14,8 @@
  * connection's first carries dns, connect and ssl. The URL's scheme is
  * https on a TLS connection, its host the request's (:authority or Host),
  * else the name looked up, else the peer's address; httpVersion HTTP/2.0
- * on h2 and h2c connections. */
+ * on h2 and h2c connections. The first interim (1xx) response, for which
+ * HAR has no field, is "_interim": its status and its wait from T4. */
 #define _GNU_SOURCE
 #include "export.h"
 
@@ -170,6 +171,23 @@ static void iso8601(char *buf, size_t size, int64_t ns)
 		 (int)(ns % 1000000000 / 1000000));
 }
 
+/* The entry's first interim (1xx) response, which HAR has no field for:
+ * "_interim": {"status": 103, "wait": ms from T4, when known}. */
+static void write_har_interim(FILE *out, sqlite3_stmt *st)
+{
+	int c_status = col(st, "interim_status"),
+	    c_wait = col(st, "interim_wait_ms");
+
+	if (c_status < 0 || sqlite3_column_type(st, c_status) == SQLITE_NULL)
+		return;
+	fprintf(out, ", \"_interim\": {\"status\": %d",
+		sqlite3_column_int(st, c_status));
+	if (c_wait >= 0 && sqlite3_column_type(st, c_wait) != SQLITE_NULL)
+		fprintf(out, ", \"wait\": %.3f",
+			sqlite3_column_double(st, c_wait));
+	fputc('}', out);
+}
+
 static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 {
 	int seq = sqlite3_column_int(st, col(st, "seq"));
@@ -258,6 +276,7 @@ static void write_har_entry(FILE *out, sqlite3_stmt *st, bool first)
 	if (c_stream >= 0 && sqlite3_column_type(st, c_stream) != SQLITE_NULL)
 		fprintf(out, ", \"_stream\": %d",
 			sqlite3_column_int(st, c_stream));
+	write_har_interim(out, st);
 	fputc('}', out);
 	sqlite3_free(url);
 }

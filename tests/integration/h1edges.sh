@@ -7,35 +7,28 @@
 # method, path and final status, numbered as the server counted them on
 # the connection:
 #   continue   curl -T with Expect: 100-continue: the 100 is no exchange of
-#              its own, the body is in Ds, the 201 comes after it (TFB >= T4)
+#              its own, the body is in Ds, the 201 comes after it (TFB >= T4);
+#              the 100 is the exchange's interim status, between T3 and TFB
 #   early      103 Early Hints before the 200, then a second request on the
-#              same connection: two exchanges, 200 and 200
+#              same connection: two exchanges, 200 and 200; the first has
+#              interim status 103, its time between T4 and TFB
 #   pipeline   three requests (GET, HEAD of 1 MiB, GET) in one send to nginx
 #              from python's sockets: three exchanges, as nginx logged them
 #   bodies     HEAD, 304 and a GET after them on one connection to nginx
 #              (python's http.client); chunked, 204, another request and a
 #              body delimited by close on one to our server; an empty reply
 #   websocket  node's WebSocket: the upgrade is one exchange (101); the
-#              messages after it, one of them "GET / HTTP/1.1", are none
+#              messages after it, one of them "GET / HTTP/1.1", are none: the
+#              connection is marked WebSocket, its messages counted each way
 #   connect    curl -x through our server to nginx over TLS: the CONNECT
 #              exchange (its target as the host), on a connection marked TLS
+#              whose tunnel column holds that target
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
+source "$REPO/tests/lib/edge.sh"
 case_=${1:?case}
 export OBSERVE_CAPTURE=events
 DB=$WORK/run.db
-
-edge_server() {
-  local portfile=$WORK/edge.port
-  EDGE_LOG=$WORK/edge.log
-  : > "$EDGE_LOG"
-  "$PYTHON" "$REPO/tests/servers/h1edges.py" "$portfile" "$EDGE_LOG" --lifetime 600 &
-  local pid=$!
-  at_exit "kill $pid 2>/dev/null"
-  wait_until 60 test -s "$portfile" || fail "h1edges.py did not start in 60 s"
-  EDGE_PORT=$(cat "$portfile")
-  EDGE_URL=http://127.0.0.1:$EDGE_PORT
-}
 
 slice() { "$SLICER" -q -o "$DB" "$SPOOL" || fail "slicer failed"; }
 
@@ -92,6 +85,10 @@ continue)
     test "$(q "$DB" "SELECT ds >= 65536 FROM exchange")" = 1
   expect_true "the 201 came after the body: TFB >= T4" \
     test "$(q "$DB" "SELECT tfb_ns >= t4_ns FROM exchange")" = 1
+  expect_eq "$(q "$DB" "SELECT interim_status || ' ' || status FROM exchange")" "100 201" \
+    "the interim and the final status"
+  expect_true "the 100 came between T3 and TFB" \
+    test "$(q "$DB" "SELECT t3_ns <= interim_ns AND interim_ns <= tfb_ns FROM exchange")" = 1
   ;;
 early)
   edge_server
@@ -101,6 +98,12 @@ early)
   check_edge
   expect_eq "$(q "$DB" "SELECT group_concat(status) FROM (SELECT status FROM exchange ORDER BY seq)")" \
     "200,200" "statuses on the connection"
+  expect_eq "$(q "$DB" "SELECT group_concat(coalesce(interim_status, '-')) FROM (SELECT interim_status FROM exchange ORDER BY seq)")" \
+    "103,-" "interim statuses on the connection"
+  # the server waits 10 ms between the 103 and the 200
+  expect_true "the 103 came after T4 and before TFB" \
+    test "$(q "$DB" "SELECT t4_ns <= interim_ns AND interim_ns < tfb_ns AND interim_wait_ms >= 0
+                     FROM exchange_metrics WHERE path = '/early'")" = 1
   ;;
 pipeline)
   make_site "$WORK/site"
@@ -178,6 +181,10 @@ JS
   check_edge
   expect_eq "$(q "$DB" "SELECT count(*) || ' ' || method || ' ' || path || ' ' || status FROM exchange")" \
     "1 GET /ws 101" "the upgrade, and no frame as a request"
+  # node sent two messages (and a close), our server echoed them
+  expect_eq "$(q "$DB" "SELECT websocket || ' ' || (ws_messages_sent >= 2) || ' ' || (ws_messages_received >= 2)
+                         FROM connection_metrics WHERE peer_port = $EDGE_PORT")" \
+    "1 1 1" "the connection marked WebSocket, messages counted each way"
   ;;
 connect)
   need_cmd openssl
@@ -197,6 +204,8 @@ connect)
   expect_eq "$(q "$DB" "SELECT method || ' ' || host || ' ' || status FROM exchange WHERE seq = 1")" \
     "CONNECT 127.0.0.1:$TLS_PORT 200" "the CONNECT exchange"
   expect_eq "$(q "$DB" "SELECT tls FROM connection")" 1 "the connection is marked TLS"
+  expect_eq "$(q "$DB" "SELECT tunnel || ' ' || websocket FROM connection_metrics")" \
+    "127.0.0.1:$TLS_PORT 0" "the tunnel's target"
   # the tunnel's own request, read in the TLS library's plaintext, as
   # nginx logged it; the TLS records themselves are no request
   expect_eq "$(q "$DB" "SELECT e.method || ' ' || e.path || ' ' || e.status || ' ' || e.host

@@ -16,7 +16,8 @@
 #             streams open at once
 #   upgrade   nghttp -u and curl --http2 to nghttpx (which answers Upgrade:
 #             h2c with a 101, in front of nginx): the HTTP/1.1 request is
-#             stream 1, the next streams follow on the same connection
+#             stream 1, the next streams follow on the same connection; with
+#             events, the 101 is stream 1's interim status
 #   download  (events) 64 MiB from nginx: one exchange whose Dr holds it,
 #             recorded in a few dozen events
 source "$(dirname "$0")/../lib/common.sh"
@@ -115,6 +116,14 @@ upgrade)
     test "$(q "$DB" "SELECT dr >= 1048576 FROM exchange WHERE path = '/1m'")" = 1
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange_metrics WHERE NOT (t3_ns <= t4_ns AND t4_ns <= t5_ns AND t5_ns <= tfb_ns AND tfb_ns <= t6_ns)")" 0 \
     "T3 <= T4 <= T5 <= TFB <= T6 on every stream"
+  if [ "$capture" = events ]; then
+    expect_eq "$(q "$DB" "SELECT group_concat(stream || ' ' || interim_status) FROM exchange WHERE interim_status IS NOT NULL")" \
+      "1 101,1 101" "the 101s: stream 1's interim status, on each connection"
+    expect_eq "$(q "$DB" "SELECT count(*) FROM exchange WHERE interim_status IS NOT NULL AND NOT (t4_ns <= interim_ns AND interim_ns <= tfb_ns)")" 0 \
+      "each 101 between its request's T4 and stream 1's TFB"
+  else
+    expect_eq "$(q "$DB" "SELECT count(interim_status) FROM exchange")" 0 "no interim status on the default path"
+  fi
   no_secret
   ;;
 download)

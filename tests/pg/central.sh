@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # central.sh - a PostgreSQL central store (issue 17): a real server of our
-# own (tests/lib/pg.sh). Three clients pulled (one over a real sshd), the
-# same into an SQLite central database: every table's and view's rows are
-# equal; pulling again adds nothing; rows in flight are brought up to date;
+# own (tests/lib/pg.sh). Four clients pulled (one over a real sshd, one
+# recorded with OBSERVE_CAPTURE=events: an interim 100 and a CONNECT
+# tunnel, the columns of schema version 4), the same into an SQLite
+# central database: every table's and view's rows are equal; a store of
+# version 3 gets the new columns; pulling again adds nothing; rows in
+# flight are brought up to date;
 # two pulls at once into a new store give the same rows; stats and report
 # read the URI; a wrong password, an unreachable server and a password in
 # the URI are refused with the reason and exit status 2, no password shown.
@@ -10,6 +13,7 @@ source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
 source "$REPO/tests/lib/sshd.sh"
 source "$REPO/tests/lib/pg.sh"
+source "$REPO/tests/lib/edge.sh"
 MANAGER=$BUILD/bin/manager
 pg_start
 sshd_start
@@ -22,12 +26,23 @@ mkdir -p "$WORK/clients" "$WORK/remote"
 client_run alpha "$WORK/clients/alpha.db" curl -sf -o /dev/null -o /dev/null "$URL/100b" "$URL/50k"
 client_run beta "$WORK/clients/beta.db" ab -q -k -n 40 -c 2 "$URL/100b"
 client_run gamma "$WORK/remote/gamma.db" wget -q -O /dev/null "$URL/1m" "$URL/100b"
+# epsilon: what the core knows beyond the default's columns (a 100
+# Continue; a CONNECT through our server to nginx)
+edge_server
+head -c 65536 /dev/zero > "$WORK/upload"
+client_run epsilon "$WORK/clients/epsilon.db" env OBSERVE_CAPTURE=events \
+  curl -sf -o /dev/null -H 'Expect: 100-continue' -T "$WORK/upload" "$EDGE_URL/up"
+client_run epsilon "$WORK/clients/epsilon.db" env OBSERVE_CAPTURE=events \
+  curl -sf -o /dev/null -p -x "$EDGE_URL" "$URL/100b"
+expect_eq "$(q "$WORK/clients/epsilon.db" "SELECT group_concat(coalesce(interim_status, '-') || ' ' ||
+  coalesce(tunnel, '-'), ', ') FROM (SELECT * FROM exchange_metrics ORDER BY connection_id, seq)")" \
+  "100 -, - 127.0.0.1:$NGINX_PORT, - 127.0.0.1:$NGINX_PORT" "epsilon's interim status and tunnel"
 SSH_URL="ssh://$ME@127.0.0.1:$PORT$WORK/remote/gamma.db"
 sum=0
 for db in "$WORK"/clients/*.db "$WORK/remote/gamma.db"; do
   sum=$((sum + $(q "$db" "SELECT count(*) FROM exchange")))
 done
-expect_eq "$sum" 44 "exchanges in the three client databases"
+expect_eq "$sum" 47 "exchanges in the four client databases"
 
 # rows in flight: beta's database as it was while its last exchanges were
 # under way (not complete, no end) is pulled first, then the finished one
@@ -41,7 +56,7 @@ for target in "$C" "$PG_URI"; do
   "$MANAGER" pull -o "$target" -e "$RSH" "$WORK/clients" "$SSH_URL" 2>"$WORK/pull.err" ||
     fail "pull into $target: $(cat "$WORK/pull.err")"
 done
-grep -q "3 sources, 0 skipped, 4 exchanges new -> postgresql://observe@/observe?host=$PGD" "$WORK/pull.err" ||
+grep -q "4 sources, 0 skipped, 7 exchanges new -> postgresql://observe@/observe?host=$PGD" "$WORK/pull.err" ||
   fail "the pull's summary: $(cat "$WORK/pull.err")"
 expect_eq "$(pq "SELECT count(*) FROM exchange")" "$sum" "exchanges in PostgreSQL"
 expect_eq "$(pq "SELECT count(*) FROM exchange WHERE complete = 0")" \
@@ -49,6 +64,10 @@ expect_eq "$(pq "SELECT count(*) FROM exchange WHERE complete = 0")" \
 "$PYTHON" "$REPO/tests/pg/same_rows.py" "$C" client process connection exchange connection_metrics exchange_metrics ||
   fail "PostgreSQL's rows differ from SQLite's"
 ok "every table's and view's rows equal SQLite's"
+expect_eq "$(pq "SELECT interim_status || ' ' || (round(interim_wait_ms * 1e6) = interim_ns - t4_ns) FROM exchange_metrics
+                 WHERE interim_status IS NOT NULL")" "100 true" "the interim status and its wait in PostgreSQL"
+expect_eq "$(pq "SELECT tunnel || ' ' || websocket FROM connection_metrics WHERE tunnel IS NOT NULL")" \
+  "127.0.0.1:$NGINX_PORT 0" "the tunnel's target in PostgreSQL"
 
 # the same SQL on both: the partitions are below the tables, unseen
 expect_eq "$(pq "SELECT count(*) FROM pg_inherits WHERE inhparent = 'exchange'::regclass")" 2 \
@@ -71,6 +90,22 @@ wait $p2 || fail "second of two pulls at once: $(cat "$WORK/p2.err")"
 PGDATABASE=twice "$PYTHON" "$REPO/tests/pg/same_rows.py" "$C" client process connection exchange exchange_metrics ||
   fail "two pulls at once: rows differ from SQLite's"
 ok "two pulls at once: the same rows as SQLite's"
+
+# a store of schema version 3 (before the core's columns) gets them, and
+# its views again, when a pull opens it
+tq() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d twice -c "$1"; }
+tq "DROP VIEW connection_metrics, exchange_metrics;
+  ALTER TABLE exchange DROP COLUMN interim_status, DROP COLUMN interim_ns;
+  ALTER TABLE connection DROP COLUMN tunnel, DROP COLUMN websocket,
+    DROP COLUMN ws_messages_sent, DROP COLUMN ws_messages_received;
+  UPDATE observe_schema SET version = 3" || fail "cannot make a store of version 3"
+"$MANAGER" pull -q -o "$URI2" "$WORK/clients/epsilon.db" 2>"$WORK/p3.err" ||
+  fail "pull into a store of version 3: $(cat "$WORK/p3.err")"
+expect_eq "$(tq "SELECT version FROM observe_schema") $(tq "SELECT count(*) FROM information_schema.columns
+  WHERE table_name IN ('exchange', 'connection') AND column_name IN ('interim_status', 'interim_ns',
+  'tunnel', 'websocket', 'ws_messages_sent', 'ws_messages_received')")" "4 6" "version 3 upgraded: the version, the columns"
+expect_eq "$(tq "SELECT count(interim_wait_ms) || ' ' || count(*) FROM exchange_metrics")" "0 $sum" \
+  "version 3 upgraded: its rows in the views, NULL in the new columns"
 
 # stats and report from the URI: what they say of the SQLite database
 "$MANAGER" stats "$C" > "$WORK/stats-sqlite.txt"

@@ -169,6 +169,7 @@ def main():
             assert events["request sent"] == r["t4_ns"], what
         if r["tfb_ns"] is not None:
             assert events["first byte received"] == r["tfb_ns"], what
+        assert events.get("interim response") == r["interim_ns"], what
         assert all(start <= t <= end for t in events.values()), what
         # the phase children: there when the row has their times, inside
         for tag, name in phases.items():

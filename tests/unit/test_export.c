@@ -19,39 +19,42 @@
 
 static char dir[64], db_path[128], out_path[128];
 
-static int setup(void **state)
+/* Rows into the database (sql: its statements), which it creates. */
+static void add_rows(const char *sql)
 {
 	char err[256], *msg = NULL;
-	obs_store *s;
+	obs_store *s = obs_store_open(db_path, err, sizeof(err));
 
+	if (!s)
+		fail_msg("%s", err);
+	if (sqlite3_exec(obs_store_db(s), sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s", msg);
+	obs_store_close(s);
+}
+
+static int setup(void **state)
+{
 	(void)state;
 	strcpy(dir, "/tmp/observe-export.XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	snprintf(db_path, sizeof(db_path), "%s/t.db", dir);
 	snprintf(out_path, sizeof(out_path), "%s/out", dir);
-	s = obs_store_open(db_path, err, sizeof(err));
-	assert_non_null(s);
 	/* one connection: T1 = 2023-11-14T22:13:20Z, Te 0.5 ms; exchange 1
 	 * Ts 0.1, Tw 9.9, Trecv 10 ms; exchange 2 sent, never answered */
-	if (sqlite3_exec(
-		    obs_store_db(s),
-		    "INSERT INTO client VALUES(1, 'a,\"b\"\nc\\d\x01', 'h');"
-		    "INSERT INTO process(id, client_id, pid, start_ns, program)"
-		    " VALUES(1, 1, 10, 1, '/usr/bin/curl');"
-		    "INSERT INTO connection(id, process_id, seq, peer_addr,"
-		    " peer_port, t1_ns, t2_ns, t7_ns) VALUES(1, 1, 1,"
-		    " '127.0.0.1', 8080, 1700000000000000000,"
-		    " 1700000000000500000, 1700000000040000000);"
-		    "INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns,"
-		    " tfb_ns, t6_ns, ds, dr) VALUES"
-		    " (1, 1, 1700000000001000000, 1700000000001100000,"
-		    "  1700000000001200000, 1700000000011000000,"
-		    "  1700000000021000000, 80, 1000),"
-		    " (1, 2, 1700000000030000000, 1700000000030100000, NULL,"
-		    "  NULL, NULL, 70, 0);",
-		    NULL, NULL, &msg) != SQLITE_OK)
-		fail_msg("%s", msg);
-	obs_store_close(s);
+	add_rows("INSERT INTO client VALUES(1, 'a,\"b\"\nc\\d\x01', 'h');"
+		 "INSERT INTO process(id, client_id, pid, start_ns, program)"
+		 " VALUES(1, 1, 10, 1, '/usr/bin/curl');"
+		 "INSERT INTO connection(id, process_id, seq, peer_addr,"
+		 " peer_port, t1_ns, t2_ns, t7_ns) VALUES(1, 1, 1,"
+		 " '127.0.0.1', 8080, 1700000000000000000,"
+		 " 1700000000000500000, 1700000000040000000);"
+		 "INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns,"
+		 " tfb_ns, t6_ns, ds, dr) VALUES"
+		 " (1, 1, 1700000000001000000, 1700000000001100000,"
+		 "  1700000000001200000, 1700000000011000000,"
+		 "  1700000000021000000, 80, 1000),"
+		 " (1, 2, 1700000000030000000, 1700000000030100000, NULL,"
+		 "  NULL, NULL, 70, 0);");
 	return 0;
 }
 
@@ -95,7 +98,8 @@ static void test_csv(void **state)
 		    0);
 	assert_non_null(strstr(
 		out, ",end_class,complete,tls,tls_ms,dns_name,dns_ms,protocol,"
-		     "stream,stream_error\r\n"));
+		     "stream,stream_error,interim_status,interim_ns,"
+		     "interim_wait_ms,tunnel,websocket\r\n"));
 	/* a field with a comma, quotes and a line break is quoted, quotes
 	 * doubled; the line break stays inside the field */
 	assert_non_null(strstr(
@@ -163,33 +167,25 @@ static void test_filtered(void **state)
  * their stream ids; only the first carries connect and ssl. */
 static void test_har_h2(void **state)
 {
-	char err[256], *msg = NULL, *out, *second;
-	obs_store *s;
+	char *out, *second;
 
 	(void)state;
-	s = obs_store_open(db_path, err, sizeof(err));
-	assert_non_null(s);
-	if (sqlite3_exec(
-		    obs_store_db(s),
-		    "INSERT INTO connection(id, process_id, seq, peer_addr,"
-		    " peer_port, t1_ns, t2_ns, t7_ns, tls, tls_start_ns,"
-		    " tls_end_ns, protocol) VALUES(2, 1, 2, '127.0.0.1', 8443,"
-		    " 1700000001000000000, 1700000001000500000,"
-		    " 1700000001090000000, 1, 1700000001000600000,"
-		    " 1700000001002600000, 'h2');"
-		    "INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns,"
-		    " tfb_ns, t6_ns, ds, dr, method, path, status, host, stream)"
-		    " VALUES (2, 1, 1700000001003000000, 1700000001003000000,"
-		    "  1700000001004000000, 1700000001005000000,"
-		    "  1700000001006000000, 50, 300, 'GET', '/a', 200,"
-		    "  'example.org:8443', 1),"
-		    " (2, 2, 1700000001003500000, 1700000001003500000,"
-		    "  1700000001004000000, 1700000001005000000,"
-		    "  1700000001050000000, 30, 100000, 'GET', '/b', 404,"
-		    "  'example.org:8443', 3);",
-		    NULL, NULL, &msg) != SQLITE_OK)
-		fail_msg("%s", msg);
-	obs_store_close(s);
+	add_rows("INSERT INTO connection(id, process_id, seq, peer_addr,"
+		 " peer_port, t1_ns, t2_ns, t7_ns, tls, tls_start_ns,"
+		 " tls_end_ns, protocol) VALUES(2, 1, 2, '127.0.0.1', 8443,"
+		 " 1700000001000000000, 1700000001000500000,"
+		 " 1700000001090000000, 1, 1700000001000600000,"
+		 " 1700000001002600000, 'h2');"
+		 "INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns,"
+		 " tfb_ns, t6_ns, ds, dr, method, path, status, host, stream)"
+		 " VALUES (2, 1, 1700000001003000000, 1700000001003000000,"
+		 "  1700000001004000000, 1700000001005000000,"
+		 "  1700000001006000000, 50, 300, 'GET', '/a', 200,"
+		 "  'example.org:8443', 1),"
+		 " (2, 2, 1700000001003500000, 1700000001003500000,"
+		 "  1700000001004000000, 1700000001005000000,"
+		 "  1700000001050000000, 30, 100000, 'GET', '/b', 404,"
+		 "  'example.org:8443', 3);");
 	out = run_export("har", "connection_id = 2");
 	assert_non_null(strstr(out, "\"url\": \"https://example.org:8443/a\", "
 				    "\"httpVersion\": \"HTTP/2.0\""));
@@ -338,35 +334,27 @@ static void test_otlp_target(void **state)
  * error.type "reset"; nothing of a query or of userinfo in the file. */
 static void test_otlp(void **state)
 {
-	char err[256], *msg = NULL, *out, *second;
-	obs_store *s;
+	char *out, *second;
 
 	(void)state;
-	s = obs_store_open(db_path, err, sizeof(err));
-	assert_non_null(s);
-	if (sqlite3_exec(
-		    obs_store_db(s),
-		    "INSERT INTO connection(id, process_id, seq, peer_addr,"
-		    " peer_port, t1_ns, t2_ns, t7_ns, tls, tls_version,"
-		    " tls_start_ns, tls_end_ns, protocol, dns_name,"
-		    " dns_start_ns, dns_end_ns, end_class) VALUES(3, 1, 3,"
-		    " '10.0.0.9', 8443, 1700000002000000000,"
-		    " 1700000002001000000, 1700000002090000000, 1, '1.3',"
-		    " 1700000002001100000, 1700000002003000000, 'http/1.1',"
-		    " 'api.example', 1700000001999000000,"
-		    " 1700000001999500000, 'reset');"
-		    "INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns,"
-		    " tfb_ns, t6_ns, ds, dr, method, path, status, host) VALUES"
-		    " (3, 1, 1700000002004000000, 1700000002004100000,"
-		    "  1700000002004200000, 1700000002010000000,"
-		    "  1700000002020000000, 90, 2000, 'GET', '/v1/x?key=SECRET',"
-		    "  200, 'user:PASSWORD@api.example:8443'),"
-		    " (3, 2, 1700000002030000000, 1700000002030100000,"
-		    "  1700000002030200000, NULL, NULL, 95, 0, 'BREW',"
-		    "  '/pot#frag', NULL, 'api.example:8443');",
-		    NULL, NULL, &msg) != SQLITE_OK)
-		fail_msg("%s", msg);
-	obs_store_close(s);
+	add_rows("INSERT INTO connection(id, process_id, seq, peer_addr,"
+		 " peer_port, t1_ns, t2_ns, t7_ns, tls, tls_version,"
+		 " tls_start_ns, tls_end_ns, protocol, dns_name,"
+		 " dns_start_ns, dns_end_ns, end_class) VALUES(3, 1, 3,"
+		 " '10.0.0.9', 8443, 1700000002000000000,"
+		 " 1700000002001000000, 1700000002090000000, 1, '1.3',"
+		 " 1700000002001100000, 1700000002003000000, 'http/1.1',"
+		 " 'api.example', 1700000001999000000,"
+		 " 1700000001999500000, 'reset');"
+		 "INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns,"
+		 " tfb_ns, t6_ns, ds, dr, method, path, status, host) VALUES"
+		 " (3, 1, 1700000002004000000, 1700000002004100000,"
+		 "  1700000002004200000, 1700000002010000000,"
+		 "  1700000002020000000, 90, 2000, 'GET', '/v1/x?key=SECRET',"
+		 "  200, 'user:PASSWORD@api.example:8443'),"
+		 " (3, 2, 1700000002030000000, 1700000002030100000,"
+		 "  1700000002030200000, NULL, NULL, 95, 0, 'BREW',"
+		 "  '/pot#frag', NULL, 'api.example:8443');");
 	out = run_export("otlp", "connection_id = 3");
 	assert_null(strstr(out, "SECRET"));
 	assert_null(strstr(out, "PASSWORD"));
@@ -458,6 +446,68 @@ static void test_otlp_errors(void **state)
 	assert_string_equal(out, "{\"resourceSpans\":[\n]}\n");
 }
 
+/* Interim responses and a tunnel (schema version 4): JSON Lines carries
+ * the columns; HAR, which has no field for them, "_interim" with the
+ * status and the wait from T4 (negative for a 100 Continue, before the
+ * body); OTLP an "interim response" event with its status. */
+static void test_interim(void **state)
+{
+	char *out, *put, *get;
+
+	(void)state;
+	add_rows("INSERT INTO connection(id, process_id, seq, peer_addr,"
+		 " peer_port, t1_ns, t2_ns, t7_ns, tunnel, websocket)"
+		 " VALUES(4, 1, 4, '127.0.0.1', 3128, 1700000003000000000,"
+		 " 1700000003000500000, 1700000003090000000,"
+		 " 'in.example:443', 0);"
+		 "INSERT INTO exchange(connection_id, seq, t3_ns, t4_ns, t5_ns,"
+		 " tfb_ns, t6_ns, ds, dr, method, path, status, host,"
+		 " interim_status, interim_ns) VALUES"
+		 " (4, 1, 1700000003001000000, 1700000003001100000,"
+		 "  1700000003001200000, 1700000003002000000,"
+		 "  1700000003002000000, 40, 39, 'CONNECT', NULL, 200,"
+		 "  'in.example:443', NULL, NULL),"
+		 " (4, 2, 1700000003010000000, 1700000003013000000,"
+		 "  1700000003013100000, 1700000003014000000,"
+		 "  1700000003014000000, 900, 60, 'PUT', '/up', 201,"
+		 "  'in.example', 100, 1700000003011000000),"
+		 " (4, 3, 1700000003020000000, 1700000003020100000,"
+		 "  1700000003020200000, 1700000003025000000,"
+		 "  1700000003026000000, 50, 500, 'GET', '/', 200,"
+		 "  'in.example', 103, 1700000003021100000);");
+
+	out = run_export("jsonl", "connection_id = 4 AND seq = 3");
+	assert_non_null(strstr(out, "\"interim_status\":103,"
+				    "\"interim_ns\":1700000003021100000,"
+				    "\"interim_wait_ms\":1.000000,"
+				    "\"tunnel\":\"in.example:443\","
+				    "\"websocket\":0}"));
+
+	out = run_export("har", "connection_id = 4");
+	put = strstr(out, "\"url\": \"http://in.example/up\"");
+	get = strstr(out, "\"url\": \"http://in.example/\"");
+	assert_non_null(put);
+	assert_non_null(get);
+	assert_non_null(strstr(
+		put, "\"_interim\": {\"status\": 100, \"wait\": -2.000}}"));
+	assert_non_null(strstr(
+		get, "\"_interim\": {\"status\": 103, \"wait\": 1.000}}"));
+	/* the CONNECT, the entry before the PUT's, had none */
+	assert_true(strstr(out, "\"CONNECT\"") < put);
+	assert_true(strstr(out, "\"_interim\"") > put);
+
+	out = run_export("otlp", "connection_id = 4 AND seq = 3");
+	assert_non_null(strstr(out, "\"events\":[{\"timeUnixNano\":"
+				    "\"1700000003020100000\",\"name\":"
+				    "\"request sent\"},{\"timeUnixNano\":"
+				    "\"1700000003021100000\",\"name\":"
+				    "\"interim response\",\"attributes\":["
+				    "{\"key\":\"http.response.status_code\","
+				    "\"value\":{\"intValue\":\"103\"}}]},"
+				    "{\"timeUnixNano\":\"1700000003025000000\","
+				    "\"name\":\"first byte received\"}]}"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_otlp_target),
 		cmocka_unit_test(test_otlp),
 		cmocka_unit_test(test_otlp_errors),
+		cmocka_unit_test(test_interim),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

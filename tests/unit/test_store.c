@@ -1,6 +1,9 @@
 /* test_store.c - the spool reader and the database ingest, on spool files
  * built by hand: time conversion, the views' arithmetic, idempotence, a
- * spool that grew, and every kind of bad input. */
+ * spool that grew, and every kind of bad input; an events spool made by
+ * the capture (core_run.h), and what the core knows of it in the columns
+ * of schema version 4, carried by a merge; the upgrade of older
+ * databases. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,9 @@
 
 #include <cmocka.h>
 
+#include "core_run.h"
+#include "evrec.h"
+#include "merge.h"
 #include "spool_reader.h"
 #include "store.h"
 
@@ -230,6 +236,24 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The database's exchanges and connections, all of them NULL in the columns
+ * of what the core knows (version 4) and in the views'. */
+static void expect_no_core(obs_store *s, int64_t exchanges, int64_t connections)
+{
+	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange_metrics "
+				      "WHERE interim_status IS NULL AND "
+				      "interim_ns IS NULL AND interim_wait_ms "
+				      "IS NULL AND tunnel IS NULL AND "
+				      "websocket IS NULL"),
+			 exchanges);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM "
+				      "connection_metrics WHERE tunnel IS NULL "
+				      "AND websocket IS NULL AND "
+				      "ws_messages_sent IS NULL AND "
+				      "ws_messages_received IS NULL"),
+			 connections);
+}
+
 /* One connection, two exchanges: every figure of the views. */
 static void test_views(void **state)
 {
@@ -314,6 +338,9 @@ static void test_views(void **state)
 			    "server_close");
 	assert_string_equal(query_text(s, "SELECT argv FROM process"),
 			    "unit -x");
+	/* a record spool knows nothing of interim responses, tunnels or
+	 * WebSocket */
+	expect_no_core(s, 2, 1);
 	obs_store_close(s);
 }
 
@@ -756,6 +783,224 @@ static void test_not_a_database(void **state)
 	unlink(db_path);
 }
 
+/* The events of run s (core_run.h, finished) as the layer writes them in
+ * an events spool: connection seq's record, then each event's record (and
+ * its labels' record after it), all final. */
+static void events_of(struct spool_img *img, uint64_t seq, const struct run *s)
+{
+	conn(img, seq, 0, 0, 0, OBS_END_NONE, true);
+	for (uint64_t i = 0; i < s->n_events; i++) {
+		struct obs_record *r, *labels = NULL;
+
+		assert_true(img->n + 2 <=
+			    (int)(sizeof(img->r) / sizeof(*img->r)));
+		r = &img->r[img->n++];
+		if (obs_evrec_records(&s->events[i]) == 2)
+			labels = &img->r[img->n++];
+		obs_evrec_encode(&s->events[i], r, labels);
+		for (struct obs_record *k = r; k; k = k == r ? labels : NULL) {
+			k->kind = OBS_REC_EVENT;
+			k->state = OBS_RS_COMPLETE;
+			k->conn_seq = seq;
+		}
+	}
+}
+
+/* A run's times (core_run.h) begin at 0: its spool's clock pair is
+ * (RUN_MONOTONIC, REALTIME). A run time as the database has it: */
+#define RUN_MONOTONIC 1000
+static int64_t epoch_of(int64_t t)
+{
+	return REALTIME + (t - RUN_MONOTONIC);
+}
+
+/* The times of core_spool's first exchange (run times, core_run.h). */
+struct hints_times {
+	int64_t t4, hints, tfb;
+};
+
+/* An events spool at spool_path, made by the capture, of three
+ * connections: 103 Early Hints before a 200 (its times in *ht); a
+ * WebSocket, the client's two messages, the server's one and its close; a
+ * CONNECT to in.example:8443 and a request in the tunnel. */
+static void core_spool(struct hints_times *ht)
+{
+	static const uint8_t masked[] = { 0x81, 0x82, 1,       2,
+					  3,	4,    'h' ^ 1, 'i' ^ 2 };
+	static const uint8_t replies[] = { 0x81, 2, 'h', 'i', 0x88, 0 };
+	static struct spool_img img;
+	struct run *s;
+
+	header(&img, 999998, true);
+	img.h.flags |= OBS_SPOOL_EVENTS;
+	img.h.monotonic_ns = RUN_MONOTONIC;
+	s = run_new();
+	ht->t4 = t_out(send_str(s, "GET /early HTTP/1.1\r\nHost: h\r\n\r\n"));
+	ht->hints = t_out(recv_str(s, "HTTP/1.1 103 Early Hints\r\n\r\n"));
+	ht->tfb = t_out(
+		recv_str(s, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"));
+	finish(s);
+	events_of(&img, 1, s);
+	s = run_new();
+	send_str(s, "GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n"
+		    "Connection: Upgrade\r\nSec-WebSocket-Key: x\r\n\r\n");
+	recv_str(s, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+		    "Connection: Upgrade\r\n\r\n");
+	call(s, OBS_TX, masked, sizeof(masked));
+	call(s, OBS_TX, masked, sizeof(masked));
+	call(s, OBS_RX, replies, sizeof(replies));
+	finish(s);
+	events_of(&img, 2, s);
+	s = run_new();
+	send_str(s, "CONNECT in.example:8443 HTTP/1.1\r\nHost: in.example:8443"
+		    "\r\n\r\n");
+	recv_str(s, "HTTP/1.1 200 Connection established\r\n\r\n");
+	send_str(s, "GET /inside HTTP/1.1\r\nHost: in\r\n\r\n");
+	recv_str(s, "HTTP/1.1 204 No Content\r\n\r\n");
+	finish(s);
+	events_of(&img, 3, s);
+	write_spool(&img, 0);
+}
+
+/* core_spool's spool: what the core knows beyond the records' fields is in
+ * the columns of version 4 and their views. The hints' status and time,
+ * the wait for them from T4; the WebSocket's messages each way; the
+ * CONNECT's target. A merge into a central database carries them. */
+static void test_core_columns(void **state)
+{
+	struct obs_ingest_stats st;
+	struct hints_times ht;
+	obs_store *store;
+	obs_central *central;
+	char central_path[160], why[512];
+	int64_t added = 0;
+	bool is_null;
+
+	(void)state;
+	core_spool(&ht);
+	store = open_store();
+	assert_int_equal(ingest(store, &st), 0);
+	assert_int_equal(st.connections_new, 3);
+
+	/* the hints: their status, their time, 1 µs after T4, 1 µs before
+	 * TFB; the 200 is the exchange's status */
+	assert_string_equal(
+		query_text(store, "SELECT status || ' ' || interim_status FROM "
+				  "exchange WHERE path = '/early'"),
+		"200 103");
+	assert_int_equal(query_int(store, "SELECT interim_ns FROM exchange "
+					  "WHERE path = '/early'"),
+			 epoch_of(ht.hints));
+	assert_int_equal(query_int(store, "SELECT tfb_ns - interim_ns FROM "
+					  "exchange WHERE path = '/early'"),
+			 ht.tfb - ht.hints);
+	assert_int_equal(query_int(store, "SELECT interim_ns - t4_ns FROM "
+					  "exchange WHERE path = '/early'"),
+			 ht.hints - ht.t4);
+	assert_float_equal(query_real(store,
+				      "SELECT interim_wait_ms FROM "
+				      "exchange_metrics WHERE path = '/early'",
+				      &is_null),
+			   (double)(ht.hints - ht.t4) / 1e6, 1e-12);
+	/* no interim response: NULL */
+	assert_int_equal(query_int(store, "SELECT count(*) FROM exchange WHERE "
+					  "interim_status IS NULL AND "
+					  "interim_ns IS NULL"),
+			 st.exchanges_new - 1);
+	/* the WebSocket: the client's two messages; the server's one and its
+	 * close */
+	assert_string_equal(query_text(store, "SELECT websocket || ' ' || "
+					      "ws_messages_sent || ' ' || "
+					      "ws_messages_received || ' ' || "
+					      "(tunnel IS NULL) FROM "
+					      "connection_metrics WHERE "
+					      "connection_id = 2"),
+			    "1 2 2 1");
+	/* the tunnel: its target; no WebSocket, so no message count */
+	assert_string_equal(query_text(store, "SELECT tunnel || ' ' || "
+					      "websocket || ' ' || "
+					      "(ws_messages_sent IS NULL) || "
+					      "(ws_messages_received IS NULL) "
+					      "FROM connection_metrics WHERE "
+					      "connection_id = 3"),
+			    "in.example:8443 0 11");
+	assert_int_equal(query_int(store, "SELECT count(*) FROM "
+					  "exchange_metrics WHERE tunnel = "
+					  "'in.example:8443'"),
+			 2);
+	assert_int_equal(query_int(store, "SELECT count(*) FROM connection "
+					  "WHERE complete = 1"),
+			 3);
+	obs_store_close(store);
+
+	/* merged into a central database: the same values */
+	snprintf(central_path, sizeof(central_path), "%s/central.db", dir);
+	central = obs_central_open(central_path, why, sizeof(why));
+	if (!central || obs_merge_prepare(central, why, sizeof(why)) != 0)
+		fail_msg("%s", why);
+	if (obs_merge_file(central, db_path, NULL, NULL, NULL, &added, why,
+			   sizeof(why)) != 0)
+		fail_msg("%s", why);
+	assert_int_equal(added, st.exchanges_new);
+	{
+		sqlite3_stmt *q;
+		const char *sql =
+			"SELECT (SELECT group_concat(interim_status || '@' || "
+			"interim_ns) FROM exchange) || ' ' || (SELECT "
+			"group_concat(coalesce(tunnel, '-') || ',' || websocket "
+			"|| ',' || coalesce(ws_messages_sent, '-') || ',' || "
+			"coalesce(ws_messages_received, '-'), ' ') FROM (SELECT "
+			"* FROM connection ORDER BY seq))";
+		char want[160];
+		const char *got;
+
+		assert_int_equal(sqlite3_prepare_v2(obs_central_sqlite(central),
+						    sql, -1, &q, NULL),
+				 SQLITE_OK);
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		snprintf(want, sizeof(want),
+			 "103@%lld -,0,-,- -,1,2,2 in.example:8443,0,-,-",
+			 (long long)epoch_of(ht.hints));
+		got = (const char *)sqlite3_column_text(q, 0);
+		assert_string_equal(got ? got : "NULL", want);
+		sqlite3_finalize(q);
+	}
+	obs_central_close(central);
+}
+
+/* A database as an older observe left it: a connection (Te 2 ms) and
+ * two exchanges (2 ms apart) stored, then `older` run on it (SQL that
+ * takes away what came since, the views first, and sets its version);
+ * opened again, which upgrades it to this version. */
+static obs_store *upgraded(const char *older)
+{
+	obs_store *s = open_store();
+
+	assert_int_equal(
+		sqlite3_exec(obs_store_db(s),
+			     "INSERT INTO client(name) VALUES('old');"
+			     "INSERT INTO process(client_id, pid, start_ns) "
+			     "VALUES(1, 42, 7);"
+			     "INSERT INTO connection(process_id, seq, t1_ns, "
+			     "t2_ns, t7_ns) VALUES(1, 1, 1000000, 3000000, "
+			     "9000000);"
+			     "INSERT INTO exchange(connection_id, seq, t3_ns, "
+			     "t4_ns, t6_ns, status) VALUES(1, 1, 4000000, "
+			     "4500000, 5000000, 200), (1, 2, 7000000, 7500000, "
+			     "8000000, 200);"
+			     "DROP VIEW connection_metrics;"
+			     "DROP VIEW exchange_metrics;",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
+	assert_int_equal(sqlite3_exec(obs_store_db(s), older, NULL, NULL, NULL),
+			 SQLITE_OK);
+	obs_store_close(s);
+	s = open_store(); /* upgrades */
+	assert_int_equal(query_int(s, "PRAGMA user_version"),
+			 OBS_SCHEMA_VERSION);
+	return s;
+}
+
 /* A database of schema version 1 (no TLS, TCP_INFO or DNS columns) is
  * brought up to date when opened, rows kept, views working. */
 static void test_upgrade_from_v1(void **state)
@@ -767,35 +1012,16 @@ static void test_upgrade_from_v1(void **state)
 		"dns_start_ns", "dns_end_ns",
 	};
 	obs_store *s;
-	char sql[128];
+	char sql[1024];
+	size_t n = 0;
 
 	(void)state;
-	s = open_store();
-	assert_int_equal(
-		sqlite3_exec(obs_store_db(s),
-			     "INSERT INTO client(name) VALUES('old');"
-			     "INSERT INTO process(client_id, pid, start_ns) "
-			     "VALUES(1, 42, 7);"
-			     "INSERT INTO connection(process_id, seq, t1_ns, "
-			     "t2_ns, t7_ns) VALUES(1, 1, 1000000, 3000000, "
-			     "9000000);"
-			     "DROP VIEW connection_metrics;"
-			     "DROP VIEW exchange_metrics;"
-			     "PRAGMA user_version = 1;",
-			     NULL, NULL, NULL),
-		SQLITE_OK);
-	for (size_t i = 0; i < sizeof(v2_columns) / sizeof(*v2_columns); i++) {
-		snprintf(sql, sizeof(sql),
-			 "ALTER TABLE connection DROP COLUMN %s",
-			 v2_columns[i]);
-		assert_int_equal(
-			sqlite3_exec(obs_store_db(s), sql, NULL, NULL, NULL),
-			SQLITE_OK);
-	}
-	obs_store_close(s);
-	s = open_store(); /* upgrades */
-	assert_int_equal(query_int(s, "PRAGMA user_version"),
-			 OBS_SCHEMA_VERSION);
+	for (size_t i = 0; i < sizeof(v2_columns) / sizeof(*v2_columns); i++)
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
+				      "ALTER TABLE connection DROP COLUMN %s;",
+				      v2_columns[i]);
+	snprintf(sql + n, sizeof(sql) - n, "PRAGMA user_version = 1;");
+	s = upgraded(sql);
 	assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_table_info("
 				      "'connection') WHERE name IN ('tls', "
 				      "'rtt_us', 'dns_name', 'dns_end_ns')"),
@@ -814,29 +1040,10 @@ static void test_upgrade_from_v2(void **state)
 	obs_store *s;
 
 	(void)state;
-	s = open_store();
-	assert_int_equal(
-		sqlite3_exec(obs_store_db(s),
-			     "INSERT INTO client(name) VALUES('old');"
-			     "INSERT INTO process(client_id, pid, start_ns) "
-			     "VALUES(1, 42, 7);"
-			     "INSERT INTO connection(process_id, seq, t1_ns) "
-			     "VALUES(1, 1, 1000000);"
-			     "INSERT INTO exchange(connection_id, seq, t3_ns, "
-			     "t6_ns) VALUES(1, 1, 2000000, 3000000), "
-			     "(1, 2, 5000000, 6000000);"
-			     "DROP VIEW connection_metrics;"
-			     "DROP VIEW exchange_metrics;"
-			     "ALTER TABLE connection DROP COLUMN protocol;"
-			     "ALTER TABLE exchange DROP COLUMN stream;"
-			     "ALTER TABLE exchange DROP COLUMN stream_error;"
-			     "PRAGMA user_version = 2;",
-			     NULL, NULL, NULL),
-		SQLITE_OK);
-	obs_store_close(s);
-	s = open_store(); /* upgrades */
-	assert_int_equal(query_int(s, "PRAGMA user_version"),
-			 OBS_SCHEMA_VERSION);
+	s = upgraded("ALTER TABLE connection DROP COLUMN protocol;"
+		     "ALTER TABLE exchange DROP COLUMN stream;"
+		     "ALTER TABLE exchange DROP COLUMN stream_error;"
+		     "PRAGMA user_version = 2;");
 	assert_int_equal(query_int(s, "SELECT count(*) FROM exchange_metrics "
 				      "WHERE protocol IS NULL AND stream IS "
 				      "NULL AND stream_error IS NULL"),
@@ -845,6 +1052,39 @@ static void test_upgrade_from_v2(void **state)
 	assert_int_equal(query_int(s, "SELECT tgap_ms = 2.0 FROM "
 				      "exchange_metrics WHERE seq = 1"),
 			 1);
+	obs_store_close(s);
+}
+
+/* A database of schema version 3 (none of the core's columns) gets them
+ * when the slicer opens it: its rows stay, with NULL in them and in the
+ * views' new columns; an events spool stored into it then fills them. */
+static void test_upgrade_from_v3(void **state)
+{
+	struct obs_ingest_stats st;
+	struct hints_times ht;
+	obs_store *s;
+
+	(void)state;
+	s = upgraded("ALTER TABLE connection DROP COLUMN tunnel;"
+		     "ALTER TABLE connection DROP COLUMN websocket;"
+		     "ALTER TABLE connection DROP COLUMN ws_messages_sent;"
+		     "ALTER TABLE connection DROP COLUMN ws_messages_received;"
+		     "ALTER TABLE exchange DROP COLUMN interim_status;"
+		     "ALTER TABLE exchange DROP COLUMN interim_ns;"
+		     "PRAGMA user_version = 3;");
+	expect_no_core(s, 2, 1);
+	core_spool(&ht);
+	assert_int_equal(ingest(s, &st), 0);
+	assert_int_equal(query_int(s, "SELECT interim_ns FROM exchange WHERE "
+				      "interim_status = 103"),
+			 epoch_of(ht.hints));
+	assert_string_equal(query_text(s,
+				       "SELECT group_concat(coalesce("
+				       "tunnel, '-') || ',' || websocket "
+				       "|| ',' || coalesce(ws_messages_sent, "
+				       "'-'), ' ') FROM connection WHERE "
+				       "process_id = 2"),
+			    "-,0,- -,1,2 in.example:8443,0,-");
 	obs_store_close(s);
 }
 
@@ -871,6 +1111,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_upgrade_from_v1, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_from_v2, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_from_v3, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_core_columns, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_database, setup,
 						teardown),

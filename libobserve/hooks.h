@@ -61,6 +61,32 @@ struct obs_tls_call {
 OBS_HIDDEN extern __thread struct obs_tls_call *obs_tls_cur
 	__attribute__((tls_model("initial-exec")));
 OBS_HIDDEN uint8_t obs_tls_bind(struct obs_tls_call *tc, struct obs_conn *c);
+/* hooks_tls.c, for each TLS library's hooks (hooks_nss.c too):
+ * - obs_tls_resolve: the next definition of hook `name` (self: the hook),
+ *   by RTLD_NEXT, else in a loaded object whose file name begins with
+ *   `like`; stored in *slot; NULL when there is none. Keeps errno.
+ * - obs_tls_app_proto: enum obs_app_proto of an ALPN protocol name.
+ * - around a library's read or write function: obs_tls_enter before the
+ *   real call, on a session whose socket is fd (-1: not known), with `in`
+ *   (enum obs_tls_in) and tc's alpn and session set; false when the call
+ *   is not looked at (an fd the layer does not track, or a signal handler
+ *   inside the layer). When true, after the call: obs_tls_done with the
+ *   plaintext it moved (p, n: n bytes, never more than the call returned;
+ *   0 when it failed), or obs_tls_done_iov with the first n bytes of an
+ *   iovec array, or obs_tls_leave after a call that moves no plaintext
+ *   (a shutdown). A write calls obs_tls_write_begin(tc, buf, len) before
+ *   the real call. All keep errno. */
+OBS_HIDDEN void *obs_tls_resolve(void **slot, const char *name,
+				 const void *self, const char *like);
+OBS_HIDDEN uint8_t obs_tls_app_proto(const unsigned char *p, unsigned int n);
+OBS_HIDDEN bool obs_tls_enter(struct obs_tls_call *tc, int fd, uint8_t in);
+OBS_HIDDEN void obs_tls_write_begin(struct obs_tls_call *tc, const void *buf,
+				    size_t n);
+OBS_HIDDEN void obs_tls_done(struct obs_tls_call *tc, bool tx, bool peek,
+			     const void *p, size_t n);
+OBS_HIDDEN void obs_tls_done_iov(struct obs_tls_call *tc, bool tx, bool peek,
+				 const struct iovec *iov, int iovcnt, size_t n);
+OBS_HIDDEN void obs_tls_leave(struct obs_tls_call *tc);
 /* What the TLS call this thread is in says of a socket call on c (enum
  * obs_tls_in); inside the layer (obs_enter). */
 static inline uint8_t tls_in_of(struct obs_conn *c)

@@ -64,8 +64,8 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
  * loaded object named like the library (loaded with RTLD_LOCAL, as
  * Python's _ssl module loads libssl, it is not in the search order that
  * RTLD_NEXT follows). Stored in *slot; NULL when there is none. */
-static void *tls_resolve(void **slot, const char *name, const void *self,
-			 const char *like)
+void *obs_tls_resolve(void **slot, const char *name, const void *self,
+		      const char *like)
 {
 	int err = errno;
 	void *fn = dlsym(RTLD_NEXT, name);
@@ -94,11 +94,12 @@ static void *tls_resolve(void **slot, const char *name, const void *self,
 	((__typeof__(obs_real.name))(LIKELY(__atomic_load_n(&obs_real.name,    \
 							    __ATOMIC_ACQUIRE)) \
 					     ? (void *)obs_real.name           \
-					     : tls_resolve((void **)&obs_real  \
-								   .name,      \
-							   #name,              \
-							   (const void *)name, \
-							   like)))
+					     : obs_tls_resolve(                \
+						       (void **)&obs_real      \
+							       .name,          \
+						       #name,                  \
+						       (const void *)name,     \
+						       like)))
 
 /* A library's functions that are no hooks: the session's fd and ALPN,
  * looked up in the object that defines the real hook (dladdr). */
@@ -137,7 +138,7 @@ static inline void lib_bind(struct tls_lib *l, const void *real,
 }
 
 /* enum obs_app_proto of an ALPN protocol name. */
-static uint8_t app_proto_of(const unsigned char *p, unsigned int n)
+uint8_t obs_tls_app_proto(const unsigned char *p, unsigned int n)
 {
 	if (!p || n == 0)
 		return OBS_AP_NONE;
@@ -189,7 +190,7 @@ static uint8_t openssl_alpn(const void *session)
 
 	if (alpn_of)
 		alpn_of(session, &p, &n);
-	return app_proto_of(p, n);
+	return obs_tls_app_proto(p, n);
 }
 
 static int gnutls_fd(gnutls_session_t s, const void *real)
@@ -210,7 +211,7 @@ static uint8_t gnutls_alpn(const void *session)
 
 	if (!alpn_of || alpn_of((gnutls_session_t)session, &d) != 0)
 		return OBS_AP_NONE;
-	return app_proto_of(d.data, d.size);
+	return obs_tls_app_proto(d.data, d.size);
 }
 
 /* ---- sessions with no fd: the map ---- */
@@ -380,7 +381,7 @@ uint8_t obs_tls_bind(struct obs_tls_call *tc, struct obs_conn *c)
 /* Before the real call on a session whose fd is fd (-1: none known): note
  * the call. False when it is not looked at: an fd the layer does not
  * track, or a signal handler that interrupted the layer. Keeps errno. */
-static bool tls_enter(struct obs_tls_call *tc, int fd, uint8_t in)
+bool obs_tls_enter(struct obs_tls_call *tc, int fd, uint8_t in)
 {
 	struct obs_conn *c = NULL;
 	int err;
@@ -415,7 +416,7 @@ static bool tls_enter(struct obs_tls_call *tc, int fd, uint8_t in)
 /* Before a plaintext write of n bytes at buf: the session's protocol, so
  * that a connection turns h2 before the socket sends inside the call are
  * counted. Keeps errno. */
-static void tls_write_begin(struct obs_tls_call *tc, const void *buf, size_t n)
+void obs_tls_write_begin(struct obs_tls_call *tc, const void *buf, size_t n)
 {
 	int err = errno;
 
@@ -431,10 +432,11 @@ static void tls_write_begin(struct obs_tls_call *tc, const void *buf, size_t n)
 	errno = err;
 }
 
-/* After the real call, which moved n bytes of plaintext at p (0: none;
- * tx: written; peek: to be read again). Keeps errno. */
-static void tls_done(struct obs_tls_call *tc, bool tx, bool peek, const void *p,
-		     size_t n)
+/* After the real call, which moved n bytes of plaintext (0: none; tx:
+ * written; peek: to be read again) in the first bytes of iov[0..iovcnt)
+ * (never more than the call returned is read). Keeps errno. */
+void obs_tls_done_iov(struct obs_tls_call *tc, bool tx, bool peek,
+		      const struct iovec *iov, int iovcnt, size_t n)
 {
 	int err = errno;
 	int64_t t_out;
@@ -444,15 +446,14 @@ static void tls_done(struct obs_tls_call *tc, bool tx, bool peek, const void *p,
 		return;
 	obs_enter_again();
 	if (obs_proc.events) {
-		struct iovec iov = { (void *)p, n };
 		struct obs_call call = {
 			.dir = tx ? OBS_TX : OBS_RX,
 			.t_in = tc->t_in,
 			.t_out = obs_now(),
 			.result = (long)n,
 			.peek = peek,
-			.iov = &iov,
-			.iovcnt = 1,
+			.iov = iov,
+			.iovcnt = iovcnt,
 		};
 
 		if (!obs_cap_plain_chosen(&tc->c->cap)) {
@@ -472,14 +473,29 @@ static void tls_done(struct obs_tls_call *tc, bool tx, bool peek, const void *p,
 					OBS_H2M_TLS
 			? obs_now()
 			: 0;
-	obs_xm_tls_plain(tc->c, tx, peek, tc->t_in ? tc->t_in : t_out, t_out, p,
-			 n);
+	for (int i = 0; i < iovcnt && n > 0; i++) {
+		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
+
+		if (k)
+			obs_xm_tls_plain(tc->c, tx, peek,
+					 tc->t_in ? tc->t_in : t_out, t_out,
+					 iov[i].iov_base, k);
+		n -= k;
+	}
 	obs_leave();
 	errno = err;
 }
 
+void obs_tls_done(struct obs_tls_call *tc, bool tx, bool peek, const void *p,
+		  size_t n)
+{
+	struct iovec iov = { (void *)p, n };
+
+	obs_tls_done_iov(tc, tx, peek, &iov, 1, n);
+}
+
 /* After a call that moves no plaintext (shutdown). Keeps errno. */
-static void tls_leave(struct obs_tls_call *tc)
+void obs_tls_leave(struct obs_tls_call *tc)
 {
 	obs_tls_cur = tc->prev;
 }
@@ -496,11 +512,11 @@ static int openssl_write(SSL *ssl, const void *buf, size_t num, void *fn,
 			 bool ex, size_t *done)
 {
 	struct obs_tls_call tc = OPENSSL(ssl);
-	bool look = tls_enter(&tc, openssl_fd(ssl, fn), OBS_TLSIN_WRITE);
+	bool look = obs_tls_enter(&tc, openssl_fd(ssl, fn), OBS_TLSIN_WRITE);
 	int ret;
 
 	if (look)
-		tls_write_begin(&tc, buf, num);
+		obs_tls_write_begin(&tc, buf, num);
 	if (ex) {
 		ret = ((int (*)(SSL *, const void *, size_t, size_t *))fn)(
 			ssl, buf, num, done);
@@ -510,7 +526,7 @@ static int openssl_write(SSL *ssl, const void *buf, size_t num, void *fn,
 		*done = ret > 0 ? (size_t)ret : 0;
 	}
 	if (look)
-		tls_done(&tc, true, false, buf, ret > 0 ? *done : 0);
+		obs_tls_done(&tc, true, false, buf, ret > 0 ? *done : 0);
 	return ret;
 }
 
@@ -542,7 +558,7 @@ static int openssl_read(SSL *ssl, void *buf, size_t num, void *fn, bool ex,
 			bool peek, size_t *got)
 {
 	struct obs_tls_call tc = OPENSSL(ssl);
-	bool look = tls_enter(&tc, openssl_fd(ssl, fn), OBS_TLSIN_READ);
+	bool look = obs_tls_enter(&tc, openssl_fd(ssl, fn), OBS_TLSIN_READ);
 	int ret;
 
 	if (ex) {
@@ -553,7 +569,7 @@ static int openssl_read(SSL *ssl, void *buf, size_t num, void *fn, bool ex,
 		*got = ret > 0 ? (size_t)ret : 0;
 	}
 	if (look)
-		tls_done(&tc, false, peek, buf, ret > 0 ? *got : 0);
+		obs_tls_done(&tc, false, peek, buf, ret > 0 ? *got : 0);
 	return ret;
 }
 
@@ -612,10 +628,11 @@ EXPORT int SSL_shutdown(SSL *ssl)
 
 	if (!fn)
 		return -1;
-	look = tls_enter(&tc, openssl_fd(ssl, (void *)fn), OBS_TLSIN_SHUTDOWN);
+	look = obs_tls_enter(&tc, openssl_fd(ssl, (void *)fn),
+			     OBS_TLSIN_SHUTDOWN);
 	ret = fn(ssl);
 	if (look)
-		tls_leave(&tc);
+		obs_tls_leave(&tc);
 	return ret;
 }
 
@@ -667,12 +684,13 @@ EXPORT ssize_t gnutls_record_send(gnutls_session_t session, const void *data,
 
 	if (!fn)
 		return GNUTLS_E_INTERNAL_ERROR;
-	look = tls_enter(&tc, gnutls_fd(session, (void *)fn), OBS_TLSIN_WRITE);
+	look = obs_tls_enter(&tc, gnutls_fd(session, (void *)fn),
+			     OBS_TLSIN_WRITE);
 	if (look)
-		tls_write_begin(&tc, data, size);
+		obs_tls_write_begin(&tc, data, size);
 	ret = fn(session, data, size);
 	if (look)
-		tls_done(&tc, true, false, data, ret > 0 ? (size_t)ret : 0);
+		obs_tls_done(&tc, true, false, data, ret > 0 ? (size_t)ret : 0);
 	return ret;
 }
 
@@ -687,10 +705,12 @@ EXPORT ssize_t gnutls_record_recv(gnutls_session_t session, void *data,
 
 	if (!fn)
 		return GNUTLS_E_INTERNAL_ERROR;
-	look = tls_enter(&tc, gnutls_fd(session, (void *)fn), OBS_TLSIN_READ);
+	look = obs_tls_enter(&tc, gnutls_fd(session, (void *)fn),
+			     OBS_TLSIN_READ);
 	ret = fn(session, data, size);
 	if (look)
-		tls_done(&tc, false, false, data, ret > 0 ? (size_t)ret : 0);
+		obs_tls_done(&tc, false, false, data,
+			     ret > 0 ? (size_t)ret : 0);
 	return ret;
 }
 
@@ -704,11 +724,11 @@ EXPORT int gnutls_bye(gnutls_session_t session, gnutls_close_request_t how)
 
 	if (!fn)
 		return GNUTLS_E_INTERNAL_ERROR;
-	look = tls_enter(&tc, gnutls_fd(session, (void *)fn),
-			 OBS_TLSIN_SHUTDOWN);
+	look = obs_tls_enter(&tc, gnutls_fd(session, (void *)fn),
+			     OBS_TLSIN_SHUTDOWN);
 	ret = fn(session, how);
 	if (look)
-		tls_leave(&tc);
+		obs_tls_leave(&tc);
 	return ret;
 }
 

@@ -19,6 +19,8 @@
 
 #include <gnutls/gnutls.h> /* the TLS hooks' types: gnutls_session_t... */
 #include <openssl/ssl.h>   /* ... SSL */
+#include <prio.h>	   /* ... NSPR's PRFileDesc (NSS's hook) */
+#include <ssl.h>	   /* ... NSS's SSL_ImportFD */
 
 #include "layer.h"
 

@@ -14,7 +14,7 @@ required=(
   clang libclang-rt-14-dev                                             # the fuzz target
   tshark                                                               # accuracy: packets
   libnghttp2-dev nghttp2-client nghttp2-proxy                          # HTTP/2: HPACK, h2load, nghttpx
-  libssl-dev libgnutls28-dev                                           # the TLS hooks' types
+  libssl-dev libgnutls28-dev libnss3-dev                               # the TLS hooks' types
   default-jdk-headless                                                 # clients: Java
   postgresql-15 postgresql-client-15 libpq-dev                         # the PostgreSQL central store
   libcurl4-openssl-dev zlib1g-dev libmicrohttpd-dev                    # OTLP push, Prometheus endpoint
@@ -22,6 +22,7 @@ required=(
 )
 optional=(
   chromium       # the headless page load in the demo and the tests
+  firefox-esr libnss3-tools # Firefox (NSS) over HTTPS, its profile's CA
   linux-perf     # instruction counts in scripts/bench.sh
   strace ltrace  # context figures in scripts/bench.sh
   python3-scipy  # the Mann-Whitney test checked against SciPy (tests/unit)

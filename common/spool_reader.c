@@ -151,12 +151,23 @@ fail:
 	return -1;
 }
 
-/* A record's time: 0 (not seen), or within a century after the header's
- * monotonic reading (taken when the spool was made, before any record). */
+/* A record's time: 0 (not seen), or from a second before the process's
+ * start (start_ns, on the monotonic clock through the header's pair) to a
+ * century after the header's monotonic reading. The spool is made at the
+ * first connection, later than the process's start: a name lookup the
+ * process made before it (Firefox looks its own host name up at start,
+ * a second or more before its first connection) is older than the spool.
+ * A header whose start is not before its pair takes the pair's reading. */
 #define OBS_CENTURY_NS (100LL * 365 * 24 * 3600 * 1000000000LL)
 static int time_ok(const struct obs_spool_header *h, int64_t t)
 {
-	return t == 0 || (t >= h->monotonic_ns - 1000000000LL &&
+	int64_t floor = h->monotonic_ns;
+
+	if (h->start_ns > 0 && h->start_ns < h->realtime_ns)
+		floor -= h->realtime_ns - h->start_ns < floor
+				 ? h->realtime_ns - h->start_ns
+				 : floor;
+	return t == 0 || (t >= floor - 1000000000LL &&
 			  t - h->monotonic_ns < OBS_CENTURY_NS);
 }
 

@@ -36,6 +36,9 @@ OBS_HIDDEN void obs_fork_install(void);
  * address (peer: 4 or 16 bytes by family) names the connection. No call
  * while the process made no lookup (a client given an address). */
 OBS_HIDDEN extern uint32_t obs_dns_lookups;
+/* resolve.c: in a forked child: the lookups it inherited keep their names
+ * but give their times to none of its connections. */
+OBS_HIDDEN void obs_dns_forked(void);
 OBS_HIDDEN void dns_match_slow(struct obs_conn *c, int family,
 			       const uint8_t *peer, int64_t t1);
 static inline void dns_match(struct obs_conn *c, int family,

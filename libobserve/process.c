@@ -3,6 +3,9 @@
  * Hazards written down:
  * - A child of fork() must not write into its parent's spool (the mapping is
  *   shared): it forgets the parent's spool and connections and gets its own.
+ *   Its start is its own (obs_set_start), and readers take a record's time
+ *   from before it as damage: the parent's name lookups it inherits give
+ *   its connections their names but not their times.
  * - vfork() children share our memory (Python's subprocess: vfork, then
  *   close_range, dup2 and execve in the child): the hooks that end fds or
  *   the process check the pid (obs_in_vfork_child) and leave the parent's
@@ -97,13 +100,15 @@ static void obs_after_fork_parent(void)
 
 /* The child forgets the parent's spool and connections: the spool mapping
  * is shared with the parent, and the parent goes on recording its own
- * connections. The child's own connections go to its own spool. */
+ * connections. The child's own connections go to its own spool. The name
+ * lookups it inherits keep their names, not their times (resolve.c). */
 static void obs_after_fork_child(void)
 {
 	fork_locked = false;
 	obs_mutex_reinit();
 	fd_table_forget();
 	obs_spool_forget();
+	obs_dns_forked();
 	obs_set_start();
 }
 

@@ -99,6 +99,17 @@ static void dns_remember_hostent(const char *node, const struct hostent *h,
 	dns_remember(node, &ans, t_start, t_end);
 }
 
+/* In a forked child (process.c), whose lookups are its parent's: their
+ * times go to no connect of the child (its connections still take their
+ * names). They came before the child's start, which its spool's readers
+ * take as the earliest time of its records; and the child did not wait
+ * for them. */
+void obs_dns_forked(void)
+{
+	for (int i = 0; i < OBS_DNS_SLOTS; i++)
+		dns_slots[i].used = true;
+}
+
 /* At a tracked connect: the newest lookup that gave this address (once
  * there was a lookup: dns_match, hooks.h). */
 void dns_match_slow(struct obs_conn *c, int family, const uint8_t *peer,

@@ -74,6 +74,23 @@ fork)
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange e JOIN connection c ON c.id = e.connection_id JOIN process p ON p.id = c.process_id WHERE p.pid = $parent")" 2 "parent exchanges"
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange e JOIN connection c ON c.id = e.connection_id JOIN process p ON p.id = c.process_id WHERE p.ppid = $parent")" 3 "child exchanges (ppid = parent)"
   ;;
+dnsfork)
+  # A name looked up 1.2 s before the process's first connection (which
+  # makes its spool), and a child forked after it that connects to the
+  # name's address first: the parent's connection takes the lookup's name
+  # and times, older than its spool (kept: after the process's start); the
+  # child's takes the name only (its parent's lookup is none it waited
+  # for, and came before the child's start). No record refused.
+  parent=$(preload python3 "$client" dnsfork localhost "$NGINX_PORT") || fail "the client failed"
+  "$SLICER" -q -o "$DB" "$SPOOL" 2> "$WORK/slicer.err" || fail "slicer: $(cat "$WORK/slicer.err")"
+  ! grep . "$WORK/slicer.err" || fail "the slicer warned"
+  ok "no warning from the slicer"
+  by="FROM connection c JOIN process p ON p.id = c.process_id"
+  expect_eq "$(q "$DB" "SELECT dns_name || ' ' || (dns_end_ns >= dns_start_ns) || ' ' || (t1_ns - dns_end_ns > 1000000000) $by WHERE p.pid = $parent")" \
+    "localhost 1 1" "the parent's connection: the lookup's name and times, 1.2 s before it"
+  expect_eq "$(q "$DB" "SELECT dns_name || ' ' || coalesce(dns_start_ns, 'none') $by WHERE p.ppid = $parent")" \
+    "localhost none" "the child's connection: the inherited lookup's name, no times"
+  ;;
 threads)
   # 4 threads x 5 requests on their own connections, then 10 requests on
   # one connection that one thread sends on while another receives. Each

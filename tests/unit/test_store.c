@@ -728,6 +728,55 @@ static void test_damaged_record(void **state)
 	obs_store_close(s);
 }
 
+/* A name lookup the process made before its first connection (which made
+ * the spool) is older than the spool's clock pair: kept when it is after
+ * the process's start (Firefox looks its host name up a second or more
+ * before it connects), refused when it is more than a second before it
+ * (a forked child's inherited lookup, which the layer no longer gives). */
+static void test_time_floor(void **state)
+{
+	struct spool_img img;
+	struct obs_ingest_stats st;
+	struct obs_record *r;
+	obs_store *s;
+	char want[256];
+
+	(void)state;
+	header(&img, 999999, true);
+	img.h.start_ns = REALTIME - 3000000000LL; /* 3 s before the spool */
+	conn(&img, 1, 1000000, 1500000, 2000000, OBS_END_CLIENT_CLOSE, true);
+	conn(&img, 2, 1000000, 1500000, 2000000, OBS_END_CLIENT_CLOSE, true);
+	for (uint64_t c = 1; c <= 2; c++) {
+		r = &img.r[img.n++];
+		r->kind = OBS_REC_INFO;
+		r->state = OBS_RS_COMPLETE;
+		r->conn_seq = c;
+		r->u.info.flags = OBS_IF_DNS;
+		/* 2.5 s before the spool (after the start); 4.5 s before
+		 * (1.5 s before the start) */
+		r->u.info.dns_start =
+			MONOTONIC - (c == 1 ? 2500000000LL : 4500000000LL);
+		r->u.info.dns_end = r->u.info.dns_start + 1000000;
+		memcpy(r->u.info.dns_name, "vm", 3);
+	}
+	write_spool(&img, 0);
+	s = open_store();
+	assert_int_equal(ingest(s, &st), 1);
+	assert_int_equal(st.records_bad, 1);
+	snprintf(want, sizeof(want), "offset %u: time out of range",
+		 OBS_SPOOL_HEADER_SIZE + 3 * OBS_RECORD_SIZE);
+	if (!strstr(msgs_buf, want))
+		fail_msg("expected '%s' in '%s'", want, msgs_buf);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM connection WHERE "
+				      "seq = 1 AND dns_name = 'vm' AND "
+				      "dns_end_ns - dns_start_ns = 1000000"),
+			 1);
+	assert_int_equal(query_int(s, "SELECT count(*) FROM connection WHERE "
+				      "seq = 2 AND dns_name IS NULL"),
+			 1);
+	obs_store_close(s);
+}
+
 static void expect_refused(const void *data, size_t len, const char *reason)
 {
 	struct obs_ingest_stats st;
@@ -1103,6 +1152,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dead_writer_unterminated,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_time_floor, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_record, setup,
 						teardown),

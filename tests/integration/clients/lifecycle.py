@@ -66,6 +66,28 @@ elif case == "fork":
     _, status = os.waitpid(pid, 0)
     assert status == 0
     print(os.getpid())
+elif case == "dnsfork":
+    # HOST looked up once, 1.2 s before any connection; then a child
+    # connects to its address, and after it the parent: neither looks it
+    # up again (a numeric address is no lookup)
+    addr = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+    time.sleep(1.2)
+
+    def get():
+        s = socket.create_connection((addr, port))
+        s.sendall(b"GET /100b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        while s.recv(65536):
+            pass
+        s.close()
+
+    pid = os.fork()
+    if pid == 0:
+        get()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0
+    get()
+    print(os.getpid())
 elif case == "threads":
     ts = [threading.Thread(target=requests, args=(5,)) for _ in range(4)]
     for t in ts:

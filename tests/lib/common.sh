@@ -48,7 +48,7 @@ if [ -f "$BUILD/sanitize.env" ]; then
   # same hooks), under their own name.
   if [ -n "${OBSERVE_LAYER_NO_ASAN:-}" ]; then
     mkdir -p "$WORK/sanitize-bin"
-    for _prog in curl wget wget2 aria2c lynx php chromium; do
+    for _prog in curl wget wget2 aria2c lynx php chromium firefox-esr; do
       _real=$(command -v "$_prog" || true)
       [ -n "$_real" ] || continue
       cat > "$WORK/sanitize-bin/$_prog" <<SHIM

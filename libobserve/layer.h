@@ -66,8 +66,8 @@ OBS_HIDDEN void obs_spool_forget(void);
 /* The layer's locks: every one of them, what each guards, their order.
  *
  * - The process mutex (obs_mutex_*; a pthread mutex in spool.c) guards the
- *   spool's creation and growth (spool.c) and the ring of name lookups
- *   (resolve.c). It is held across
+ *   spool's creation and growth (spool.c), the ring of name lookups
+ *   (resolve.c) and NSS's method tables (hooks_nss.c). It is held across
  *   fork() (process.c: taken before, released in the parent, made anew in
  *   the child), and never across the real call of a hook.
  * - Each connection's spin lock (obs_conn_lock, exchange.h) guards that

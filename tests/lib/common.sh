@@ -43,7 +43,7 @@ if [ -f "$BUILD/sanitize.env" ]; then
   # Some hosts cannot run with the ASan runtime preloaded, with or without
   # the layer: curl, wget, wget2, aria2c and lynx hang at start in glibc's
   # locale lock (LLVM issue 49223), PHP dlopens its extensions with
-  # RTLD_DEEPBIND (refused by ASan), Chromium crashes. Shims first in PATH
+  # RTLD_DEEPBIND (refused by ASan), Chromium and Firefox crash. Shims first in PATH
   # run them with the UBSan-only build of the layer instead (same code,
   # same hooks), under their own name.
   if [ -n "${OBSERVE_LAYER_NO_ASAN:-}" ]; then

@@ -125,63 +125,62 @@ static uint8_t nss_alpn(const void *session)
 
 /* ---- the wrappers: NSS's method on the same descriptor ---- */
 
-static PRInt32 PR_CALLBACK nss_read(PRFileDesc *fd, void *buf, PRInt32 amount)
+/* read (send false: recv with flags and timeout) through NSS's method. */
+static PRInt32 nss_rx(PRFileDesc *fd, void *buf, PRInt32 amount, bool recv,
+		      PRIntn flags, PRIntervalTime timeout)
 {
-	PRReadFN fn = orig_of(fd)->read;
+	const PRIOMethods *orig = orig_of(fd);
 	struct obs_tls_call tc = NSS_CALL(fd);
 	bool look = obs_tls_enter(&tc, osfd_of(fd), OBS_TLSIN_READ);
-	PRInt32 ret = fn(fd, buf, amount);
+	PRInt32 ret = recv ? orig->recv(fd, buf, amount, flags, timeout)
+			   : orig->read(fd, buf, amount);
 
 	if (look)
-		obs_tls_done(&tc, false, false, buf, ret > 0 ? (size_t)ret : 0);
+		obs_tls_done(&tc, false, recv && (flags & PR_MSG_PEEK) != 0,
+			     buf, ret > 0 ? (size_t)ret : 0);
 	return ret;
 }
 
-static PRInt32 PR_CALLBACK nss_recv(PRFileDesc *fd, void *buf, PRInt32 amount,
-				    PRIntn flags, PRIntervalTime timeout)
+/* write (send false), or send with flags and timeout, through NSS's. */
+static PRInt32 nss_tx(PRFileDesc *fd, const void *buf, PRInt32 amount,
+		      bool send, PRIntn flags, PRIntervalTime timeout)
 {
-	PRRecvFN fn = orig_of(fd)->recv;
-	struct obs_tls_call tc = NSS_CALL(fd);
-	bool look = obs_tls_enter(&tc, osfd_of(fd), OBS_TLSIN_READ);
-	PRInt32 ret = fn(fd, buf, amount, flags, timeout);
-
-	if (look)
-		obs_tls_done(&tc, false, (flags & PR_MSG_PEEK) != 0, buf,
-			     ret > 0 ? (size_t)ret : 0);
-	return ret;
-}
-
-static PRInt32 PR_CALLBACK nss_write(PRFileDesc *fd, const void *buf,
-				     PRInt32 amount)
-{
-	PRWriteFN fn = orig_of(fd)->write;
+	const PRIOMethods *orig = orig_of(fd);
 	struct obs_tls_call tc = NSS_CALL(fd);
 	bool look = obs_tls_enter(&tc, osfd_of(fd), OBS_TLSIN_WRITE);
 	PRInt32 ret;
 
 	if (look)
 		obs_tls_write_begin(&tc, buf, amount > 0 ? (size_t)amount : 0);
-	ret = fn(fd, buf, amount);
+	ret = send ? orig->send(fd, buf, amount, flags, timeout)
+		   : orig->write(fd, buf, amount);
 	if (look)
 		obs_tls_done(&tc, true, false, buf, ret > 0 ? (size_t)ret : 0);
 	return ret;
+}
+
+static PRInt32 PR_CALLBACK nss_read(PRFileDesc *fd, void *buf, PRInt32 amount)
+{
+	return nss_rx(fd, buf, amount, false, 0, 0);
+}
+
+static PRInt32 PR_CALLBACK nss_recv(PRFileDesc *fd, void *buf, PRInt32 amount,
+				    PRIntn flags, PRIntervalTime timeout)
+{
+	return nss_rx(fd, buf, amount, true, flags, timeout);
+}
+
+static PRInt32 PR_CALLBACK nss_write(PRFileDesc *fd, const void *buf,
+				     PRInt32 amount)
+{
+	return nss_tx(fd, buf, amount, false, 0, 0);
 }
 
 static PRInt32 PR_CALLBACK nss_send(PRFileDesc *fd, const void *buf,
 				    PRInt32 amount, PRIntn flags,
 				    PRIntervalTime timeout)
 {
-	PRSendFN fn = orig_of(fd)->send;
-	struct obs_tls_call tc = NSS_CALL(fd);
-	bool look = obs_tls_enter(&tc, osfd_of(fd), OBS_TLSIN_WRITE);
-	PRInt32 ret;
-
-	if (look)
-		obs_tls_write_begin(&tc, buf, amount > 0 ? (size_t)amount : 0);
-	ret = fn(fd, buf, amount, flags, timeout);
-	if (look)
-		obs_tls_done(&tc, true, false, buf, ret > 0 ? (size_t)ret : 0);
-	return ret;
+	return nss_tx(fd, buf, amount, true, flags, timeout);
 }
 
 static PRInt32 PR_CALLBACK nss_writev(PRFileDesc *fd, const PRIOVec *iov,

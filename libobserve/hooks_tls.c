@@ -473,14 +473,48 @@ void obs_tls_done_iov(struct obs_tls_call *tc, bool tx, bool peek,
 					OBS_H2M_TLS
 			? obs_now()
 			: 0;
-	for (int i = 0; i < iovcnt && n > 0; i++) {
-		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
+	if (iovcnt == 1) {
+		obs_xm_tls_plain(tc->c, tx, peek, tc->t_in ? tc->t_in : t_out,
+				 t_out, iov[0].iov_base, n);
+	} else {
+		/* the state machine reads a request's head from the first
+		 * plaintext of its exchange: the head of a gathered write
+		 * (PR_Writev) goes as one piece, the rest as it lies */
+		uint8_t head[1024];
+		size_t h = 0, off = 0;
+		int i = 0;
 
-		if (k)
+		for (; i < iovcnt && h < n && h < sizeof(head); off = 0, i++) {
+			size_t k = iov[i].iov_len;
+
+			if (k > n - h)
+				k = n - h;
+			if (k > sizeof(head) - h)
+				k = off = sizeof(head) - h;
+			if (k)
+				memcpy(head + h, iov[i].iov_base, k);
+			h += k;
+			if (off)
+				break; /* the rest of buffer i after the head */
+		}
+		if (h)
 			obs_xm_tls_plain(tc->c, tx, peek,
 					 tc->t_in ? tc->t_in : t_out, t_out,
-					 iov[i].iov_base, k);
-		n -= k;
+					 head, h);
+		n -= h;
+		for (; i < iovcnt && n > 0; off = 0, i++) {
+			size_t k = iov[i].iov_len - off;
+
+			if (k > n)
+				k = n;
+			if (k)
+				obs_xm_tls_plain(
+					tc->c, tx, peek,
+					tc->t_in ? tc->t_in : t_out, t_out,
+					(const uint8_t *)iov[i].iov_base + off,
+					k);
+			n -= k;
+		}
 	}
 	obs_leave();
 	errno = err;

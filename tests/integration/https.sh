@@ -14,6 +14,11 @@
 #   h2load   h2load -n 100 -c 2 -m 10, cleartext (h2c, prior knowledge) and
 #            over TLS (h2): 100 exchanges each, every one GET /100b 200 as
 #            nginx logged it, streams open at once on a connection
+#   nss      tests/integration/clients/nss_client.c: NSS and NSPR with no
+#            layer above NSS's SSL layer (hooks_nss.c's method table on the
+#            top of the stack), one keep-alive connection whose requests
+#            go by PR_Write, PR_Writev and PR_Send, each answer peeked
+#            (PR_Recv, PR_MSG_PEEK) then read; labelled, http/1.1 by ALPN
 #   upgrade  curl --http2 to http:// through nghttpx: an HTTP/1.1 request with
 #            Upgrade: h2c answered 101, then the same connection in frames
 #   node     Node's fetch over TLS: node's own OpenSSL (linked into the
@@ -148,6 +153,20 @@ h2load)
     expect_true "port $port: streams open at once" [ "$(q "$DB" "SELECT count(*) FROM exchange_metrics a JOIN exchange_metrics b ON a.connection_id = b.connection_id AND b.seq > a.seq AND b.t3_ns < a.t6_ns WHERE a.peer_port = $port")" -gt 0 ]
   done
   expect_eq "$(protocol_of "$H2C_PORT") $(protocol_of "$H2_PORT")" "h2c h2" "protocols"
+  ;;
+nss)
+  client=$BUILD/bin/nss_client
+  [ -x "$client" ] || fail "no $client (build first)"
+  "$OBSERVE" -q -o "$DB" -- "$client" 127.0.0.1 "$TLS_PORT" /100b "/50k?q=SECRET" /1m /missing \
+    /100b || fail "nss_client failed"
+  check_http "$TLS_PORT"
+  expect_eq "$(q "$DB" "SELECT group_concat(method || ' ' || path || ' ' || status || ' ' || host, ', ') FROM (SELECT * FROM exchange_metrics ORDER BY seq)")" \
+    "GET /100b 200 127.0.0.1:$TLS_PORT, GET /50k 200 127.0.0.1:$TLS_PORT, GET /1m 200 127.0.0.1:$TLS_PORT, GET /missing 404 127.0.0.1:$TLS_PORT, GET /100b 200 127.0.0.1:$TLS_PORT" \
+    "each request labelled, whichever call sent it"
+  expect_eq "$(q "$DB" "SELECT count(*) || ' ' || tls || ' ' || protocol FROM connection")" "1 1 http/1.1" \
+    "one connection, TLS, http/1.1 by NSS's ALPN"
+  expect_true "Dr of /1m at least 1 MiB" [ "$(q "$DB" "SELECT dr FROM exchange WHERE path = '/1m'")" -ge 1048576 ]
+  no_secret
   ;;
 upgrade)
   need_cmd curl

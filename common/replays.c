@@ -2,6 +2,7 @@
  * connection number, open addressing, grown by doubling. */
 #include "replays.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,22 +127,37 @@ static void take_waiting(struct obs_replays *m, struct obs_replayed *r)
 		}
 }
 
+/* A kept state without HTTP/2's part (HTTP/2 never began). */
+#define SAVED_SHORT                                                            \
+	(offsetof(struct obs_replay_saved, replay) +                           \
+	 offsetof(struct obs_replay, http2))
+
+size_t obs_replays_state_size(const struct obs_replayed *r)
+{
+	return r->saved.replay.http2_on ? sizeof(r->saved) : SAVED_SHORT;
+}
+
 struct obs_replayed *obs_replays_add(struct obs_replays *m, uint64_t conn_seq,
 				     const void *saved, size_t n)
 {
 	struct obs_core_sink out = { give_out, m };
 	struct obs_replayed **p, *r;
 
-	if (saved && (n != sizeof(r->saved) ||
+	if (saved && ((n != sizeof(r->saved) && n != SAVED_SHORT) ||
 		      ((const struct obs_replay_saved *)saved)->magic !=
 			      OBS_REPLAY_MAGIC))
 		return NULL;
 	if ((m->used + 1) * 2 > m->cap && grow(m) != 0)
 		return NULL;
-	r = calloc(1, sizeof(*r));
+	/* (HTTP/2's part is set when HTTP/2 begins, as obs_replay_init
+	 * says: 28 KiB a connection not written) */
+	r = malloc(sizeof(*r));
 	if (!r)
 		return NULL;
+	memset(r, 0, offsetof(struct obs_replayed, saved.replay));
 	r->conn_seq = conn_seq;
+	r->stored = saved != NULL;
+	r->changed = saved == NULL;
 	if (saved) {
 		memcpy(&r->saved, saved, n);
 		obs_replay_rebind(&r->saved.replay, &out);
@@ -188,14 +204,17 @@ void obs_replays_feed(struct obs_replays *m, struct obs_replayed *r,
 	m->current = r;
 	obs_replay_event(&r->saved.replay, ev);
 	r->saved.next = ev->seq + 1;
+	r->changed = true;
 }
 
 enum obs_taken obs_replays_take(struct obs_replays *m, struct obs_replayed *r,
 				const struct obs_event *ev, unsigned int n,
 				bool final, bool gaps)
 {
-	if (n && ev[n - 1].seq > r->saved.seen)
+	if (n && ev[n - 1].seq > r->saved.seen) {
 		r->saved.seen = ev[n - 1].seq;
+		r->changed = true;
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		if (ev[i].seq < r->saved.next)
 			continue; /* consumed already */

@@ -38,6 +38,8 @@ struct obs_replay_saved {
 
 struct obs_replayed {
 	uint64_t conn_seq;
+	bool stored;  /* an earlier pass kept it (read back from there) */
+	bool changed; /* since it was made or read back */
 	struct obs_replay_saved saved;
 };
 
@@ -58,6 +60,9 @@ struct obs_replayed *obs_replays_get(struct obs_replays *m, uint64_t conn_seq);
  * saved is not a state this slicer wrote. */
 struct obs_replayed *obs_replays_add(struct obs_replays *m, uint64_t conn_seq,
 				     const void *saved, size_t n);
+/* The bytes of r->saved worth keeping (HTTP/2's part only when HTTP/2
+ * began): what obs_replays_add takes back. */
+size_t obs_replays_state_size(const struct obs_replayed *r);
 /* Connection conn_seq's record (kept for when it is replayed). */
 void obs_replays_conn(struct obs_replays *m, const struct obs_record *rec);
 

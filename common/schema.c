@@ -235,8 +235,6 @@ static const char *const ingest_sql[OBS_SQL_INGEST_COUNT] = {
 			     "tls_version = ?3, tls_start_ns = ?4, "
 			     "tls_end_ns = ?5 WHERE process_id = ?1 AND "
 			     "seq = ?2",
-	[OBS_SQL_REPLAY_GET] = "SELECT state FROM ingest_replay WHERE "
-			       "process_id = ?1 AND conn_seq = ?2",
 	[OBS_SQL_REPLAY_PUT] = "INSERT OR REPLACE INTO ingest_replay("
 			       "process_id, conn_seq, state) "
 			       "VALUES(?1, ?2, ?3)",

@@ -71,11 +71,10 @@ enum obs_ingest_sql {
 	/* ?1 process_id, ?2 segment, ?3 next_offset, ?4 pending */
 	OBS_SQL_MARK_PUT,
 	/* an events spool's connection marked TLS by the core: ?1
-	 * process_id, ?2 seq */
+	 * process_id, ?2 seq, ?3 tls_version, ?4 tls_start_ns, ?5 tls_end_ns */
 	OBS_SQL_CONN_TLS,
 	/* a connection's replay kept between passes (ingest_replay): ?1
-	 * process_id, ?2 conn_seq -> state; put: ?3 state; delete */
-	OBS_SQL_REPLAY_GET,
+	 * process_id, ?2 conn_seq; put: ?3 state; delete */
 	OBS_SQL_REPLAY_PUT,
 	OBS_SQL_REPLAY_DEL,
 	/* ?1 process_id -> conn_seq, state of each */

@@ -315,6 +315,7 @@ struct ingest {
 	 * damaged record stops mark_next (frozen). */
 	bool resumed; /* reading began at a mark */
 	bool frozen;
+	bool replays_read; /* the replays earlier passes kept are in memory */
 	size_t expect, mark_next;
 	uint64_t *pending;
 	size_t n_pending, cap_pending;
@@ -763,6 +764,17 @@ static void bind_tls_version(sqlite3_stmt *st, int i, uint16_t version)
 	}
 }
 
+/* The TLS columns of OBS_SQL_INFO_COLUMNS (parameters base + 1 ..
+ * base + 4) as the core knows them (an events spool's connection). */
+static void bind_core_tls(sqlite3_stmt *st, int base, struct ingest *in,
+			  const struct obs_core_conn *k)
+{
+	sqlite3_bind_int(st, base + 1, 1);
+	bind_tls_version(st, base + 2, k->tls_version);
+	bind_time(st, base + 3, &in->sp, k->tls_start);
+	bind_time(st, base + 4, &in->sp, k->tls_end);
+}
+
 /* The info record's columns (OBS_SQL_INFO_COLUMNS) as parameters from
  * base + 1; those of an all-zero record are the columns' defaults. */
 static void bind_info(sqlite3_stmt *st, int base, struct ingest *in,
@@ -863,6 +875,8 @@ static int conn_insert(struct ingest *in, size_t from, int k, int64_t *ids)
 
 		bind_conn(st, base, in, c);
 		bind_info(st, base + 24, in, c->has_info ? &c->info : &no_info);
+		if (c->has_core && (c->core.flags & OBS_CCF_TLS))
+			bind_core_tls(st, base + 24, in, &c->core);
 	}
 	if (step_done(s, st) != 0)
 		return -1;
@@ -915,9 +929,18 @@ static int conn_flush(struct ingest *in)
 static int ingest_conn(struct ingest *in, const struct obs_record *r,
 		       bool provisional, const struct obs_core_conn *core)
 {
+	int64_t known = known_conn(in, r->conn_seq);
 	struct batch_conn *c;
 
-	if (is_pending(known_conn(in, r->conn_seq)) && conn_flush(in) != 0)
+	if (is_pending(known) && core) { /* its row, not stored yet, final */
+		c = &in->conns[pending_index(known)];
+		c->conn = *r;
+		c->has_core = true;
+		c->core = *core;
+		c->provisional = provisional;
+		return 0;
+	}
+	if (is_pending(known) && conn_flush(in) != 0)
 		return -1;
 	c = &in->conns[in->n_conns];
 	c->conn = *r;
@@ -1596,9 +1619,13 @@ static int event_conn(struct ingest *in, const struct obs_replayed *r)
 	b->app_proto = k->app_proto;
 	b->tsend_open = 0;
 	c.state = OBS_RS_COMPLETE;
+	bool stored = !is_pending(known_conn(in, c.conn_seq));
+
 	if (ingest_conn(in, &c, false, k) != 0)
 		return -1;
-	if (k->flags & OBS_CCF_TLS) { /* after its row, and its info's */
+	/* a row stored before: its TLS after its info's (a row of the batch
+	 * takes the core's with its INSERT: bind_core_tls) */
+	if (stored && (k->flags & OBS_CCF_TLS)) {
 		sqlite3_stmt *st = in->store->st[OBS_SQL_CONN_TLS];
 
 		if (conn_flush(in) != 0)
@@ -1623,28 +1650,22 @@ static int replay_keep(struct ingest *in, const struct obs_replayed *r,
 	sqlite3_bind_int64(st, 1, in->process_id);
 	sqlite3_bind_int64(st, 2, (int64_t)r->conn_seq);
 	if (keep)
-		sqlite3_bind_blob(st, 3, &r->saved, sizeof(r->saved),
+		sqlite3_bind_blob(st, 3, &r->saved,
+				  (int)obs_replays_state_size(r),
 				  SQLITE_STATIC);
 	return step_done(in->store, st);
 }
+
+static int replays_all(struct ingest *in);
 
 /* Connection conn_seq's replay: in memory, or as an earlier pass kept it;
  * NULL when it has none (its connect was never read, or it ended). */
 static struct obs_replayed *replay_of(struct ingest *in, uint64_t conn_seq)
 {
-	sqlite3_stmt *st = in->store->st[OBS_SQL_REPLAY_GET];
-	struct obs_replayed *r = obs_replays_get(in->replays, conn_seq);
-
-	if (r)
-		return r;
-	sqlite3_bind_int64(st, 1, in->process_id);
-	sqlite3_bind_int64(st, 2, (int64_t)conn_seq);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		r = obs_replays_add(in->replays, conn_seq,
-				    sqlite3_column_blob(st, 0),
-				    (size_t)sqlite3_column_bytes(st, 0));
-	sqlite3_reset(st);
-	return r;
+	/* what earlier passes kept, read once a pass (replays_all) */
+	if (!in->replays_read && replays_all(in) != 0)
+		return NULL;
+	return obs_replays_get(in->replays, conn_seq);
 }
 
 /* The connection's events ended (its close, or its process is gone): what
@@ -1653,7 +1674,7 @@ static int event_end(struct ingest *in, struct obs_replayed *r)
 {
 	obs_replays_finish(in->replays, r);
 	return in->ev_failed || event_conn(in, r) != 0 ||
-			       replay_keep(in, r, false) != 0
+			       (r->stored && replay_keep(in, r, false) != 0)
 		       ? -1
 		       : 0;
 }
@@ -1671,7 +1692,8 @@ static void event_pass_over(void *ctx, struct obs_replayed *r)
 		return;
 	if (in->over && last && !end) /* events of it wait in a segment */
 		in->again = true;
-	if ((end ? event_end(in, r) : replay_keep(in, r, true)) != 0)
+	if (end ? event_end(in, r) != 0
+		: r->changed && replay_keep(in, r, true) != 0)
 		in->ev_failed = true;
 }
 
@@ -1770,7 +1792,7 @@ static int ingest_event(struct ingest *in, const struct obs_record *r,
 }
 
 /* Every connection of the process an earlier pass kept, into memory
- * (those this pass did not meet): the last pass ends them. */
+ * (those this pass did not meet yet), once a pass. */
 static int replays_all(struct ingest *in)
 {
 	sqlite3_stmt *st = in->store->st[OBS_SQL_REPLAY_ALL];
@@ -1779,6 +1801,7 @@ static int replays_all(struct ingest *in)
 	if (!in->replays &&
 	    !(in->replays = obs_replays_new(event_exchange, in)))
 		return -1;
+	in->replays_read = true;
 	sqlite3_bind_int64(st, 1, in->process_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		uint64_t seq = (uint64_t)sqlite3_column_int64(st, 0);

@@ -40,20 +40,49 @@ static void close_both(struct obs_capture *c)
 	close_last(c, &c->bytes[OBS_STREAM_PLAIN]);
 }
 
-/* Direction dir's bytes are read as app from offset `at` on. */
+/* Direction dir's bytes are read as app from offset `at` on (and the
+ * other direction's, from its base, when both: a level's first bytes
+ * choose for both). The call being fed says so itself when its first byte
+ * is that offset (its aux, OBS_CALL_CHOSE; the capture writes it again
+ * at its end), else an event of its own says it. */
 static void choose(struct obs_capture *c, enum obs_dir dir, uint8_t app,
-		   uint64_t at)
+		   uint64_t at, bool both)
 {
+	struct obs_cap_bytes *b = c->s;
+	enum obs_dir other = dir == OBS_TX ? OBS_RX : OBS_TX;
+	struct obs_event *call = c->feeding;
 	struct obs_event ev = {
 		.kind = OBS_EV_PROTO,
 		.dir = (uint8_t)dir,
 		.aux = app,
 		.offset = at,
-		.u.proto.level = c->s->level[dir],
+		.u.proto.level = b->level[dir],
 	};
 
-	c->s->app[dir] = app;
-	c->s->base[dir] = at;
+	b->app[dir] = app;
+	b->base[dir] = at;
+	if (call && call->dir == dir && call->offset == at && !call->aux) {
+		call->aux = (uint8_t)(app | (both ? OBS_CALL_CHOSE_BOTH : 0));
+		if (both) {
+			b->app[other] = app; /* from its base */
+		}
+		return;
+	}
+	if (both) { /* the sends' first: a replay hands a send in flight to
+		     * their layer before the answer that came back first */
+		struct obs_event tx = ev, rx = ev;
+
+		b->app[other] = app;
+		tx.dir = OBS_TX;
+		tx.offset = b->base[OBS_TX];
+		tx.u.proto.level = b->level[OBS_TX];
+		rx.dir = OBS_RX;
+		rx.offset = b->base[OBS_RX];
+		rx.u.proto.level = b->level[OBS_RX];
+		put(c, &tx, true);
+		put(c, &rx, true);
+		return;
+	}
 	put(c, &ev, true);
 }
 
@@ -123,11 +152,12 @@ static void choose_first(struct obs_capture *c, enum obs_dir dir,
 	enum obs_dir other = dir == OBS_TX ? OBS_RX : OBS_TX;
 	bool paired = c->s->level[other] == c->s->level[dir];
 	uint8_t alpn = paired ? alpn_of(c) : OBS_APP_UNKNOWN;
-	uint8_t app = paired && c->s->app[other] != OBS_APP_UNKNOWN
-			      ? c->s->app[other]
-		      : alpn != OBS_APP_UNKNOWN ? alpn
-		      : dir == OBS_RX		? app_of_answer(c, p, n)
-						: app_of(c, p, n);
+	uint8_t app;
+
+	app = paired && c->s->app[other] != OBS_APP_UNKNOWN ? c->s->app[other]
+	      : alpn != OBS_APP_UNKNOWN			    ? alpn
+	      : dir == OBS_RX ? app_of_answer(c, p, n)
+			      : app_of(c, p, n);
 
 	/* one framer: while it still reads the other direction below (a
 	 * CONNECT's bytes sent before its answer), the tunnel's HTTP/1 is
@@ -136,13 +166,7 @@ static void choose_first(struct obs_capture *c, enum obs_dir dir,
 		app = OBS_APP_OTHER;
 	if (app == OBS_APP_H1 && !(paired && c->s->app[other] == OBS_APP_H1))
 		obs_h1_init(&c->h1, c->h1.emit, c);
-	/* the sends' first, so that a replay hands a send in flight before
-	 * the answer that came back first to their layer in their order */
-	if (dir == OBS_RX && paired && c->s->app[other] == OBS_APP_UNKNOWN)
-		choose(c, other, app, c->s->base[other]);
-	choose(c, dir, app, at);
-	if (paired && c->s->app[other] == OBS_APP_UNKNOWN)
-		choose(c, other, app, c->s->base[other]);
+	choose(c, dir, app, at, paired && c->s->app[other] == OBS_APP_UNKNOWN);
 }
 
 /* A request's fact m says its labels once: the same host and path as the
@@ -228,14 +252,15 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 			c->s->app[dir] = OBS_APP_UNKNOWN;
 			if (c->s->level[other] == c->s->level[dir] &&
 			    c->s->app[other] != OBS_APP_UNKNOWN)
-				choose(c, dir, c->s->app[other], ev.offset);
+				choose(c, dir, c->s->app[other], ev.offset,
+				       false);
 		} else if (f->sw == OBS_H1_SW_WEBSOCKET) {
 			c->s->app[dir] = OBS_APP_WS;
 			obs_ws_init(&c->ws[dir]);
 		} else if (f->sw == OBS_H1_SW_H2C &&
 			   (dir == OBS_RX ? h2_start(c, true)
 					  : c->s->app[OBS_RX] == OBS_APP_H2)) {
-			choose(c, dir, OBS_APP_H2, ev.offset);
+			choose(c, dir, OBS_APP_H2, ev.offset, false);
 		} else {
 			c->s->app[dir] = OBS_APP_OTHER;
 		}
@@ -677,6 +702,7 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	/* an entry written before others' events: completed apart */
 	bool apart = entry && c->events != b->entry.seq;
 	uint64_t handle;
+	uint8_t chose_before;
 
 	c->s = b;
 	if (merge) {
@@ -709,13 +735,16 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 		b->last_open = !own;
 	}
 	c->edge = false;
+	chose_before = ev->aux;
+	c->feeding = ev; /* its first byte may choose the protocol */
 	if (n && call->iov)
 		feed(c, dir, call->iov, call->iovcnt, n);
 	else if (n)
 		unseen(c, dir);
+	c->feeding = NULL;
 	h2_flush(c);
 	b->pos[dir] += n;
-	if (merge || entry)
+	if (merge || entry || ev->aux != chose_before)
 		c->sink->update(c->sink->ctx, handle, ev,
 				c->edge || own || apart);
 	else if (c->edge)

@@ -76,11 +76,12 @@ struct obs_capture {
 	struct obs_cap_bytes bytes[2]; /* by enum obs_stream */
 	struct obs_cap_bytes *s;       /* the stream being fed */
 	uint8_t h2_stream;	       /* the stream HTTP/2 runs on */
-	uint8_t plain_alpn;    /* the plaintext call's alpn (obs_call) */
-	uint8_t send_opens;    /* the hint of obs_cap_send_opens */
-	struct obs_tlsrec tls; /* the client's TLS records (socket) */
-	uint8_t feeding_dir;   /* the direction being fed */
-	bool switched;	       /* the framer switched in the chunk being fed */
+	uint8_t plain_alpn;	   /* the plaintext call's alpn (obs_call) */
+	uint8_t send_opens;	   /* the hint of obs_cap_send_opens */
+	struct obs_tlsrec tls;	   /* the client's TLS records (socket) */
+	uint8_t feeding_dir;	   /* the direction being fed */
+	struct obs_event *feeding; /* the call event being fed, if any */
+	bool switched; /* the framer switched in the chunk being fed */
 	uint64_t switch_at;
 	uint8_t switch_to;
 	/* each direction's HTTP/1 message under way: its fact as written,

@@ -30,7 +30,8 @@ enum obs_ev_kind {
 	/* the program learned the outcome of a connect in progress: t_out
 	 * (T2), err 0 or why it failed; how: enum obs_up_how */
 	OBS_EV_UP = 2,
-	/* send-family calls (dir OBS_TX) or receive-family calls (OBS_RX) */
+	/* send-family calls (dir OBS_TX) or receive-family calls (OBS_RX);
+	 * aux: the protocol its first byte chose (OBS_CALL_CHOSE) */
 	OBS_EV_CALL = 3,
 	/* shutdown(): how in aux (SHUT_RD, SHUT_WR, SHUT_RDWR) */
 	OBS_EV_SHUTDOWN = 4,
@@ -59,6 +60,14 @@ enum obs_ev_kind {
  * the plaintext of a TLS library's read and write functions (the calls
  * and facts flagged OBS_EVF_PLAIN). */
 enum obs_stream { OBS_STREAM_SOCKET = 0, OBS_STREAM_PLAIN = 1 };
+
+/* A call event's aux: its first byte chose the protocol (enum obs_app) of
+ * its direction's bytes from there on, as an OBS_EV_PROTO event would
+ * say, and, with OBS_CALL_CHOSE_BOTH, of the other direction's on the
+ * same level too (from where they begin): a level's first bytes. 0: it
+ * chose nothing. */
+#define OBS_CALL_CHOSE 0x7fu
+#define OBS_CALL_CHOSE_BOTH 0x80u
 
 /* The protocol a direction's bytes are read as (OBS_EV_PROTO's aux). */
 enum obs_app {

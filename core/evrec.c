@@ -256,6 +256,10 @@ const char *obs_evrec_decode(const struct obs_record *rec,
 		return "unknown way a connect's outcome was learned";
 	if (b->ev_kind == OBS_EV_CONNECT && b->aux > OBS_CONNECT_SYN_DATA)
 		return "unknown connect flags";
+	if (b->ev_kind == OBS_EV_CALL && b->aux &&
+	    ((b->aux & OBS_CALL_CHOSE) > OBS_APP_H2 ||
+	     !(b->aux & OBS_CALL_CHOSE)))
+		return "unknown protocol chosen";
 	if (b->ev_kind == OBS_EV_PROTO && b->aux > OBS_APP_H2)
 		return "unknown protocol";
 	ev[0].seq = b->seq;

@@ -110,19 +110,6 @@ static void on_tcp(struct obs_replay *r, const struct obs_event *ev)
 	obs_tcp_event(&r->conn, ev);
 }
 
-static void on_call(struct obs_replay *r, const struct obs_event *ev)
-{
-	struct obs_replay_bytes *b = bytes_of(r, ev);
-
-	if (b == &r->bytes[OBS_STREAM_SOCKET]) {
-		obs_tcp_event(&r->conn, ev);
-		obs_tls_call(&r->tls, ev);
-	}
-	obs_calls_add(&b->calls[ev->dir], ev);
-	b->undelivered[ev->dir] = b->app[ev->dir] == OBS_APP_UNKNOWN;
-	deliver(r, ev);
-}
-
 /* HTTP/2 begins: h2 on TLS, else h2c; after an h2c Upgrade HTTP/1's
  * exchange of the request that asked is its stream 1, and HTTP/1 ends. */
 static void http2_start(struct obs_replay *r, struct obs_replay_bytes *b)
@@ -141,13 +128,14 @@ static void http2_start(struct obs_replay *r, struct obs_replay_bytes *b)
 		obs_http2_upgraded(&r->http2, &cx, &up);
 }
 
-static void on_proto(struct obs_replay *r, const struct obs_event *ev)
+/* Direction dir of stream b is read as app from offset `at` on: TLS
+ * starts, HTTP/2 or HTTP/1 begins; the call that moved the bytes that
+ * chose it, if it came before, is handed to the chosen layer. */
+static void chosen(struct obs_replay *r, struct obs_replay_bytes *b,
+		   enum obs_dir dir, uint8_t app, uint64_t at)
 {
-	struct obs_replay_bytes *b = bytes_of(r, ev);
-	uint8_t app = ev->aux;
-
-	if (app == OBS_APP_TLS && ev->dir == OBS_TX)
-		obs_tls_start(&r->tls, &r->conn, &b->calls[OBS_TX], ev);
+	if (app == OBS_APP_TLS && dir == OBS_TX)
+		obs_tls_start(&r->tls, &r->conn, &b->calls[OBS_TX], at);
 	if (app == OBS_APP_H2 && !r->http2_on)
 		http2_start(r, b);
 	if (app == OBS_APP_H1 && !r->http1_on) {
@@ -155,12 +143,43 @@ static void on_proto(struct obs_replay *r, const struct obs_event *ev)
 		r->http1_on = true;
 		r->http1_stream = (uint8_t)(b - r->bytes);
 	}
-	b->app[ev->dir] = app;
-	/* the call that moved the bytes that chose it came just before */
-	if (b->undelivered[ev->dir]) {
-		b->undelivered[ev->dir] = false;
-		deliver(r, obs_calls_last(&b->calls[ev->dir]));
+	b->app[dir] = app;
+	if (b->undelivered[dir]) {
+		b->undelivered[dir] = false;
+		deliver(r, obs_calls_last(&b->calls[dir]));
 	}
+}
+
+static void on_proto(struct obs_replay *r, const struct obs_event *ev)
+{
+	chosen(r, bytes_of(r, ev), ev->dir, ev->aux, ev->offset);
+}
+
+static void on_call(struct obs_replay *r, const struct obs_event *ev)
+{
+	struct obs_replay_bytes *b = bytes_of(r, ev);
+	enum obs_dir dir = ev->dir;
+
+	if (b == &r->bytes[OBS_STREAM_SOCKET]) {
+		obs_tcp_event(&r->conn, ev);
+		obs_tls_call(&r->tls, ev);
+	}
+	obs_calls_add(&b->calls[dir], ev);
+	if (ev->aux & OBS_CALL_CHOSE) { /* as a PROTO event after it would */
+		uint8_t app = ev->aux & OBS_CALL_CHOSE;
+
+		b->undelivered[dir] = false; /* this call is handed below */
+		if (ev->aux & OBS_CALL_CHOSE_BOTH) { /* the sends' first */
+			chosen(r, b, OBS_TX, app,
+			       dir == OBS_TX ? ev->offset : 0);
+			chosen(r, b, OBS_RX, app,
+			       dir == OBS_RX ? ev->offset : 0);
+		} else {
+			chosen(r, b, dir, app, ev->offset);
+		}
+	}
+	b->undelivered[dir] = b->app[dir] == OBS_APP_UNKNOWN;
+	deliver(r, ev);
 }
 
 /* HTTP/1 is lost on stream b: the calls it was given that no exchange

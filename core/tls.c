@@ -15,16 +15,16 @@ void obs_tls_call(struct obs_tls *t, const struct obs_event *ev)
 }
 
 void obs_tls_start(struct obs_tls *t, struct obs_core_conn *conn,
-		   const struct obs_calls *tx, const struct obs_event *ev)
+		   const struct obs_calls *tx, uint64_t at)
 {
-	const struct obs_event *hello = obs_calls_holder(tx, ev->offset);
+	const struct obs_event *hello = obs_calls_holder(tx, at);
 
 	conn->flags |= OBS_CCF_TLS;
 	t->data = false;
 	if (conn->tls_start)
 		t->told = true; /* a second TLS, in a tunnel: the first's */
 	if (hello && !conn->tls_start)
-		conn->tls_start = obs_event_entry(hello, ev->offset);
+		conn->tls_start = obs_event_entry(hello, at);
 }
 
 void obs_tls_data(struct obs_tls *t, struct obs_core_conn *conn,

@@ -36,10 +36,9 @@ struct obs_tls {
 void obs_tls_init(struct obs_tls *t);
 /* A socket call event (any level). */
 void obs_tls_call(struct obs_tls *t, const struct obs_event *ev);
-/* A TLS level begins: its sending direction's PROTO event, tx the
- * socket's sends. */
+/* A TLS level begins at offset `at` of the sends (tx, the socket's). */
 void obs_tls_start(struct obs_tls *t, struct obs_core_conn *conn,
-		   const struct obs_calls *tx, const struct obs_event *ev);
+		   const struct obs_calls *tx, uint64_t at);
 /* The client's Finished or first data (OBS_EV_TLS). */
 void obs_tls_data(struct obs_tls *t, struct obs_core_conn *conn,
 		  const struct obs_event *ev);

@@ -1,9 +1,10 @@
 /* bench/lean.c - a measured sketch, not part of the build: what a layer
  * that writes one event per call (and leaves the building of exchanges to
  * the slicer) would add per request, with the duties the real layer keeps
- * on the calls ab makes. It answers one question for docs/performance.md
- * ("What 2x takes"): how far below the current design such a layer would
- * be, measured the same way, beside bench/probe.c.
+ * on the calls ab makes, and no HTTP framing (the events capture, which
+ * frames every head in the process, costs far more: docs/performance.md):
+ * how far below the layer such a layer would be, measured the same way,
+ * beside bench/probe.c.
  *
  * What it does that the probe does not, because libobserve.so must:
  * - a re-entrancy flag (a hook called from a signal handler that

@@ -12,8 +12,7 @@
 # Beside the layer's rows, for reference (no bar): bench/lean.c, the sketch
 # of the other design (one event per call, the exchanges built later; the
 # layer's duties on ab's calls), against the probe, and the layer against
-# it: what the current design costs over that one (docs/performance.md,
-# "What 2x takes").
+# it: what the layer costs over that sketch.
 # Each part prints its own table as it goes; a summary follows. Takes 10-20
 # minutes (callgrind). Defaults: 200000 requests, 3 runs. The build
 # directory is ./build, or $OBSERVE_BUILD. Exit status 0 whether or not a

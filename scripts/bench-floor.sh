@@ -30,8 +30,8 @@
 # usage: scripts/bench-floor.sh [N1 N2 [RUNS]]   (defaults 1000 3000 5)
 # BEFORE=/path/to/other/libobserve.so adds that build's figures beside
 # (e.g. the layer of an earlier commit: before and after in one run; or
-# bench/lean.c built as lean.so, the sketch of one event per call that
-# docs/performance.md measures in "What 2x takes").
+# bench/lean.c built as lean.so, a sketch of one event per call that
+# reads no HTTP framing).
 # HOOKS_ONLY=1 prints 1b alone (what scripts/bench-bars.sh reads).
 set -euo pipefail
 cd "$(dirname "$0")/.."

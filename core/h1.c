@@ -638,6 +638,33 @@ static void chunk_line_done(struct obs_h1_dir *d)
 	}
 }
 
+/* A header line that begins at p, when its LF is among the left bytes and
+ * it is one the framer may read: taken at once, through the steps a byte
+ * at a time would take (the name, a colon or not, the value, the LF).
+ * Returns the bytes taken (the LF's included), 0 when it is not such a
+ * line (an empty line, a fold, one not read, one cut by the call's end).
+ */
+static size_t whole_line(struct obs_h1_dir *d, const uint8_t *p, size_t left)
+{
+	const uint8_t *lf, *colon;
+
+	if (!may_be_read(p[0]) || p[0] == ' ' || p[0] == '\t' ||
+	    (lf = memchr(p, '\n', left)) == NULL)
+		return 0;
+	colon = memchr(p, ':', (size_t)(lf - p));
+	if (colon == NULL) /* a line without a colon: ignored */
+		return (size_t)(lf + 1 - p);
+	tok_clear(d);
+	tok_append(d, p, (size_t)(colon - p));
+	name_done(d);
+	if (d->state == ST_VALUE) {
+		value_run(d, colon + 1, (size_t)(lf - colon - 1));
+		value_byte(d, '\n');
+	}
+	d->state = ST_LINE;
+	return (size_t)(lf + 1 - p);
+}
+
 /* One byte of a state read a byte at a time (a status code, the start of
  * a header line, a chunk's size, the CRLF after its data, the start of a
  * trailer line), pos already past it. */
@@ -831,6 +858,16 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 				k++;
 			}
 			break;
+		case ST_LINE: /* a header line, when all of it is here */
+			k = whole_line(d, p, left);
+			if (k == 0) { /* else a byte at a time, as below */
+				d->pos++;
+				step(h, dir, *p++);
+				continue;
+			}
+			d->pos += k;
+			p += k;
+			continue;
 		case ST_NAME:
 			while (k < left && p[k] != ':' && p[k] != '\n')
 				k++;

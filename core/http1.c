@@ -107,8 +107,18 @@ static void request(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 	const struct obs_event *first =
 		obs_calls_find(&cx->calls[OBS_TX], m->begin);
 	const char *host = m->head.host, *path = m->head.path;
-	bool answered = p != NULL; /* its answer came first */
+	bool answered;
 
+	if (p && first && p->x.tfb &&
+	    obs_event_entry(first, m->begin) > p->x.tfb) {
+		/* the answer came before this request began: it answered
+		 * none of these */
+		p->unsaid = false;
+		p->x.flags |= OBS_CXF_SERVER_FIRST;
+		p->x.ds = 0;
+		p = NULL;
+	}
+	answered = p != NULL; /* its answer came first */
 	if (p)
 		p->unsaid = false;
 	else

@@ -297,7 +297,7 @@ static void in_order(struct obs_core_exchange *x)
 	if (!x->t4 || !x->t5 || x->t5 >= x->t4)
 		return;
 	bound = x->t5 >= x->t3 ? x->t5 : x->tfb;
-	if (bound && bound < x->t4)
+	if (bound && bound < x->t4 && bound >= x->t3)
 		x->t4 = bound;
 	if (x->t5 < x->t4)
 		x->t5 = x->t4;

@@ -1,13 +1,21 @@
 /* http1.c - HTTP/1.1 exchanges from facts and calls (http1.h). */
 #include "http1.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "spool_format.h"
 
 void obs_http1_init(struct obs_http1 *h)
 {
-	memset(h, 0, sizeof(*h));
+	memset(h, 0, offsetof(struct obs_http1, q));
+}
+
+void obs_http1_tidy(struct obs_http1 *h)
+{
+	if (h->pushed < OBS_HTTP1_QUEUE)
+		memset(&h->q[h->pushed], 0,
+		       (OBS_HTTP1_QUEUE - h->pushed) * sizeof(h->q[0]));
 }
 
 static struct obs_http1_x *at(struct obs_http1 *h, uint32_t i)
@@ -50,6 +58,8 @@ static struct obs_http1_x *push(struct obs_http1 *h,
 		pop(h, cx);
 	p = at(h, h->len++);
 	memset(p, 0, sizeof(*p));
+	if (h->pushed < OBS_HTTP1_QUEUE)
+		h->pushed++;
 	p->x.flags = OBS_CXF_HTTP;
 	if (cx->conn->flags & OBS_CCF_TUNNEL)
 		p->x.flags |= OBS_CXF_TUNNEL;

@@ -102,17 +102,26 @@ static const bool tchar[256] = {
 	['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
 };
 
+/* Each byte in lower case (letters folded, other bytes as they are). */
+#define FOLD(c) ((c) >= 'A' && (c) <= 'Z' ? (c) | 0x20 : (c))
+#define FOLD4(c) FOLD(c), FOLD((c) + 1), FOLD((c) + 2), FOLD((c) + 3)
+#define FOLD16(c) FOLD4(c), FOLD4((c) + 4), FOLD4((c) + 8), FOLD4((c) + 12)
+#define FOLD64(c)                                                              \
+	FOLD16(c), FOLD16((c) + 16), FOLD16((c) + 32), FOLD16((c) + 48)
+static const uint8_t fold[256] = { FOLD64(0), FOLD64(64), FOLD64(128),
+				   FOLD64(192) };
+#undef FOLD64
+#undef FOLD16
+#undef FOLD4
+#undef FOLD
+
 /* Whether the n bytes at a are the lower-case word w (n bytes), ignoring
  * the case of a's letters. */
-static bool same_word(const char *a, const char *w, size_t n)
+static inline bool same_word(const char *a, const char *w, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		char c = a[i];
-
-		if (c != w[i] &&
-		    !(w[i] >= 'a' && w[i] <= 'z' && (char)(c | 0x20) == w[i]))
+	for (size_t i = 0; i < n; i++)
+		if (fold[(uint8_t)a[i]] != (uint8_t)w[i])
 			return false;
-	}
 	return true;
 }
 
@@ -137,7 +146,10 @@ static uint8_t field_of(const char *name, size_t n)
 	return by_length[n].field;
 }
 
-static bool tok_is(const struct obs_h1_dir *d, const char *word)
+/* Whether the token read is word (lower case); inlined, so that the
+ * word's length is known where it is written. */
+static inline __attribute__((always_inline)) bool
+tok_is(const struct obs_h1_dir *d, const char *word)
 {
 	size_t n = strlen(word);
 
@@ -523,10 +535,11 @@ static void value_run(struct obs_h1_dir *d, const uint8_t *p, size_t n)
 	}
 }
 
-/* A field name has ended with its colon. */
-static void name_done(struct obs_h1_dir *d)
+/* A field name has ended with its colon: field is the header's (F_NONE
+ * for one not read). */
+static void name_done(struct obs_h1_dir *d, uint8_t field)
 {
-	d->field = d->tok_long ? F_NONE : field_of(d->tok, d->tlen);
+	d->field = field;
 	/* the first Host only; the target's authority comes first */
 	if (d->field == F_HOST && d->hlen)
 		d->field = F_NONE;
@@ -548,6 +561,19 @@ static void path_add(struct obs_h1_dir *d, uint8_t c)
 		d->head.path[d->plen++] = (char)c;
 	else
 		d->head.flags |= OBS_H1F_PATH_CUT;
+}
+
+/* path_add for each of p[0..n). */
+static void path_append(struct obs_h1_dir *d, const uint8_t *p, size_t n)
+{
+	size_t room = OBS_H1_PATH_MAX - d->plen;
+
+	if (n > room) {
+		n = room;
+		d->head.flags |= OBS_H1F_PATH_CUT;
+	}
+	memcpy(d->head.path + d->plen, p, n);
+	d->plen = (uint8_t)(d->plen + n);
 }
 
 static void host_add(struct obs_h1_dir *d, uint8_t c)
@@ -611,8 +637,41 @@ static void target_byte(struct obs_h1_dir *d, uint8_t c)
 	}
 }
 
+/* The bytes that end a request target. */
+static const bool target_end[256] = { [' '] = 1, ['\r'] = 1, ['\n'] = 1 };
+
+/* The bytes that end the path within a target, or the target. */
+static const bool path_end[256] = {
+	[' '] = 1, ['\r'] = 1, ['\n'] = 1, ['?'] = 1, ['#'] = 1, [';'] = 1,
+};
+
+/* target_byte for the bytes of p[0..n) up to the target's end (a space,
+ * CR or LF): the path's bytes copied at once, the query's skipped.
+ * Returns the bytes taken. */
+static size_t target_run(struct obs_h1_dir *d, const uint8_t *p, size_t n)
+{
+	size_t k = 0;
+
+	while (k < n && !target_end[p[k]]) {
+		size_t j = k;
+
+		if (d->target == T_PATH) {
+			while (j < n && !path_end[p[j]])
+				j++;
+			path_append(d, p + k, j - k);
+		} else if (d->target == T_REST) {
+			while (j < n && !target_end[p[j]])
+				j++;
+		}
+		if (j == k)
+			target_byte(d, p[j++]);
+		k = j;
+	}
+	return k;
+}
+
 /* "HTTP/1." and a digit, at index i of the version being read. */
-static bool version_byte(struct obs_h1_dir *d, uint8_t c, unsigned int i)
+static inline bool version_byte(struct obs_h1_dir *d, uint8_t c, unsigned int i)
 {
 	static const char v[] = "HTTP/1.";
 
@@ -654,9 +713,7 @@ static size_t whole_line(struct obs_h1_dir *d, const uint8_t *p, size_t left)
 	colon = memchr(p, ':', (size_t)(lf - p));
 	if (colon == NULL) /* a line without a colon: ignored */
 		return (size_t)(lf + 1 - p);
-	tok_clear(d);
-	tok_append(d, p, (size_t)(colon - p));
-	name_done(d);
+	name_done(d, field_of((const char *)p, (size_t)(colon - p)));
 	if (d->state == ST_VALUE) {
 		value_run(d, colon + 1, (size_t)(lf - colon - 1));
 		value_byte(d, '\n');
@@ -665,31 +722,14 @@ static size_t whole_line(struct obs_h1_dir *d, const uint8_t *p, size_t left)
 	return (size_t)(lf + 1 - p);
 }
 
-/* One byte of a state read a byte at a time (a status code, the start of
- * a header line, a chunk's size, the CRLF after its data, the start of a
- * trailer line), pos already past it. */
+/* One byte of a state read a byte at a time (the start of a header line, a
+ * chunk's size, the CRLF after its data, the start of a trailer line), pos
+ * already past it. */
 static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 {
 	struct obs_h1_dir *d = &h->dir[dir];
 
 	switch (d->state) {
-	case ST_STATUS:
-		if (d->tlen < 3) {
-			if (c < '0' || c > '9' || (d->tlen == 0 && c == '0')) {
-				lose(h, dir, OBS_H1_NOT_HTTP);
-				return;
-			}
-			d->head.status =
-				(uint16_t)(d->head.status * 10 + (c - '0'));
-			d->tlen++;
-		} else if (c == '\n') {
-			d->state = ST_LINE;
-		} else if (c == ' ' || c == '\r') {
-			d->state = ST_REASON;
-		} else {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-		}
-		return;
 	case ST_LINE:
 		if (c == '\r')
 			return;
@@ -795,9 +835,20 @@ static void run_end(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 			lose(h, dir, OBS_H1_NOT_HTTP);
 		}
 		return;
+	case ST_STATUS: /* after its digits */
+		if (d->tlen < 3)
+			lose(h, dir, OBS_H1_NOT_HTTP); /* not a digit */
+		else if (c == '\n')
+			d->state = ST_LINE;
+		else if (c == ' ' || c == '\r')
+			d->state = ST_REASON;
+		else
+			lose(h, dir, OBS_H1_NOT_HTTP);
+		return;
 	case ST_NAME:
 		if (c == ':')
-			name_done(d);
+			name_done(d, d->tok_long ? F_NONE
+						 : field_of(d->tok, d->tlen));
 		else /* a line without a colon: ignored */
 			d->state = ST_LINE;
 		return;
@@ -840,9 +891,7 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 				method_add(d, p[k++]);
 			break;
 		case ST_TARGET:
-			while (k < left && p[k] != ' ' && p[k] != '\r' &&
-			       p[k] != '\n')
-				target_byte(d, p[k++]);
+			k = target_run(d, p, left);
 			break;
 		case ST_REQ_VERSION:
 			while (k < left && d->tlen < 8 && p[k] != '\r' &&
@@ -856,6 +905,15 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 			       version_byte(d, p[k], d->tlen)) {
 				d->tlen++;
 				k++;
+			}
+			break;
+		case ST_STATUS: /* three digits, the first not 0 */
+			while (k < left && d->tlen < 3 && p[k] >= '0' &&
+			       p[k] <= '9' && (d->tlen || p[k] != '0')) {
+				d->head.status =
+					(uint16_t)(d->head.status * 10 +
+						   (p[k++] - '0'));
+				d->tlen++;
 			}
 			break;
 		case ST_LINE: /* a header line, when all of it is here */

@@ -499,10 +499,32 @@ static const bool token_end[256] = {
 	[';'] = 1, ['/'] = 1, ['\n'] = 1,
 };
 
-/* value_byte for each of p[0..n), none of them LF: a Host's bytes in
- * one loop (the only long value read), others byte by byte. */
+/* The bytes p[0..n) of a host, kept while it fits (a host cut is kept
+ * cut until a '@' begins it again). */
+static void host_append(struct obs_h1_dir *d, const uint8_t *p, size_t n)
+{
+	size_t room = OBS_H1_HOST_MAX - d->hlen;
+
+	if (d->head.flags & OBS_H1F_HOST_CUT)
+		return;
+	if (n > room) {
+		n = room;
+		d->head.flags |= OBS_H1F_HOST_CUT;
+	}
+	memcpy(d->head.host + d->hlen, p, n);
+	d->hlen = (uint8_t)(d->hlen + n);
+}
+
+/* The bytes that interrupt a Host value's run: OWS, and '@' (userinfo). */
+static const bool host_end[256] = {
+	[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['@'] = 1, ['\n'] = 1,
+};
+
+/* value_byte for each of p[0..n), none of them LF: a Host's and a token's
+ * bytes by runs, a number's byte by byte. */
 static void value_run(struct obs_h1_dir *d, const uint8_t *p, size_t n)
 {
+	const bool *end = d->field == F_HOST ? host_end : token_end;
 	size_t i = 0;
 
 	if (d->field == F_CONTENT_LENGTH) {
@@ -510,28 +532,18 @@ static void value_run(struct obs_h1_dir *d, const uint8_t *p, size_t n)
 			value_byte(d, p[i]);
 		return;
 	}
-	if (d->field != F_HOST) { /* a list: its tokens' bytes at once */
-		while (i < n) {
-			size_t j = i;
+	while (i < n) {
+		size_t j = i;
 
-			while (j < n && d->target != T_REST && !token_end[p[j]])
-				j++;
+		while (j < n && d->target != T_REST && !end[p[j]])
+			j++;
+		if (d->field == F_HOST)
+			host_append(d, p + i, j - i);
+		else
 			tok_append(d, p + i, j - i);
-			if (j < n)
-				value_byte(d, p[j++]);
-			i = j;
-		}
-		return;
-	}
-	for (; i < n; i++) {
-		uint8_t c = p[i];
-
-		if (c == '@' || d->hlen == OBS_H1_HOST_MAX) {
-			value_byte(d, c);
-		} else if (c != ' ' && c != '\t' && c != '\r' &&
-			   !(d->head.flags & OBS_H1F_HOST_CUT)) {
-			d->head.host[d->hlen++] = (char)c;
-		}
+		if (j < n)
+			value_byte(d, p[j++]);
+		i = j;
 	}
 }
 
@@ -697,19 +709,20 @@ static void chunk_line_done(struct obs_h1_dir *d)
 	}
 }
 
-/* A header line that begins at p, when its LF is among the left bytes and
- * it is one the framer may read: taken at once, through the steps a byte
- * at a time would take (the name, a colon or not, the value, the LF).
- * Returns the bytes taken (the LF's included), 0 when it is not such a
- * line (an empty line, a fold, one not read, one cut by the call's end).
- */
+/* A header line that begins at p, when its LF is among the left bytes:
+ * taken at once, through the steps a byte at a time would take (skipped
+ * when it is a fold or a header not read; else the name, a colon or not,
+ * the value, the LF). Returns the bytes taken (the LF's included), 0 when
+ * it is not such a line (the empty line, one cut by the call's end). */
 static size_t whole_line(struct obs_h1_dir *d, const uint8_t *p, size_t left)
 {
 	const uint8_t *lf, *colon;
 
-	if (!may_be_read(p[0]) || p[0] == ' ' || p[0] == '\t' ||
+	if (p[0] == '\r' || p[0] == '\n' ||
 	    (lf = memchr(p, '\n', left)) == NULL)
 		return 0;
+	if (!may_be_read(p[0])) /* a fold (SP, HT), or a header not read */
+		return (size_t)(lf + 1 - p);
 	colon = memchr(p, ':', (size_t)(lf - p));
 	if (colon == NULL) /* a line without a colon: ignored */
 		return (size_t)(lf + 1 - p);

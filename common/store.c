@@ -827,9 +827,24 @@ static sqlite3_stmt *conn_stmt(obs_store *s, int k)
 	return s->conn_batch[k];
 }
 
+/* Connection c on its row id, stored before: brought up to date while it
+ * is in flight, its info set. */
+static int conn_update(struct ingest *in, struct batch_conn *c, int64_t id)
+{
+	obs_store *s = in->store;
+	sqlite3_stmt *st = s->st[OBS_SQL_CONN_UPD];
+
+	bind_conn(st, 0, in, c);
+	if (step_done(s, st) != 0)
+		return -1;
+	if (sqlite3_changes(s->db) == 1)
+		in->stats->rows_updated++;
+	return c->has_info ? update_info(in, id, &c->info) : 0;
+}
+
 /* A connection of the batch the INSERT left as it was (stored before, or
  * twice in the batch): its id, and its row brought up to date when it was
- * stored before (its id below `below`) in flight, its info set. */
+ * stored before (its id below `below`). */
 static int conn_stored(struct ingest *in, struct batch_conn *c, int64_t below,
 		       int64_t *id)
 {
@@ -846,13 +861,7 @@ static int conn_stored(struct ingest *in, struct batch_conn *c, int64_t below,
 		return -1;
 	if (*id >= below)
 		return 0; /* added by this INSERT, its info with it */
-	st = s->st[OBS_SQL_CONN_UPD];
-	bind_conn(st, 0, in, c);
-	if (step_done(s, st) != 0)
-		return -1;
-	if (sqlite3_changes(s->db) == 1)
-		in->stats->rows_updated++;
-	return c->has_info ? update_info(in, *id, &c->info) : 0;
+	return conn_update(in, c, *id);
 }
 
 /* Store connections [from, from + (1 << k)) of the batch in one INSERT,
@@ -925,7 +934,10 @@ static int conn_flush(struct ingest *in)
 /* A connection record into the batch, with what the core made of it
  * (core; NULL: a record alone). Its number known already as one waiting
  * there (a record twice), or one of an earlier segment's (the small cache
- * might lose it): the batch is stored first, or at once. */
+ * might lose it): the batch is stored first, or at once. Known as stored
+ * (an events spool's connection stored in flight when a batch of
+ * exchanges needed its id, then ended): its row brought up to date, no
+ * INSERT that would leave it and look up every row of its batch. */
 static int ingest_conn(struct ingest *in, const struct obs_record *r,
 		       bool provisional, const struct obs_core_conn *core)
 {
@@ -942,6 +954,7 @@ static int ingest_conn(struct ingest *in, const struct obs_record *r,
 	}
 	if (is_pending(known) && conn_flush(in) != 0)
 		return -1;
+	known = known_conn(in, r->conn_seq);
 	c = &in->conns[in->n_conns];
 	c->conn = *r;
 	c->has_info = false;
@@ -949,6 +962,8 @@ static int ingest_conn(struct ingest *in, const struct obs_record *r,
 	if (core)
 		c->core = *core;
 	c->provisional = provisional;
+	if (known > 0)
+		return conn_update(in, c, known);
 	if (remember_conn(in, r->conn_seq, pending_id(in->n_conns++)) != 0)
 		return -1;
 	return in->n_conns == CONN_BATCH || r->conn_seq < conn_base(in)
@@ -1628,7 +1643,8 @@ static int event_conn(struct ingest *in, const struct obs_replayed *r)
 	if (stored && (k->flags & OBS_CCF_TLS)) {
 		sqlite3_stmt *st = in->store->st[OBS_SQL_CONN_TLS];
 
-		if (conn_flush(in) != 0)
+		if (is_pending(known_conn(in, c.conn_seq)) &&
+		    conn_flush(in) != 0)
 			return -1;
 		sqlite3_bind_int64(st, 1, in->process_id);
 		sqlite3_bind_int64(st, 2, (int64_t)c.conn_seq);

@@ -31,8 +31,10 @@
 /* Connections likewise, up to CONN_BATCH (a power of two) at once: a
  * flush is one INSERT per bit set in their count, of that many rows (a
  * spool of a connection per exchange stores about as many connections as
- * exchanges, in flushes of any size). */
-#define CONN_SIZES 7
+ * exchanges, in flushes of any size). Twice EXCH_BATCH: there the batch
+ * of exchanges, not that of connections, fills first, and a full one's
+ * connections are one INSERT of EXCH_BATCH rows (batch_room). */
+#define CONN_SIZES 8
 #define CONN_BATCH (1 << (CONN_SIZES - 1))
 
 struct obs_store {

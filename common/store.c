@@ -1207,10 +1207,10 @@ static sqlite3_stmt *batch_stmt(obs_store *s)
 
 /* Store the batch, the first `conns` connections waiting first (those it
  * refers to among them): EXCH_BATCH exchanges in one INSERT, fewer one by
- * one. The INSERT leaves a row stored before as it is (an earlier pass stored it
- * in flight, or after an empty slot); when it added fewer rows than it had,
- * those it added are the last ids (an id is the largest + 1), the others are
- * brought up to date one by one. */
+ * one. The INSERT leaves a row stored before as it is (an earlier pass
+ * stored it in flight, or after an empty slot); when it added fewer rows
+ * than it had, those it added are the last ids (an id is the largest + 1),
+ * the others are brought up to date one by one. */
 static int batch_store(struct ingest *in, size_t conns)
 {
 	obs_store *s = in->store;

@@ -89,6 +89,10 @@ struct obs_capture {
 	struct obs_event msg[2];
 	uint64_t msg_handle[2];
 	bool msg_open[2];
+	/* ... its fact held back: its head came in the call being fed, and
+	 * it is written once the feed is over (with its end, when that came
+	 * in the same call: the usual message is written once) */
+	bool msg_held[2];
 	struct obs_h1 h1;
 	struct obs_wsframe ws[2];
 	/* the host and path of the last request written with its labels */

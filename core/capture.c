@@ -3,7 +3,6 @@
 #include "capture.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <string.h>
 
 static void send_hint(struct obs_capture *c);
@@ -589,7 +588,7 @@ static void h2_want(struct obs_capture *c)
 
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink)
 {
-	memset(c, 0, offsetof(struct obs_capture, h1));
+	memset(c, 0, sizeof(*c));
 	c->sink = sink;
 	c->s = &c->bytes[OBS_STREAM_SOCKET];
 	obs_h1_init(&c->h1, h1_fact, c);

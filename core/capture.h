@@ -93,6 +93,7 @@ struct obs_capture {
 	 * it is written once the feed is over (with its end, when that came
 	 * in the same call: the usual message is written once) */
 	bool msg_held[2];
+	struct obs_h1 h1;
 	struct obs_wsframe ws[2];
 	/* the host and path of the last request written with its labels */
 	char last_host[OBS_H1_HOST_MAX];
@@ -108,7 +109,6 @@ struct obs_capture {
 	uint8_t h2c_stream; /* the stream of the request that asked */
 	bool h2_pending;
 	struct obs_event h2_fact;
-	struct obs_h1 h1; /* last: obs_cap_init zeroes what lies before */
 };
 
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink);

@@ -697,28 +697,26 @@ static size_t status_line(struct obs_h1_dir *d, const uint8_t *l, size_t n,
 	return LINE_GOOD;
 }
 
-/* p[0..n) added to line, the line kept; what does not fit is dropped. */
-static void keep(struct obs_h1_dir *d, uint8_t *line, const uint8_t *p,
-		 size_t n)
+/* p[0..n) added to the line kept; what does not fit is dropped. */
+static void keep(struct obs_h1_dir *d, const uint8_t *p, size_t n)
 {
-	size_t room = OBS_H1_LINE_MAX - d->line_n;
+	size_t room = sizeof(d->line) - d->line_n;
 
 	if (n > room) {
 		n = room;
 		d->line_cut = true;
 	}
-	memcpy(line + d->line_n, p, n);
+	memcpy(d->line + d->line_n, p, n);
 	d->line_n = (uint16_t)(d->line_n + n);
 }
 
 /* The first byte of a header line that is not a CR, from the line kept
  * and then p[0..n); -1 when none has come yet. */
-static int line_first(const struct obs_h1_dir *d, const uint8_t *line,
-		      const uint8_t *p, size_t n)
+static int line_first(const struct obs_h1_dir *d, const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < d->line_n; i++)
-		if (line[i] != '\r')
-			return line[i];
+		if (d->line[i] != '\r')
+			return d->line[i];
 	for (size_t i = 0; i < n; i++)
 		if (p[i] != '\r')
 			return p[i];
@@ -742,8 +740,7 @@ static size_t head_line(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p,
 		d->line_at = d->pos;
 	d->pos += take;
 	if (d->state == ST_LINE && !lf &&
-	    (first = line_first(d, h->line[dir], p, left)) >= 0 &&
-	    !may_be_read[first]) {
+	    (first = line_first(d, p, left)) >= 0 && !may_be_read[first]) {
 		d->line_n = 0; /* a fold, or a header not read */
 		d->line_cut = false;
 		d->state = ST_SKIP;
@@ -752,10 +749,10 @@ static size_t head_line(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p,
 	if (d->line_n || d->line_cut || !lf) {
 		bool grew = !d->line_cut;
 
-		keep(d, h->line[dir], p, n);
+		keep(d, p, n);
 		if (!lf && (d->state == ST_LINE || !grew))
 			return take; /* nothing to check before the LF */
-		l = h->line[dir];
+		l = d->line;
 		n = d->line_n;
 	}
 	if (d->state == ST_REQUEST_LINE)
@@ -887,7 +884,7 @@ static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 
 void obs_h1_init(struct obs_h1 *h, obs_h1_emit *emit_fn, void *ctx)
 {
-	memset(h, 0, offsetof(struct obs_h1, line));
+	memset(h, 0, sizeof(*h));
 	h->emit = emit_fn;
 	h->ctx = ctx;
 }
@@ -991,7 +988,7 @@ void obs_h1_eof(struct obs_h1 *h, enum obs_dir dir)
 		break;
 	case ST_LINE: /* a header line begun: read as far as it came */
 		if (d->line_n)
-			header_line(d, h->line[dir], d->line_n, true);
+			header_line(d, d->line, d->line_n, true);
 		d->head.flags |= OBS_H1F_CUT_SHORT;
 		emit(h, dir, OBS_H1_END, 0);
 		break;

@@ -13,9 +13,9 @@
  * Pure: no allocation, no system call, fixed-size state, each byte looked
  * at a bounded number of times (a header the framer does not need is
  * skipped with memchr; a line of a head that a call's end cuts is kept, to
- * OBS_H1_LINE_MAX bytes, until its LF). The layer runs it inside the observed
- * program, on the bytes the kernel returned and no further; the tests and the
- * fuzzer run it alone. Of the bytes it keeps only the method, the path without
+ * OBS_H1_LINE_MAX bytes, until its LF). The layer runs it inside the observed program, on
+ * the bytes the kernel returned and no further; the tests and the fuzzer
+ * run it alone. Of the bytes it keeps only the method, the path without
  * its query, fragment or path parameters, the Host header's value and the
  * status: nothing else of a head, never a header but Host.
  */
@@ -143,8 +143,7 @@ struct obs_h1_dir {
 	uint8_t hlen;	   /* bytes in head.host */
 	uint8_t plen;	   /* bytes in head.path */
 	bool line_cut;	   /* the line kept is longer than line[] */
-	uint16_t line_n;   /* bytes of a line kept (obs_h1.line), its LF to
-			    * come */
+	uint16_t line_n;   /* bytes of a line kept in line[], its LF to come */
 	uint64_t line_at;  /* the offset of the line's first byte */
 	uint64_t pos;	   /* offset of the next byte */
 	uint64_t begin;	   /* the current message's first byte */
@@ -152,6 +151,7 @@ struct obs_h1_dir {
 	uint64_t cl;	   /* Content-Length so far */
 	uint64_t num;	   /* a chunk's size */
 	struct obs_h1_head head; /* the message being read */
+	uint8_t line[OBS_H1_LINE_MAX];
 };
 
 /* A request remembered until its final response (private to h1.c). */
@@ -167,9 +167,6 @@ struct obs_h1 {
 	uint8_t q_len;
 	obs_h1_emit *emit;
 	void *ctx;
-	/* each direction's line kept (its first line_n bytes: never zeroed,
-	 * never read beyond) */
-	uint8_t line[2][OBS_H1_LINE_MAX];
 };
 
 /* A framer at the beginning of both directions, that reports to emit. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 static void send_hint(struct obs_capture *c);
+static void plain_call(struct obs_capture *c, const struct obs_call *call);
 
 /* Whether events of this kind are of a stream of bytes (and say which:
  * OBS_EVF_PLAIN). */
@@ -108,6 +109,11 @@ static uint8_t app_of(struct obs_capture *c, const uint8_t *p, size_t n)
 {
 	if (p[0] == 22 && c->s == &c->bytes[OBS_STREAM_SOCKET]) {
 		obs_tlsrec_init(&c->tls);
+		if (c->dec_allowed && c->s->level[OBS_TX] == 0 &&
+		    c->s->pos[OBS_TX] == 0) {
+			obs_tlsdec_init(&c->dec);
+			c->dec_on = true;
+		}
 		return OBS_APP_TLS;
 	}
 	if (obs_h2_preface(p, n))
@@ -665,7 +671,15 @@ static void feed(struct obs_capture *c, enum obs_dir dir,
 	}
 }
 
-/* A call on stream b (the socket's or the plaintext's). */
+/* Whether the socket's calls carry records whose plaintext is fed: the
+ * decryptor runs, with memory (offered after the ServerHello, so from
+ * before the client's Finished, which may share a send with its first
+ * data). */
+static bool dec_marks(const struct obs_capture *c)
+{
+	return c->dec_on && c->dec.mem && obs_tlsdec_on(&c->dec);
+}
+
 /* A call on stream b (the socket's or the plaintext's): merged into the
  * stream's last event, or an event of its own, written now or, for a send
  * whose entry was written (obs_cap_send_entry), completed. */
@@ -676,7 +690,10 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	bool failed = call->result < 0 && !is_transient(call->err);
 	bool own = failed || call->eof;
 	size_t n = call->result > 0 && !call->peek ? (size_t)call->result : 0;
-	uint8_t in_tls = call->in_tls ? OBS_EVF_IN_TLS : 0;
+	uint8_t in_tls = call->in_tls || (b == &c->bytes[OBS_STREAM_SOCKET] &&
+					  dec_marks(c))
+				 ? OBS_EVF_IN_TLS
+				 : 0;
 	struct obs_event *ev = &b->last;
 	struct obs_event fresh = {
 		.kind = OBS_EV_CALL,
@@ -779,16 +796,148 @@ bool obs_cap_send_entry(struct obs_capture *c, int64_t t_in)
 	return true;
 }
 
+/* ---- TLS decrypted ---- */
+
+/* The hint for the layer (obs_cap_dec_wanted). */
+static void dec_hint(struct obs_capture *c)
+{
+	uint8_t random[32], want = 0;
+	size_t len;
+
+	if (c->dec_on && obs_tlsdec_wants_mem(&c->dec))
+		want |= OBS_CAP_DEC_MEM;
+	if (c->dec_on && c->dec.mem &&
+	    obs_tlsdec_wants_keys(&c->dec, random, &len))
+		want |= OBS_CAP_DEC_KEYS;
+	if (dec_marks(c))
+		want |= OBS_CAP_DEC_RUNS;
+	if (want != __atomic_load_n(&c->dec_want, __ATOMIC_RELAXED))
+		__atomic_store_n(&c->dec_want, want, __ATOMIC_RELAXED);
+}
+
+/* The decryptor stops for good (its memory kept for the caller to take
+ * back, obs_cap_dec_reclaim). */
+static void dec_stop(struct obs_capture *c)
+{
+	struct obs_tlsdec_mem *m = obs_tlsdec_wipe(&c->dec);
+
+	c->dec_back = m ? m : c->dec_back;
+	c->dec_on = false;
+	dec_hint(c);
+}
+
+/* An HTTP/2 SETTINGS frame's header at p[0..n): a server that speaks
+ * HTTP/2 first (its preface), as ALPN's h2 would have said. */
+static bool h2_settings(const uint8_t *p, size_t n)
+{
+	return n >= 9 && p[3] == 4 && (p[4] & ~1u) == 0 && p[5] == 0 &&
+	       p[6] == 0 && p[7] == 0 && p[8] == 0;
+}
+
+/* The decryptor's plaintext: a plaintext call of its direction. */
+static void dec_out(void *ctx, int dir, const uint8_t *p, size_t n,
+		    int64_t t_in, int64_t t_out)
+{
+	struct obs_capture *c = ctx;
+	struct iovec v = { (void *)p, n };
+	struct obs_call call = {
+		.dir = (enum obs_dir)dir,
+		.t_in = t_in,
+		.t_out = t_out,
+		.result = (long)n,
+		.iov = &v,
+		.iovcnt = 1,
+	};
+
+	if (dir == OBS_RX &&
+	    c->bytes[OBS_STREAM_PLAIN].app[OBS_TX] == OBS_APP_UNKNOWN &&
+	    h2_settings(p, n))
+		call.alpn = OBS_APP_H2;
+	plain_call(c, &call);
+}
+
+void obs_cap_decrypt(struct obs_capture *c)
+{
+	c->dec_allowed = true;
+}
+
+bool obs_cap_dec_h2_wanted(const struct obs_capture *c)
+{
+	uint8_t want = __atomic_load_n(&c->h2_want, __ATOMIC_RELAXED);
+
+	return (want >> (2 * OBS_STREAM_PLAIN + OBS_TX) & 1u) &&
+	       (__atomic_load_n(&c->dec_want, __ATOMIC_RELAXED) &
+		OBS_CAP_DEC_RUNS);
+}
+
+bool obs_cap_dec_offer(struct obs_capture *c, struct obs_tlsdec_mem *mem,
+		       const struct obs_tlsdec_ops *ops, void *ops_ctx)
+{
+	bool taken = c->dec_on && obs_tlsdec_wants_mem(&c->dec) &&
+		     obs_tlsdec_offer(&c->dec, mem, ops, ops_ctx);
+
+	dec_hint(c);
+	return taken;
+}
+
+void obs_cap_dec_refuse(struct obs_capture *c)
+{
+	if (c->dec_on)
+		obs_tlsdec_refuse(&c->dec);
+	dec_hint(c);
+}
+
+bool obs_cap_dec_random(const struct obs_capture *c, uint8_t random[32],
+			size_t *len)
+{
+	return c->dec_on && c->dec.mem &&
+	       obs_tlsdec_wants_keys(&c->dec, random, len);
+}
+
+void obs_cap_dec_keys(struct obs_capture *c, const uint8_t *client,
+		      const uint8_t *server, size_t len)
+{
+	if (c->dec_on)
+		obs_tlsdec_keys(&c->dec, client, server, len, dec_out, c);
+	dec_hint(c);
+}
+
+struct obs_tlsdec_mem *obs_cap_dec_reclaim(struct obs_capture *c)
+{
+	struct obs_tlsdec_mem *mem = c->dec_back;
+
+	c->dec_back = NULL;
+	return mem;
+}
+
+uint64_t obs_cap_dec_bytes(const struct obs_capture *c, int dir)
+{
+	return c->dec.decrypted[dir & 1];
+}
+
 void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 {
 	if (c->syn_data && call->dir == OBS_TX && call->result > 0)
 		c->syn_data = false; /* the SYN's: no sign of being up */
 	else if (!c->up_known && call->result >= 0)
 		obs_cap_up(c, call->t_in, OBS_UP_FIRST_IO, 0);
+	if (c->dec_on && call->in_tls)
+		dec_stop(c); /* a TLS library hooked: its plaintext is had */
 	call_on(c, &c->bytes[OBS_STREAM_SOCKET], call);
+	if (!c->dec_on || call->result <= 0 || call->peek)
+		return;
+	if (call->iov == NULL) { /* bytes it cannot see */
+		dec_stop(c);
+		return;
+	}
+	obs_tlsdec_feed(&c->dec, call->dir, call->iov, call->iovcnt,
+			(size_t)call->result, call->t_in, call->t_out, dec_out,
+			c);
+	dec_hint(c);
 }
 
-void obs_cap_plain(struct obs_capture *c, const struct obs_call *call)
+/* A plaintext call, a TLS library's or the decryptor's. */
+static void plain_call(struct obs_capture *c, const struct obs_call *call)
 {
 	struct obs_call plain = *call;
 
@@ -798,6 +947,13 @@ void obs_cap_plain(struct obs_capture *c, const struct obs_call *call)
 				? call->alpn
 				: OBS_APP_UNKNOWN;
 	call_on(c, &c->bytes[OBS_STREAM_PLAIN], &plain);
+}
+
+void obs_cap_plain(struct obs_capture *c, const struct obs_call *call)
+{
+	if (c->dec_on)
+		dec_stop(c); /* the library's plaintext, not the records' */
+	plain_call(c, call);
 }
 
 void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how)
@@ -833,6 +989,8 @@ void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
 			      c->bytes[OBS_STREAM_SOCKET].entry_handle);
 		c->bytes[OBS_STREAM_SOCKET].entry_open = false;
 	}
+	if (c->dec_on) /* what is held will not be read now */
+		dec_stop(c);
 	h2_end(c); /* its streams close */
 	/* a message under way will not end now */
 	for (int dir = OBS_TX; dir <= OBS_RX; dir++)

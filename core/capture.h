@@ -36,6 +36,7 @@
 #include "event.h"
 #include "h1.h"
 #include "h2.h"
+#include "tlsdec.h"
 #include "tlsrec.h"
 #include "wsframe.h"
 
@@ -105,7 +106,21 @@ struct obs_capture {
 	uint8_t h2c_stream; /* the stream of the request that asked */
 	bool h2_pending;
 	struct obs_event h2_fact;
+	/* TLS 1.3 decrypted with key-log secrets (obs_cap_decrypt): whether
+	 * the layer may, the decryptor, the hint for the layer (bits
+	 * OBS_CAP_DEC_*), the memory taken back at close */
+	bool dec_allowed;
+	bool dec_on;
+	uint8_t dec_want;
+	struct obs_tlsdec_mem *dec_back;
+	struct obs_tlsdec dec;
 };
+
+/* obs_cap_dec_wanted's bits: the decryptor wants memory, secrets; it
+ * runs (with memory, not given up). */
+#define OBS_CAP_DEC_MEM 0x1u
+#define OBS_CAP_DEC_KEYS 0x2u
+#define OBS_CAP_DEC_RUNS 0x4u
 
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink);
 
@@ -210,6 +225,43 @@ bool obs_cap_h2_offer(struct obs_capture *c, struct obs_h2 *mem,
 /* After obs_cap_close (not at exit): the memory offered, its header
  * values wiped, for the caller to reuse; NULL when it had none. */
 struct obs_h2 *obs_cap_h2_reclaim(struct obs_capture *c);
+
+/* TLS decrypted in the capture (tlsdec.h): a connection whose first bytes
+ * sent (on its socket, outside any tunnel) are a TLS ClientHello has its
+ * records followed, and once it is TLS 1.3 with a suite known, the layer
+ * is asked (obs_cap_dec_wanted, a hint read without the lock) for memory
+ * (obs_cap_dec_offer, or obs_cap_dec_refuse) and for the secrets of its
+ * client_random (obs_cap_dec_random, obs_cap_dec_keys). Its records of
+ * application data are decrypted as their socket calls come, and their
+ * plaintext is fed as obs_cap_plain's is (a plaintext call of its
+ * direction with the times of the socket calls that carried the record),
+ * after the socket call; the socket calls of such a connection are marked
+ * OBS_EVF_IN_TLS while it is decrypted (from the memory's offer on, until
+ * it is given up). Off unless obs_cap_decrypt says so. */
+void obs_cap_decrypt(struct obs_capture *c);
+static inline uint8_t obs_cap_dec_wanted(const struct obs_capture *c)
+{
+	return __atomic_load_n(&c->dec_want, __ATOMIC_RELAXED);
+}
+/* Whether the decrypted plaintext's protocol is not chosen yet, with no
+ * memory for HTTP/2 (a hint: the caller offers some, obs_cap_h2_offer,
+ * so that h2 is followed whoever speaks first). */
+bool obs_cap_dec_h2_wanted(const struct obs_capture *c);
+bool obs_cap_dec_offer(struct obs_capture *c, struct obs_tlsdec_mem *mem,
+		       const struct obs_tlsdec_ops *ops, void *ops_ctx);
+void obs_cap_dec_refuse(struct obs_capture *c);
+/* The client_random to look the secrets up by, and their length; false
+ * when none are awaited. */
+bool obs_cap_dec_random(const struct obs_capture *c, uint8_t random[32],
+			size_t *len);
+/* The secrets: what was held is decrypted and fed now. */
+void obs_cap_dec_keys(struct obs_capture *c, const uint8_t *client,
+		      const uint8_t *server, size_t len);
+/* After obs_cap_close (not at exit): the decryptor's memory, wiped, for
+ * the caller to reuse; NULL when it had none. */
+struct obs_tlsdec_mem *obs_cap_dec_reclaim(struct obs_capture *c);
+/* Bytes run through the cipher, by direction (for the cost's report). */
+uint64_t obs_cap_dec_bytes(const struct obs_capture *c, int dir);
 
 void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how);
 /* close() returned at t_out; flags OBS_EVF_EXIT or OBS_EVF_LOST when the

@@ -819,7 +819,10 @@ static void dec_hint(struct obs_capture *c)
  * back, obs_cap_dec_reclaim). */
 static void dec_stop(struct obs_capture *c)
 {
-	struct obs_tlsdec_mem *m = obs_tlsdec_wipe(&c->dec);
+	struct obs_tlsdec_mem *m;
+
+	c->dec_bytes += c->dec.decrypted[OBS_RX];
+	m = obs_tlsdec_wipe(&c->dec);
 
 	c->dec_back = m ? m : c->dec_back;
 	c->dec_on = false;
@@ -910,9 +913,15 @@ struct obs_tlsdec_mem *obs_cap_dec_reclaim(struct obs_capture *c)
 	return mem;
 }
 
+const char *obs_cap_dec_why(const struct obs_capture *c)
+{
+	return obs_tlsdec_why(&c->dec);
+}
+
 uint64_t obs_cap_dec_bytes(const struct obs_capture *c, int dir)
 {
-	return c->dec.decrypted[dir & 1];
+	return dir == OBS_RX ? c->dec_bytes + c->dec.decrypted[OBS_RX]
+			     : c->dec.decrypted[OBS_TX];
 }
 
 void obs_cap_call(struct obs_capture *c, const struct obs_call *call)

@@ -113,6 +113,7 @@ struct obs_capture {
 	bool dec_on;
 	uint8_t dec_want;
 	struct obs_tlsdec_mem *dec_back;
+	uint64_t dec_bytes; /* received bytes decrypted before a stop */
 	struct obs_tlsdec dec;
 };
 
@@ -260,7 +261,10 @@ void obs_cap_dec_keys(struct obs_capture *c, const uint8_t *client,
 /* After obs_cap_close (not at exit): the decryptor's memory, wiped, for
  * the caller to reuse; NULL when it had none. */
 struct obs_tlsdec_mem *obs_cap_dec_reclaim(struct obs_capture *c);
-/* Bytes run through the cipher, by direction (for the cost's report). */
+/* Why the decryptor stopped, or "on" (for the layer's diagnostics). */
+const char *obs_cap_dec_why(const struct obs_capture *c);
+/* Bytes run through the cipher, by direction (for the cost's report;
+ * the received ones counted past the decryptor's end). */
 uint64_t obs_cap_dec_bytes(const struct obs_capture *c, int dir);
 
 void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how);

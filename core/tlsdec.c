@@ -147,9 +147,11 @@ bool obs_tlsdec_offer(struct obs_tlsdec *t, struct obs_tlsdec_mem *mem,
 	return true;
 }
 
-/* Given up: what is held is dropped. */
-static void off(struct obs_tlsdec *t)
+/* Given up (why: enum obs_tlsdec_why): what is held is dropped. */
+static void off(struct obs_tlsdec *t, uint8_t why)
 {
+	if (t->state != ST_OFF)
+		t->why = why;
 	t->state = ST_OFF;
 	if (t->mem && t->mem->hold_len) {
 		memset(t->mem->hold, 0, t->mem->hold_len);
@@ -157,10 +159,30 @@ static void off(struct obs_tlsdec *t)
 	}
 }
 
+const char *obs_tlsdec_why(const struct obs_tlsdec *t)
+{
+	static const char *const whys[] = {
+		[OBS_TLSDEC_ENDED] = "ended",
+		[OBS_TLSDEC_NOT_13] = "not TLS 1.3",
+		[OBS_TLSDEC_SUITE] = "a cipher suite not known",
+		[OBS_TLSDEC_EARLY] = "early data",
+		[OBS_TLSDEC_NOT_TLS] = "a record that is not TLS",
+		[OBS_TLSDEC_TAG] = "a record whose tag failed",
+		[OBS_TLSDEC_NO_MEMORY] = "no memory",
+		[OBS_TLSDEC_HOLD_FULL] = "the secrets came too late",
+		[OBS_TLSDEC_CRYPTO] = "the cryptography failed",
+	};
+
+	return t->state != ST_OFF	    ? "on"
+	       : t->why < sizeof(whys) / sizeof(whys[0]) && whys[t->why]
+		       ? whys[t->why]
+		       : "?";
+}
+
 void obs_tlsdec_refuse(struct obs_tlsdec *t)
 {
 	if (t->mem == NULL)
-		off(t);
+		off(t, OBS_TLSDEC_NO_MEMORY);
 }
 
 bool obs_tlsdec_expand_label(const struct obs_tlsdec_ops *ops, void *ctx,
@@ -222,10 +244,12 @@ static void server_hello(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
 		return;
 	}
 	field(d, H_DONE, 0);
-	if (t->version == 0x0304 && obs_tlsdec_key_len(t->suite))
-		t->state = ST_SUITED;
+	if (t->version != 0x0304)
+		off(t, OBS_TLSDEC_NOT_13);
+	else if (!obs_tlsdec_key_len(t->suite))
+		off(t, OBS_TLSDEC_SUITE);
 	else
-		off(t);
+		t->state = ST_SUITED;
 }
 
 /* The next of the extensions (left: their bytes still to come). */
@@ -243,7 +267,7 @@ static void server_field(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
 	switch (d->hello) {
 	case H_TYPE:
 		if (d->val != 2) {
-			off(t);
+			off(t, OBS_TLSDEC_NOT_TLS);
 			return;
 		}
 		field(d, H_LENGTH, 3);
@@ -305,7 +329,7 @@ static void client_field(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
 	switch (d->hello) {
 	case H_TYPE:
 		if (d->val != 1) {
-			off(t);
+			off(t, OBS_TLSDEC_NOT_TLS);
 			return;
 		}
 		field(d, H_LENGTH, 3);
@@ -341,7 +365,7 @@ static void hello_byte(struct obs_tlsdec *t, int dir, uint8_t b)
 	if (++d->at < d->need)
 		return;
 	if (d->hello >= H_EXT_TYPE && d->left > 0xffff) { /* past the end */
-		off(t);
+		off(t, OBS_TLSDEC_NOT_TLS);
 		return;
 	}
 	if (dir == OBS_TLSDEC_TX)
@@ -362,7 +386,7 @@ static void record_begins(struct obs_tlsdec *t, int dir)
 	d->got = 0;
 	d->kind = K_SKIP;
 	if (d->hdr[1] != 3 || d->len > OBS_TLSDEC_RECORD_MAX) {
-		off(t);
+		off(t, OBS_TLSDEC_NOT_TLS);
 		return;
 	}
 	switch (type) {
@@ -375,7 +399,7 @@ static void record_begins(struct obs_tlsdec *t, int dir)
 		return;
 	case TYPE_APPLICATION_DATA:
 		if (t->state == ST_HELLO) { /* early data, or not TLS */
-			off(t);
+			off(t, OBS_TLSDEC_EARLY);
 			return;
 		}
 		if (!t->finished) {
@@ -384,13 +408,13 @@ static void record_begins(struct obs_tlsdec *t, int dir)
 			return;
 		}
 		if (d->len < TAG_LEN + 1) {
-			off(t);
+			off(t, OBS_TLSDEC_NOT_TLS);
 			return;
 		}
 		d->kind = K_APP;
 		return;
 	default:
-		off(t);
+		off(t, OBS_TLSDEC_NOT_TLS);
 		return;
 	}
 }
@@ -408,13 +432,13 @@ static void record_ends(struct obs_tlsdec *t, int dir, int64_t t_out,
 	d->kind = K_SKIP;
 	d->seq++;
 	if (!t->ops->verify(t->ops_ctx, dir, d->tag)) {
-		off(t);
+		off(t, OBS_TLSDEC_TAG);
 		return;
 	}
 	while (n && p[n - 1] == 0) /* the padding */
 		n--;
 	if (n == 0) {
-		off(t);
+		off(t, OBS_TLSDEC_NOT_TLS);
 		return;
 	}
 	type = p[--n];
@@ -437,16 +461,16 @@ static void record_ends(struct obs_tlsdec *t, int dir, int64_t t_out,
 						     t->suite, d->secret, hlen,
 						     "traffic upd", next,
 						     hlen)) {
-				off(t);
+				off(t, OBS_TLSDEC_CRYPTO);
 				return;
 			}
 			memcpy(d->secret, next, hlen);
 			memset(next, 0, sizeof(next));
 			if (!rekey(t, dir))
-				off(t);
+				off(t, OBS_TLSDEC_CRYPTO);
 		}
 	} else if (type != TYPE_ALERT) {
-		off(t);
+		off(t, OBS_TLSDEC_NOT_TLS);
 	}
 }
 
@@ -459,7 +483,7 @@ static void hold(struct obs_tlsdec *t, int dir, const uint8_t *p, size_t n,
 
 	if (n > OBS_TLSDEC_HOLD ||
 	    OBS_TLSDEC_HOLD - m->hold_len < sizeof(h) + n) {
-		off(t);
+		off(t, OBS_TLSDEC_HOLD_FULL);
 		return;
 	}
 	memcpy(m->hold + m->hold_len, &h, sizeof(h));
@@ -480,7 +504,7 @@ static void open_bytes(struct obs_tlsdec *t, int dir, const uint8_t *p,
 
 		if (!t->ops->update(t->ops_ctx, dir, p, c,
 				    t->mem->plain[dir] + d->got)) {
-			off(t);
+			off(t, OBS_TLSDEC_CRYPTO);
 			return;
 		}
 		t->decrypted[dir] += c;
@@ -541,14 +565,14 @@ static void step(struct obs_tlsdec *t, int dir, const uint8_t *p, size_t n,
 
 			if (!d->keyed) {
 				if (t->mem == NULL)
-					off(t);
+					off(t, OBS_TLSDEC_NO_MEMORY);
 				else
 					t->state = ST_HELD;
 				continue;
 			}
 			nonce_of(d, nonce);
 			if (!t->ops->begin(t->ops_ctx, dir, nonce, d->hdr)) {
-				off(t);
+				off(t, OBS_TLSDEC_CRYPTO);
 				continue;
 			}
 			d->kind = K_APP_BEGUN;
@@ -591,13 +615,13 @@ bool obs_tlsdec_keys(struct obs_tlsdec *t, const uint8_t *client,
 	if (t->state != ST_SUITED && t->state != ST_HELD)
 		return false;
 	if (m == NULL || len != obs_tlsdec_hash_len(t->suite)) {
-		off(t);
+		off(t, OBS_TLSDEC_CRYPTO);
 		return false;
 	}
 	memcpy(t->d[OBS_TLSDEC_TX].secret, client, len);
 	memcpy(t->d[OBS_TLSDEC_RX].secret, server, len);
 	if (!rekey(t, OBS_TLSDEC_TX) || !rekey(t, OBS_TLSDEC_RX)) {
-		off(t);
+		off(t, OBS_TLSDEC_CRYPTO);
 		return false;
 	}
 	held = t->state == ST_HELD ? m->hold_len : 0;
@@ -629,8 +653,11 @@ struct obs_tlsdec_mem *obs_tlsdec_wipe(struct obs_tlsdec *t)
 	}
 	/* (memset may be elided for an object about to die: t is not, it
 	 * stays in its connection; the compiler barrier keeps the stores) */
+	uint8_t why = t->state == ST_OFF ? t->why : OBS_TLSDEC_ENDED;
+
 	memset(t, 0, sizeof(*t));
 	__asm__ __volatile__("" : : "r"(t), "r"(m) : "memory");
 	t->state = ST_OFF;
+	t->why = why;
 	return m;
 }

@@ -117,8 +117,22 @@ struct obs_tlsdec_dir {
 	int64_t t_in; /* the entry of the call with the record's first byte */
 };
 
+/* Why a connection was given up (obs_tlsdec_why). */
+enum obs_tlsdec_why {
+	OBS_TLSDEC_ENDED = 1,
+	OBS_TLSDEC_NOT_13,
+	OBS_TLSDEC_SUITE,
+	OBS_TLSDEC_EARLY,
+	OBS_TLSDEC_NOT_TLS,
+	OBS_TLSDEC_TAG,
+	OBS_TLSDEC_NO_MEMORY,
+	OBS_TLSDEC_HOLD_FULL,
+	OBS_TLSDEC_CRYPTO,
+};
+
 struct obs_tlsdec {
 	uint8_t state; /* enum in tlsdec.c */
+	uint8_t why;   /* enum obs_tlsdec_why, once off */
 	bool finished; /* the client's Finished went */
 	bool hrr;      /* the ServerHello being read is a HelloRetryRequest */
 	uint16_t suite;
@@ -149,6 +163,8 @@ void obs_tlsdec_feed(struct obs_tlsdec *t, int dir, const struct iovec *iov,
 
 /* Whether the connection may still be decrypted (not given up). */
 bool obs_tlsdec_on(const struct obs_tlsdec *t);
+/* Why not ("on" while it is): for the layer's diagnostics. */
+const char *obs_tlsdec_why(const struct obs_tlsdec *t);
 /* Whether it is TLS 1.3 with a suite known, whose records will need the
  * memory (given none yet). */
 bool obs_tlsdec_wants_mem(const struct obs_tlsdec *t);

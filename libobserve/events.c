@@ -148,6 +148,8 @@ static __attribute__((noinline)) void dec_service(struct obs_conn *c,
 		wanted = obs_cap_dec_random(&c->cap, random, &len);
 		obs_conn_unlock(c);
 		if (wanted && obs_keylog_find(random, len, client, server)) {
+			OBS_LOG(OBS_LOG_DEBUG, "TLS secrets found for %02x%02x%02x%02x",
+				random[0], random[1], random[2], random[3]);
 			obs_conn_lock(c);
 			obs_cap_dec_keys(&c->cap, client, server, len);
 			obs_conn_unlock(c);
@@ -230,30 +232,40 @@ void obs_ev_shutdown(struct obs_conn *c, int64_t t, int how)
 	obs_conn_unlock(c);
 }
 
-void obs_ev_close(struct obs_conn *c, int64_t t, uint8_t flags)
+void obs_ev_last_look(struct obs_conn *c)
 {
-	struct obs_h2 *mem;
-	struct obs_tlsdec_mem *dec = NULL;
-	uint64_t decrypted = 0, received = 0;
-
 	if (obs_cap_dec_wanted(&c->cap) & OBS_CAP_DEC_KEYS)
-		dec_service(c, OBS_CAP_DEC_KEYS); /* late secrets: the last look */
+		dec_service(c, OBS_CAP_DEC_KEYS);
+}
+
+void obs_ev_ended(struct obs_conn *c)
+{
+	struct obs_tlsdec_mem *dec;
+	uint64_t decrypted, received;
+
 	obs_conn_lock(c);
 	decrypted = obs_cap_dec_bytes(&c->cap, OBS_RX);
 	received = c->cap.bytes[OBS_STREAM_SOCKET].pos[OBS_RX];
+	dec = obs_cap_dec_reclaim(&c->cap);
+	if (dec)
+		OBS_LOG(OBS_LOG_INFO,
+			"TLS decrypted: %llu of %llu bytes received (%s)",
+			(unsigned long long)decrypted,
+			(unsigned long long)received, obs_cap_dec_why(&c->cap));
+	obs_conn_unlock(c);
+	if (dec)
+		obs_tlsmem_release(dec);
+}
+
+void obs_ev_close(struct obs_conn *c, int64_t t, uint8_t flags)
+{
+	struct obs_h2 *mem;
+
+	obs_conn_lock(c);
 	obs_cap_close(&c->cap, t, flags);
 	/* at exit its threads may go on with it */
 	mem = flags & OBS_EVF_EXIT ? NULL : obs_cap_h2_reclaim(&c->cap);
-	if (!(flags & OBS_EVF_EXIT))
-		dec = obs_cap_dec_reclaim(&c->cap);
 	obs_conn_unlock(c);
 	if (mem)
 		obs_h2mem_release(mem);
-	if (dec) {
-		OBS_LOG(OBS_LOG_INFO,
-			"TLS decrypted: %llu of %llu bytes received",
-			(unsigned long long)decrypted,
-			(unsigned long long)received);
-		obs_tlsmem_release(dec);
-	}
 }

@@ -65,3 +65,63 @@ bad:
 	memset(out, 0, sizeof(*out));
 	return false;
 }
+
+void obs_keylog_reader_init(struct obs_keylog_reader *r, uint64_t off)
+{
+	memset(r, 0, sizeof(*r));
+	r->off = off;
+}
+
+/* Line p[0..n), at offset at: said if it is of the format. */
+static void one_line(const char *p, size_t n, uint64_t at,
+		     obs_keylog_found *found, void *ctx)
+{
+	struct obs_keylog_line l;
+
+	if (obs_keylog_parse(p, n, &l))
+		found(ctx, &l, at, n + 1);
+	memset(&l, 0, sizeof(l));
+	__asm__ __volatile__("" : : "r"(&l) : "memory"); /* kept: wiped */
+}
+
+void obs_keylog_feed(struct obs_keylog_reader *r, const char *p, size_t n,
+		     obs_keylog_found *found, void *ctx)
+{
+	size_t start = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k = i - start;
+
+		if (p[i] != '\n')
+			continue;
+		if (r->skipping) {
+			r->skipping = 0;
+		} else if (r->carry_len) {
+			if (r->carry_len + k <= sizeof(r->carry)) {
+				memcpy(r->carry + r->carry_len, p + start, k);
+				one_line(r->carry, r->carry_len + k,
+					 r->carry_at, found, ctx);
+			}
+			memset(r->carry, 0, sizeof(r->carry));
+		} else if (k <= sizeof(r->carry)) {
+			one_line(p + start, k, r->off + start, found, ctx);
+		}
+		r->carry_len = 0;
+		start = i + 1;
+	}
+	if (start < n && !r->skipping) { /* a line begun */
+		size_t k = n - start;
+
+		if (r->carry_len == 0)
+			r->carry_at = r->off + start;
+		if (r->carry_len + k <= sizeof(r->carry)) {
+			memcpy(r->carry + r->carry_len, p + start, k);
+			r->carry_len += k;
+		} else {
+			r->skipping = 1;
+			r->carry_len = 0;
+			memset(r->carry, 0, sizeof(r->carry));
+		}
+	}
+	r->off += n;
+}

@@ -35,4 +35,30 @@ struct obs_keylog_line {
  * even): then *out is left zeroed. */
 bool obs_keylog_parse(const char *p, size_t n, struct obs_keylog_line *out);
 
+/* The longest line the reader takes (longer ones are skipped whole). */
+#define OBS_KEYLOG_LINE_MAX 512u
+
+/* A key log read in pieces of any size (what a file gained since the last
+ * look): its lines, each parsed, said with the offset of its first byte.
+ * A line begun in one piece and ended in a later one is kept here (the
+ * buffer is wiped once it is said). */
+struct obs_keylog_reader {
+	uint64_t off;	   /* the offset of the next piece's first byte */
+	size_t carry_len;  /* bytes of a line begun */
+	uint64_t carry_at; /* where it begins */
+	int skipping;	   /* a line too long: skipped to its end */
+	char carry[OBS_KEYLOG_LINE_MAX];
+};
+
+/* A line of the format, its offset and length (its newline included). */
+typedef void obs_keylog_found(void *ctx, const struct obs_keylog_line *l,
+			      uint64_t at, size_t len);
+
+/* The reader starts at offset off of its file. */
+void obs_keylog_reader_init(struct obs_keylog_reader *r, uint64_t off);
+/* The next n bytes of the file: each line they end is parsed, and said
+ * when it is of the format (the line given to found is wiped after). */
+void obs_keylog_feed(struct obs_keylog_reader *r, const char *p, size_t n,
+		     obs_keylog_found *found, void *ctx);
+
 #endif

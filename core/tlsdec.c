@@ -512,6 +512,8 @@ static void open_bytes(struct obs_tlsdec *t, int dir, const uint8_t *p,
 		p += c;
 		k -= c;
 	}
+	if (k == 0)
+		return; /* (still in the data) */
 	memcpy(d->tag + (d->got - data), p, k);
 	d->got = (uint16_t)(d->got + k);
 }

@@ -51,7 +51,6 @@
 #define MEMFD_NAME "observe-keylog"
 #define ENTRIES 256
 #define RANGES 6
-#define CARRY 512
 
 /* A client_random's lines: its traffic secrets, and where its lines stand
  * in the shared file (to punch out once taken). */
@@ -73,11 +72,7 @@ struct source {
 	bool ours;
 	dev_t dev;
 	ino_t ino;
-	uint64_t off;	      /* read up to here */
-	size_t carry_len;     /* a line begun, not ended */
-	uint64_t carry_off;   /* where it begins */
-	bool skipping;	      /* a line too long: to its end */
-	char carry[CARRY];
+	struct obs_keylog_reader r; /* its lines, from its offset r.off */
 	char path[256]; /* the user's file, opened when it exists */
 };
 
@@ -139,7 +134,7 @@ static void add_user(const char *path, size_t len)
 		struct stat st;
 
 		if (fstat(s->fd, &st) == 0)
-			s->off = (uint64_t)st.st_size;
+			obs_keylog_reader_init(&s->r, (uint64_t)st.st_size);
 	}
 	kl.nsources++;
 }
@@ -159,7 +154,8 @@ static bool add_source(int fd, bool ours, uint64_t off)
 	s->ours = ours;
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
-	s->off = off == UINT64_MAX ? (uint64_t)st.st_size : off;
+	obs_keylog_reader_init(&s->r, off == UINT64_MAX ? (uint64_t)st.st_size
+							: off);
 	kl.nsources++;
 	return true;
 }
@@ -280,26 +276,25 @@ fresh:
 	return e;
 }
 
-/* One line of s, p[0..n) at offset `at` of its file. */
-static void line(struct source *s, const char *p, size_t n, uint64_t at)
+/* A line of source ctx, at offset at, len bytes long. */
+static void line(void *ctx, const struct obs_keylog_line *l, uint64_t at,
+		 size_t len)
 {
-	struct obs_keylog_line l;
-	struct entry *e;
+	struct source *s = ctx;
+	struct entry *e = entry_of(l->random);
 
-	if (!obs_keylog_parse(p, n, &l))
-		return;
-	e = entry_of(l.random);
-	if (s->ours && e->nranges < RANGES && n < 0xffff) {
+	if (s->ours && e->nranges < RANGES && len <= 0xffff) {
 		e->off[e->nranges] = at;
-		e->rlen[e->nranges++] = (uint16_t)(n + 1);
+		e->rlen[e->nranges++] = (uint16_t)len;
 	}
-	if (l.label == OBS_KL_CLIENT_TRAFFIC || l.label == OBS_KL_SERVER_TRAFFIC) {
-		memcpy(l.label == OBS_KL_CLIENT_TRAFFIC ? e->client : e->server,
-		       l.secret, l.secret_len);
-		e->len = l.secret_len;
-		e->have |= (uint8_t)(1u << l.label);
+	if (l->label == OBS_KL_CLIENT_TRAFFIC ||
+	    l->label == OBS_KL_SERVER_TRAFFIC) {
+		memcpy(l->label == OBS_KL_CLIENT_TRAFFIC ? e->client
+							 : e->server,
+		       l->secret, l->secret_len);
+		e->len = l->secret_len;
+		e->have |= (uint8_t)(1u << l->label);
 	}
-	explicit_bzero(&l, sizeof(l));
 }
 
 /* What was appended to s since the last look, its lines taken. */
@@ -312,45 +307,8 @@ static void poll_source(struct source *s)
 		return; /* the user's file, not made yet */
 	if (!same_file(s))
 		return; /* its descriptor was closed and reused: not read */
-	while ((got = pread(s->fd, buf, sizeof(buf), (off_t)s->off)) > 0) {
-		size_t start = 0;
-
-		for (size_t i = 0; i < (size_t)got; i++) {
-			uint64_t at = s->off + start;
-
-			if (buf[i] != '\n')
-				continue;
-			if (s->skipping) {
-				s->skipping = false;
-			} else if (s->carry_len) {
-				size_t k = i - start;
-
-				if (s->carry_len + k <= CARRY) {
-					memcpy(s->carry + s->carry_len,
-					       buf + start, k);
-					line(s, s->carry, s->carry_len + k,
-					     s->carry_off);
-				}
-			} else {
-				line(s, buf + start, i - start, at);
-			}
-			s->carry_len = 0;
-			start = i + 1;
-		}
-		if (start < (size_t)got && !s->skipping) { /* a line begun */
-			size_t k = (size_t)got - start;
-
-			if (s->carry_len == 0)
-				s->carry_off = s->off + start;
-			if (s->carry_len + k <= CARRY) {
-				memcpy(s->carry + s->carry_len, buf + start, k);
-				s->carry_len += k;
-			} else {
-				s->skipping = true;
-				s->carry_len = 0;
-			}
-		}
-		s->off += (uint64_t)got;
+	while ((got = pread(s->fd, buf, sizeof(buf), (off_t)s->r.off)) > 0) {
+		obs_keylog_feed(&s->r, buf, (size_t)got, line, s);
 		if ((size_t)got < sizeof(buf))
 			break;
 	}

@@ -559,6 +559,61 @@ static void keylog_lines(void **state)
 	assert_false(obs_keylog_parse(line, strlen(line), &l));
 }
 
+struct lines {
+	int n;
+	uint8_t label[4];
+	uint64_t at[4];
+	size_t len[4];
+};
+
+static void found(void *ctx, const struct obs_keylog_line *l, uint64_t at,
+		  size_t len)
+{
+	struct lines *f = ctx;
+
+	assert_true(f->n < 4);
+	f->label[f->n] = l->label;
+	f->at[f->n] = at;
+	f->len[f->n++] = len;
+}
+
+/* The reader: lines split across pieces of every size, each said once
+ * with its offset and length; a comment and a line too long skipped. */
+static void keylog_reader(void **state)
+{
+	char file[2048];
+	int n;
+
+	(void)state;
+	n = snprintf(file, sizeof(file),
+		     "# comment\nCLIENT_TRAFFIC_SECRET_0 %s %s\n%0600d\n"
+		     "SERVER_TRAFFIC_SECRET_0 %s %s\nEXPORTER_SECRET %s %s",
+		     client_random, client_ap_secret, 7, client_random,
+		     server_ap_secret, client_random, server_ap_secret);
+	for (size_t piece = 1; piece <= (size_t)n; piece++) {
+		struct obs_keylog_reader r;
+		struct lines f = { 0 };
+
+		obs_keylog_reader_init(&r, 100);
+		for (size_t at = 0; at < (size_t)n; at += piece)
+			obs_keylog_feed(&r, file + at,
+					(size_t)n - at < piece ? (size_t)n - at
+							       : piece,
+					found, &f);
+		/* the last line has no newline yet: not said */
+		assert_int_equal(f.n, 2);
+		assert_int_equal(f.label[0], OBS_KL_CLIENT_TRAFFIC);
+		assert_int_equal(f.at[0], 100 + 10);
+		assert_int_equal(f.len[0], 23 + 1 + 64 + 1 + 64 + 1);
+		assert_int_equal(f.label[1], OBS_KL_SERVER_TRAFFIC);
+		assert_int_equal(f.at[1], 100 + 10 + 154 + 601);
+		assert_int_equal(r.off, 100 + (uint64_t)n);
+		obs_keylog_feed(&r, "\n", 1, found, &f);
+		assert_int_equal(f.n, 3);
+		assert_int_equal(f.label[2], OBS_KL_OTHER);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +627,7 @@ int main(void)
 		cmocka_unit_test(hold_full),
 		cmocka_unit_test(no_memory),
 		cmocka_unit_test(keylog_lines),
+		cmocka_unit_test(keylog_reader),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -31,17 +31,12 @@
 
 #include <string.h>
 
+#include "tlsrec.h"
+
 enum { ST_HELLO, ST_SUITED, ST_HELD, ST_KEYED, ST_OFF };
 
 /* What a record is (obs_tlsdec_dir's kind). */
 enum { K_SKIP, K_HELLO, K_APP, K_APP_BEGUN };
-
-enum {
-	TYPE_CHANGE_CIPHER_SPEC = 20,
-	TYPE_ALERT = 21,
-	TYPE_HANDSHAKE = 22,
-	TYPE_APPLICATION_DATA = 23,
-};
 
 /* The hello parsers' fields (obs_tlsdec_dir's hello): each read whole
  * (need bytes into val, at counting), then acted on. */
@@ -261,26 +256,29 @@ static void next_ext(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
 		field(d, H_EXT_TYPE, 2);
 }
 
-/* Field d->hello of the server's hello is read (d->val). */
-static void server_field(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
+/* Field d->hello of direction dir's hello is read (d->val). The client's
+ * is read to its random, the server's to its extensions. */
+static void hello_field(struct obs_tlsdec *t, int dir,
+			struct obs_tlsdec_dir *d)
 {
 	switch (d->hello) {
-	case H_TYPE:
-		if (d->val != 2) {
+	case H_TYPE: /* client_hello (1), server_hello (2) */
+		if (d->val != (dir == OBS_TLSDEC_TX ? 1u : 2u))
 			off(t, OBS_TLSDEC_NOT_TLS);
-			return;
-		}
-		field(d, H_LENGTH, 3);
+		else
+			field(d, H_LENGTH, 3);
 		return;
 	case H_LENGTH:
 		field(d, H_VERSION, 2);
 		return;
 	case H_VERSION:
-		t->hrr = true; /* until a byte of the random says no */
+		if (dir == OBS_TLSDEC_RX)
+			t->hrr = true; /* until a byte says no */
 		field(d, H_RANDOM, 32);
 		return;
 	case H_RANDOM:
-		field(d, H_SID_LEN, 1);
+		field(d, dir == OBS_TLSDEC_TX ? H_DONE : H_SID_LEN,
+		      dir == OBS_TLSDEC_TX ? 0 : 1);
 		return;
 	case H_SID_LEN:
 		if (d->val)
@@ -307,11 +305,10 @@ static void server_field(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
 		field(d, H_EXT_SIZE, 2);
 		return;
 	case H_EXT_SIZE:
-		if (d->val == 0) {
+		if (d->val == 0)
 			next_ext(t, d);
-			return;
-		}
-		field(d, H_EXT_DATA, d->val);
+		else
+			field(d, H_EXT_DATA, d->val);
 		return;
 	case H_EXT_DATA:
 		if (d->ext == EXT_SUPPORTED_VERSIONS && d->at == 2)
@@ -319,29 +316,6 @@ static void server_field(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
 		next_ext(t, d);
 		return;
 	default:
-		return;
-	}
-}
-
-/* Field d->hello of the client's hello is read. */
-static void client_field(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
-{
-	switch (d->hello) {
-	case H_TYPE:
-		if (d->val != 1) {
-			off(t, OBS_TLSDEC_NOT_TLS);
-			return;
-		}
-		field(d, H_LENGTH, 3);
-		return;
-	case H_LENGTH:
-		field(d, H_VERSION, 2);
-		return;
-	case H_VERSION:
-		field(d, H_RANDOM, 32);
-		return;
-	default: /* H_RANDOM: all that is needed */
-		field(d, H_DONE, 0);
 		return;
 	}
 }
@@ -368,10 +342,7 @@ static void hello_byte(struct obs_tlsdec *t, int dir, uint8_t b)
 		off(t, OBS_TLSDEC_NOT_TLS);
 		return;
 	}
-	if (dir == OBS_TLSDEC_TX)
-		client_field(t, d);
-	else
-		server_field(t, d);
+	hello_field(t, dir, d);
 }
 
 /* ---- records ---- */
@@ -390,14 +361,14 @@ static void record_begins(struct obs_tlsdec *t, int dir)
 		return;
 	}
 	switch (type) {
-	case TYPE_HANDSHAKE:
+	case OBS_TLS_HANDSHAKE:
 		if (d->hello != H_DONE)
 			d->kind = K_HELLO;
 		return;
-	case TYPE_CHANGE_CIPHER_SPEC:
-	case TYPE_ALERT:
+	case OBS_TLS_CHANGE_CIPHER_SPEC:
+	case OBS_TLS_ALERT:
 		return;
-	case TYPE_APPLICATION_DATA:
+	case OBS_TLS_APPLICATION_DATA:
 		if (t->state == ST_HELLO) { /* early data, or not TLS */
 			off(t, OBS_TLSDEC_EARLY);
 			return;
@@ -442,9 +413,9 @@ static void record_ends(struct obs_tlsdec *t, int dir, int64_t t_out,
 		return;
 	}
 	type = p[--n];
-	if (type == TYPE_APPLICATION_DATA && n) {
+	if (type == OBS_TLS_APPLICATION_DATA && n) {
 		out(ctx, dir, p, n, d->t_in, t_out);
-	} else if (type == TYPE_HANDSHAKE) {
+	} else if (type == OBS_TLS_HANDSHAKE) {
 		/* post-handshake messages: a KeyUpdate moves this direction
 		 * to its next secret (RFC 8446 7.2) */
 		bool update = false;
@@ -469,7 +440,7 @@ static void record_ends(struct obs_tlsdec *t, int dir, int64_t t_out,
 			if (!rekey(t, dir))
 				off(t, OBS_TLSDEC_CRYPTO);
 		}
-	} else if (type != TYPE_ALERT) {
+	} else if (type != OBS_TLS_ALERT) {
 		off(t, OBS_TLSDEC_NOT_TLS);
 	}
 }

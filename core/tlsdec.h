@@ -45,8 +45,10 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-/* The longest record payload RFC 8446 allows (5.2: 2^14 + 256). */
-#define OBS_TLSDEC_RECORD_MAX ((1u << 14) + 256u)
+#include "tlsrec.h"
+
+/* The longest record payload RFC 8446 allows. */
+#define OBS_TLSDEC_RECORD_MAX OBS_TLS_RECORD_MAX
 /* The longest traffic secret (SHA-384's). */
 #define OBS_TLSDEC_SECRET_MAX 48u
 /* Bytes of calls held while the secrets are awaited. */

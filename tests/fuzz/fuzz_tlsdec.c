@@ -22,46 +22,14 @@
 #include <string.h>
 
 #include "capture.h"
+#include "fuzz_events.h"
 #include "hpack_linked.h"
 #include "replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MAX_EVENTS 65536
-
-static struct obs_event events[MAX_EVENTS];
-static bool finals[MAX_EVENTS];
-static uint64_t n_events;
-static uint64_t moved[2];
-static uint32_t given;
-
-static uint64_t put(void *ctx, const struct obs_event *ev, bool final)
-{
-	(void)ctx;
-	if (n_events == MAX_EVENTS)
-		abort();
-	events[n_events] = *ev;
-	finals[n_events] = final;
-	return n_events++;
-}
-
-static void update(void *ctx, uint64_t h, const struct obs_event *ev,
-		   bool final)
-{
-	(void)ctx;
-	if (h >= n_events || finals[h])
-		abort();
-	events[h] = *ev;
-	finals[h] = final;
-}
-
-static void seal(void *ctx, uint64_t h)
-{
-	(void)ctx;
-	if (h >= n_events || finals[h])
-		abort();
-	finals[h] = true;
-}
+static uint64_t moved[2]; /* bytes moved each way */
+static uint32_t given;	  /* exchanges given out */
 
 static void exchange(void *ctx, const struct obs_core_exchange *x)
 {

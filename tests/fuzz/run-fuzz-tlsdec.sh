@@ -12,15 +12,7 @@
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/fuzz.sh"
 seconds=${1:-10}
-command -v clang >/dev/null || skip "clang is not installed"
-core=("$REPO"/core/*.c)
-for target in fuzz_tlsdec fuzz_keylog; do
-  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$REPO/core" -I"$REPO/common" -I"$REPO/tests/unit" "$REPO/tests/fuzz/$target.c" \
-    "${core[@]}" -lnghttp2 -o "$WORK/$target" 2>"$WORK/build.log" ||
-    { cat "$WORK/build.log" >&2; skip "clang cannot build a libFuzzer target here"; }
-done
-ok "fuzz targets built"
+fuzz_build fuzz_tlsdec fuzz_keylog
 
 mkdir -p "$WORK/corpus-tlsdec" "$WORK/corpus-keylog"
 "$PYTHON" - "$WORK/corpus-tlsdec" "$WORK/corpus-keylog" <<'PY'

@@ -132,9 +132,11 @@ static void take_waiting(struct obs_replays *m, struct obs_replayed *r)
 	(offsetof(struct obs_replay_saved, replay) +                           \
 	 offsetof(struct obs_replay, http2))
 
-size_t obs_replays_state_size(const struct obs_replayed *r)
+const void *obs_replays_state(struct obs_replayed *r, size_t *n)
 {
-	return r->saved.replay.http2_on ? sizeof(r->saved) : SAVED_SHORT;
+	obs_replay_tidy(&r->saved.replay);
+	*n = r->saved.replay.http2_on ? sizeof(r->saved) : SAVED_SHORT;
+	return &r->saved;
 }
 
 struct obs_replayed *obs_replays_add(struct obs_replays *m, uint64_t conn_seq,

@@ -60,9 +60,10 @@ struct obs_replayed *obs_replays_get(struct obs_replays *m, uint64_t conn_seq);
  * saved is not a state this slicer wrote. */
 struct obs_replayed *obs_replays_add(struct obs_replays *m, uint64_t conn_seq,
 				     const void *saved, size_t n);
-/* The bytes of r->saved worth keeping (HTTP/2's part only when HTTP/2
- * began): what obs_replays_add takes back. */
-size_t obs_replays_state_size(const struct obs_replayed *r);
+/* r's state to keep, tidied (replay.h: obs_replay_tidy), and in *n its
+ * bytes worth keeping (HTTP/2's part only when HTTP/2 began): what
+ * obs_replays_add takes back. */
+const void *obs_replays_state(struct obs_replayed *r, size_t *n);
 /* Connection conn_seq's record (kept for when it is replayed). */
 void obs_replays_conn(struct obs_replays *m, const struct obs_record *rec);
 

@@ -1641,18 +1641,19 @@ static int event_conn(struct ingest *in, const struct obs_replayed *r)
 }
 
 /* The connection's kept state (ingest_replay): put, or deleted. */
-static int replay_keep(struct ingest *in, const struct obs_replayed *r,
-		       bool keep)
+static int replay_keep(struct ingest *in, struct obs_replayed *r, bool keep)
 {
 	sqlite3_stmt *st =
 		in->store->st[keep ? OBS_SQL_REPLAY_PUT : OBS_SQL_REPLAY_DEL];
 
 	sqlite3_bind_int64(st, 1, in->process_id);
 	sqlite3_bind_int64(st, 2, (int64_t)r->conn_seq);
-	if (keep)
-		sqlite3_bind_blob(st, 3, &r->saved,
-				  (int)obs_replays_state_size(r),
-				  SQLITE_STATIC);
+	if (keep) {
+		size_t n;
+		const void *state = obs_replays_state(r, &n);
+
+		sqlite3_bind_blob(st, 3, state, (int)n, SQLITE_STATIC);
+	}
 	return step_done(in->store, st);
 }
 

@@ -1,6 +1,21 @@
 /* calls.c - the recent call events of a direction (calls.h). */
 #include "calls.h"
 
+#include <stddef.h>
+#include <string.h>
+
+void obs_calls_init(struct obs_calls *w)
+{
+	memset(w, 0, offsetof(struct obs_calls, ring)); /* and its padding */
+}
+
+void obs_calls_tidy(struct obs_calls *w)
+{
+	if (w->n < OBS_CALLS_KEPT)
+		memset(&w->ring[w->n], 0,
+		       (OBS_CALLS_KEPT - w->n) * sizeof(w->ring[0]));
+}
+
 void obs_calls_add(struct obs_calls *w, const struct obs_event *ev)
 {
 	w->ring[w->n++ % OBS_CALLS_KEPT] = *ev;

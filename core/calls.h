@@ -15,9 +15,15 @@
 #define OBS_CALLS_KEPT 8
 
 struct obs_calls {
-	struct obs_event ring[OBS_CALLS_KEPT];
 	uint32_t n; /* events added so far */
+	struct obs_event ring[OBS_CALLS_KEPT];
 };
+
+/* No event added yet (the ring's slots are written as events come). */
+void obs_calls_init(struct obs_calls *w);
+/* The slots no event was written to, zeroed (before w is copied out
+ * whole: nothing left unset in the copy). */
+void obs_calls_tidy(struct obs_calls *w);
 
 void obs_calls_add(struct obs_calls *w, const struct obs_event *ev);
 /* The kept event that holds byte `at`, else the oldest kept (NULL: none

@@ -1,13 +1,21 @@
 /* http1.c - HTTP/1.1 exchanges from facts and calls (http1.h). */
 #include "http1.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "spool_format.h"
 
 void obs_http1_init(struct obs_http1 *h)
 {
-	memset(h, 0, sizeof(*h));
+	memset(h, 0, offsetof(struct obs_http1, q));
+}
+
+void obs_http1_tidy(struct obs_http1 *h)
+{
+	if (h->pushed < OBS_HTTP1_QUEUE)
+		memset(&h->q[h->pushed], 0,
+		       (OBS_HTTP1_QUEUE - h->pushed) * sizeof(h->q[0]));
 }
 
 static struct obs_http1_x *at(struct obs_http1 *h, uint32_t i)
@@ -50,6 +58,8 @@ static struct obs_http1_x *push(struct obs_http1 *h,
 		pop(h, cx);
 	p = at(h, h->len++);
 	memset(p, 0, sizeof(*p));
+	if (h->pushed < OBS_HTTP1_QUEUE)
+		h->pushed++;
 	p->x.flags = OBS_CXF_HTTP;
 	if (cx->conn->flags & OBS_CCF_TUNNEL)
 		p->x.flags |= OBS_CXF_TUNNEL;
@@ -107,8 +117,18 @@ static void request(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 	const struct obs_event *first =
 		obs_calls_find(&cx->calls[OBS_TX], m->begin);
 	const char *host = m->head.host, *path = m->head.path;
-	bool answered = p != NULL; /* its answer came first */
+	bool answered;
 
+	if (p && first && p->x.tfb &&
+	    obs_event_entry(first, m->begin) > p->x.tfb) {
+		/* the answer came before this request began: it answered
+		 * none of these */
+		p->unsaid = false;
+		p->x.flags |= OBS_CXF_SERVER_FIRST;
+		p->x.ds = 0;
+		p = NULL;
+	}
+	answered = p != NULL; /* its answer came first */
 	if (p)
 		p->unsaid = false;
 	else

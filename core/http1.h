@@ -47,8 +47,8 @@ struct obs_http1_x {
 };
 
 struct obs_http1 {
-	struct obs_http1_x q[OBS_HTTP1_QUEUE];
 	uint32_t first, len;
+	uint32_t pushed; /* exchanges pushed so far: the slots written */
 	uint32_t carry_tx, carry_rx; /* calls not given to an exchange yet */
 	uint32_t carry_events[2];    /* ... their events, by direction */
 	uint64_t rx_seen;	     /* one past the last byte received */
@@ -59,6 +59,8 @@ struct obs_http1 {
 	/* the last request's labels, for one that has them again */
 	char last_host[OBS_H1_HOST_MAX];
 	char last_path[OBS_H1_PATH_MAX];
+	/* last: its slots are set as exchanges are pushed */
+	struct obs_http1_x q[OBS_HTTP1_QUEUE];
 };
 
 struct obs_http1_ctx {
@@ -68,6 +70,8 @@ struct obs_http1_ctx {
 };
 
 void obs_http1_init(struct obs_http1 *h);
+/* The queue's slots never written, zeroed (before h is copied out whole). */
+void obs_http1_tidy(struct obs_http1 *h);
 /* An HTTP/1 fact (OBS_EV_H1 of kind OBS_H1_HEAD). */
 void obs_http1_message(struct obs_http1 *h, const struct obs_http1_ctx *cx,
 		       const struct obs_event *ev);

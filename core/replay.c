@@ -37,10 +37,17 @@ static struct obs_replay_bytes *bytes_of(struct obs_replay *r,
 						   : OBS_STREAM_SOCKET];
 }
 
+/* The windows of recent calls of stream b, [2] by direction. */
+static struct obs_calls *calls_of(struct obs_replay *r,
+				  const struct obs_replay_bytes *b)
+{
+	return r->calls[b - r->bytes];
+}
+
 static struct obs_http1_ctx http1_ctx(struct obs_replay *r)
 {
 	return (struct obs_http1_ctx){ .conn = &r->conn,
-				       .calls = r->bytes[r->http1_stream].calls,
+				       .calls = r->calls[r->http1_stream],
 				       .out = &r->layers };
 }
 
@@ -56,7 +63,7 @@ static uint32_t next_number(void *ctx)
 static struct obs_http2_ctx http2_ctx(struct obs_replay *r)
 {
 	return (struct obs_http2_ctx){ .conn = &r->conn,
-				       .calls = r->bytes[r->http2_stream].calls,
+				       .calls = r->calls[r->http2_stream],
 				       .out = &r->layers,
 				       .number = next_number,
 				       .ctx = r };
@@ -135,18 +142,19 @@ static void chosen(struct obs_replay *r, struct obs_replay_bytes *b,
 		   enum obs_dir dir, uint8_t app, uint64_t at)
 {
 	if (app == OBS_APP_TLS && dir == OBS_TX)
-		obs_tls_start(&r->tls, &r->conn, &b->calls[OBS_TX], at);
+		obs_tls_start(&r->tls, &r->conn, &calls_of(r, b)[OBS_TX], at);
 	if (app == OBS_APP_H2 && !r->http2_on)
 		http2_start(r, b);
 	if (app == OBS_APP_H1 && !r->http1_on) {
 		obs_http1_init(&r->http1);
 		r->http1_on = true;
+		r->http1_set = true;
 		r->http1_stream = (uint8_t)(b - r->bytes);
 	}
 	b->app[dir] = app;
 	if (b->undelivered[dir]) {
 		b->undelivered[dir] = false;
-		deliver(r, obs_calls_last(&b->calls[dir]));
+		deliver(r, obs_calls_last(&calls_of(r, b)[dir]));
 	}
 }
 
@@ -164,7 +172,7 @@ static void on_call(struct obs_replay *r, const struct obs_event *ev)
 		obs_tcp_event(&r->conn, ev);
 		obs_tls_call(&r->tls, ev);
 	}
-	obs_calls_add(&b->calls[dir], ev);
+	obs_calls_add(&calls_of(r, b)[dir], ev);
 	if (ev->aux & OBS_CALL_CHOSE) { /* as a PROTO event after it would */
 		uint8_t app = ev->aux & OBS_CALL_CHOSE;
 
@@ -193,17 +201,17 @@ static void unclaimed_to_raw(struct obs_replay *r, struct obs_replay_bytes *b)
 	for (int d = OBS_TX; d <= OBS_RX; d++) {
 		uint32_t n = obs_http1_unclaimed(&r->http1, (enum obs_dir)d);
 
-		left[d] = n < b->calls[d].n ? n : b->calls[d].n;
+		left[d] = n < calls_of(r, b)[d].n ? n : calls_of(r, b)[d].n;
 		if (left[d] > OBS_CALLS_KEPT)
 			left[d] = OBS_CALLS_KEPT;
 	}
 	while (left[OBS_TX] || left[OBS_RX]) {
 		const struct obs_event *tx =
-			left[OBS_TX] ? obs_calls_back(&b->calls[OBS_TX],
+			left[OBS_TX] ? obs_calls_back(&calls_of(r, b)[OBS_TX],
 						      left[OBS_TX] - 1)
 				     : NULL;
 		const struct obs_event *rx =
-			left[OBS_RX] ? obs_calls_back(&b->calls[OBS_RX],
+			left[OBS_RX] ? obs_calls_back(&calls_of(r, b)[OBS_RX],
 						      left[OBS_RX] - 1)
 				     : NULL;
 		const struct obs_event *next =
@@ -268,7 +276,7 @@ static void on_h2(struct obs_replay *r, const struct obs_event *ev)
 static void on_tls(struct obs_replay *r, const struct obs_event *ev)
 {
 	const struct obs_event *send = obs_calls_holder(
-		&r->bytes[OBS_STREAM_SOCKET].calls[OBS_TX], ev->offset);
+		&r->calls[OBS_STREAM_SOCKET][OBS_TX], ev->offset);
 
 	obs_tls_data(&r->tls, &r->conn, ev);
 	if (send && ev->aux == OBS_TLSREC_DATA &&
@@ -297,7 +305,7 @@ static void in_order(struct obs_core_exchange *x)
 	if (!x->t4 || !x->t5 || x->t5 >= x->t4)
 		return;
 	bound = x->t5 >= x->t3 ? x->t5 : x->tfb;
-	if (bound && bound < x->t4)
+	if (bound && bound < x->t4 && bound >= x->t3)
 		x->t4 = bound;
 	if (x->t5 < x->t4)
 		x->t5 = x->t4;
@@ -318,14 +326,27 @@ static void number(void *ctx, const struct obs_core_exchange *x)
 
 void obs_replay_init(struct obs_replay *r, const struct obs_core_sink *out)
 {
-	/* HTTP/2's state is set when HTTP/2 begins (most connections never
-	 * touch it) */
-	memset(r, 0, offsetof(struct obs_replay, http2));
+	/* the big parts are set as used (replay.h) */
+	memset(r, 0, offsetof(struct obs_replay, calls));
+	for (int k = 0; k < 2; k++)
+		for (int d = 0; d < 2; d++)
+			obs_calls_init(&r->calls[k][d]);
 	r->out = *out;
 	r->layers = (struct obs_core_sink){ number, r };
 	obs_raw_init(&r->bytes[OBS_STREAM_SOCKET].raw);
 	obs_raw_init(&r->bytes[OBS_STREAM_PLAIN].raw);
 	obs_tls_init(&r->tls);
+}
+
+void obs_replay_tidy(struct obs_replay *r)
+{
+	for (int k = 0; k < 2; k++)
+		for (int d = 0; d < 2; d++)
+			obs_calls_tidy(&r->calls[k][d]);
+	if (r->http1_set)
+		obs_http1_tidy(&r->http1);
+	else
+		memset(&r->http1, 0, sizeof(r->http1));
 }
 
 void obs_replay_rebind(struct obs_replay *r, const struct obs_core_sink *out)

@@ -209,15 +209,30 @@ static void replayed_exchange(void *ctx, const struct obs_replayed *r,
 			       x->status >= 500);
 }
 
-/* The event record r at slot i of s (its labels, if it has them, in the
- * slot after it): its events into the replay of their connection. Counted
- * when consumed, left for the next refresh when they wait. -1 when out of
- * memory. */
-static int count_events(struct live *l, struct spool *s, struct spool *m,
-			const struct obs_record *r, size_t i)
+/* The labels of the event record at offset off of sp, read from the
+ * record after it when that one is written: NULL when it is not (yet). */
+static const struct obs_record *
+labels_of(struct obs_spool *sp, const struct obs_record *r, size_t off)
 {
-	const struct obs_record *labels =
-		obs_evrec_has_labels(r) && i + 1 < s->slots ? r + 1 : NULL;
+	const struct obs_record *labels;
+
+	if (!obs_evrec_has_labels(r) ||
+	    !(labels = obs_spool_at(sp, off + OBS_RECORD_SIZE, NULL, NULL)))
+		return NULL;
+	return __atomic_load_n(&labels->state, __ATOMIC_ACQUIRE) &
+			       OBS_RS_COMPLETE
+		       ? labels
+		       : NULL;
+}
+
+/* The event record r at offset off of sp, slot i of s: its events into
+ * the replay of their connection. Counted when consumed, left for the
+ * next refresh when they wait. -1 when out of memory. */
+static int count_events(struct live *l, struct spool *s, struct spool *m,
+			struct obs_spool *sp, const struct obs_record *r,
+			size_t off, size_t i)
+{
+	const struct obs_record *labels = labels_of(sp, r, off);
 	bool final =
 		__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) & OBS_RS_COMPLETE;
 	struct obs_event ev[2];
@@ -258,10 +273,11 @@ static int count_events(struct live *l, struct spool *s, struct spool *m,
 	return 0;
 }
 
-/* Count the record at slot i if it is complete (or needs no counting).
- * -1 when out of memory. */
+/* Count the record r at offset off of sp, slot i of s, if it is complete
+ * (or needs no counting). -1 when out of memory. */
 static int count_record(struct live *l, struct spool *s, struct spool *m,
-			const struct obs_record *r, size_t i)
+			struct obs_spool *sp, const struct obs_record *r,
+			size_t off, size_t i)
 {
 	uint32_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
 	int k;
@@ -292,7 +308,7 @@ static int count_record(struct live *l, struct spool *s, struct spool *m,
 					   (x->flags & OBS_XF_RESET)))
 			return -1;
 	} else if (r->kind == OBS_REC_EVENT) {
-		return count_events(l, s, m, r, i);
+		return count_events(l, s, m, sp, r, off, i);
 	}
 	s->done[i] = 1;
 	return 0;
@@ -343,7 +359,7 @@ static int read_spool(struct live *l, struct spool *s)
 		size_t i = (off - OBS_SPOOL_HEADER_SIZE) / OBS_RECORD_SIZE;
 
 		if (!s->done[i])
-			rc = count_record(l, s, m, r, i);
+			rc = count_record(l, s, m, &sp, r, off, i);
 	}
 	while (s->from < slots && s->done[s->from])
 		s->from++;

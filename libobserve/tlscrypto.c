@@ -2,8 +2,8 @@
  * struct obs_tlsdec_ops) from the system's libcrypto (OpenSSL 3), loaded
  * with dlopen by the first connection that needs it, never linked (ldd
  * libobserve.so). None of the cryptography is ours: HKDF-Expand is
- * libcrypto's HMAC (RFC 5869 2.3 over HMAC()), the AEADs its EVP ciphers
- * (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305), fetched once.
+ * libcrypto's HKDF (EVP_KDF "HKDF", mode expand only), the AEADs its EVP
+ * ciphers (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305), fetched once.
  *
  * A program that carries an OpenSSL of its own and exports its symbols
  * (node) would have libcrypto's calls to its own functions bound to the
@@ -11,18 +11,34 @@
  * has libcrypto.so.3 loaded already shares it.
  *
  * Each decrypting connection has a struct obs_tlscrypto: its two EVP
- * cipher contexts, allocated by libcrypto once for the pool's slot
- * (tlspool.c) and reset (their key schedules wiped) when it ends.
+ * cipher contexts and its KDF context, allocated by libcrypto once for the
+ * pool's slot (tlspool.c) and reset (key schedules and secrets wiped) when
+ * it ends.
  */
 #define _GNU_SOURCE
 #include "tlscrypto.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
-/* OpenSSL's own values (evp.h), so that no header is needed. */
+/* OpenSSL's own values and the layout of its OSSL_PARAM (evp.h, core.h,
+ * params.h, kdf.h: public), so that no header is needed. */
 #define CTRL_AEAD_SET_TAG 0x11
+#define PARAM_INTEGER 1
+#define PARAM_UTF8_STRING 4
+#define PARAM_OCTET_STRING 5
+#define PARAM_UNMODIFIED ((size_t)-1)
+#define HKDF_MODE_EXPAND_ONLY 2
+
+struct param {
+	const char *key;
+	unsigned int data_type;
+	void *data;
+	size_t data_size;
+	size_t return_size;
+};
 
 struct crypto {
 	void *(*ctx_new)(void);
@@ -36,13 +52,13 @@ struct crypto {
 	int (*update)(void *ctx, unsigned char *out, int *outl,
 		      const unsigned char *in, int inl);
 	int (*final)(void *ctx, unsigned char *out, int *outl);
-	const void *(*sha256)(void);
-	const void *(*sha384)(void);
-	unsigned char *(*hmac)(const void *md, const void *key, int key_len,
-			       const unsigned char *d, size_t n,
-			       unsigned char *md_out, unsigned int *md_len);
-	void (*cleanse)(void *p, size_t n);
+	void *(*kdf_fetch)(void *libctx, const char *name, const char *props);
+	void *(*kdf_ctx_new)(void *kdf);
+	void (*kdf_ctx_reset)(void *ctx);
+	int (*kdf_derive)(void *ctx, unsigned char *out, size_t n,
+			  const struct param *params);
 	void *cipher[3]; /* by suite - 0x1301 */
+	void *hkdf;
 };
 
 static struct crypto lib;
@@ -67,19 +83,30 @@ static bool openssl_inside(void)
 	return strstr(info.dli_fname, "libcrypto.so") == NULL;
 }
 
-#define FIND(field, name)                                                      \
-	do {                                                                   \
-		*(void **)&lib.field = dlsym(h, name);                         \
-		if (lib.field == NULL) {                                       \
-			why = "libcrypto.so.3 lacks " name;                    \
-			return;                                                \
-		}                                                              \
-	} while (0)
+/* The functions looked up, and where each goes. */
+static const struct {
+	const char *name;
+	void **to;
+} wanted[] = {
+	{ "EVP_CIPHER_CTX_new", (void **)&lib.ctx_new },
+	{ "EVP_CIPHER_CTX_free", (void **)&lib.ctx_free },
+	{ "EVP_CIPHER_CTX_reset", (void **)&lib.ctx_reset },
+	{ "EVP_CIPHER_CTX_ctrl", (void **)&lib.ctx_ctrl },
+	{ "EVP_CIPHER_fetch", (void **)&lib.cipher_fetch },
+	{ "EVP_DecryptInit_ex", (void **)&lib.init },
+	{ "EVP_DecryptUpdate", (void **)&lib.update },
+	{ "EVP_DecryptFinal_ex", (void **)&lib.final },
+	{ "EVP_KDF_fetch", (void **)&lib.kdf_fetch },
+	{ "EVP_KDF_CTX_new", (void **)&lib.kdf_ctx_new },
+	{ "EVP_KDF_CTX_reset", (void **)&lib.kdf_ctx_reset },
+	{ "EVP_KDF_derive", (void **)&lib.kdf_derive },
+};
 
 static void load(void)
 {
 	static const char *const names[3] = { "AES-128-GCM", "AES-256-GCM",
 					      "ChaCha20-Poly1305" };
+	static char lacks[64];
 	void *h = dlopen("libcrypto.so.3",
 			 RTLD_NOW | RTLD_LOCAL |
 				 (openssl_inside() ? RTLD_DEEPBIND : 0));
@@ -88,18 +115,15 @@ static void load(void)
 		why = "libcrypto.so.3 cannot be loaded (install libssl3)";
 		return;
 	}
-	FIND(ctx_new, "EVP_CIPHER_CTX_new");
-	FIND(ctx_free, "EVP_CIPHER_CTX_free");
-	FIND(ctx_reset, "EVP_CIPHER_CTX_reset");
-	FIND(ctx_ctrl, "EVP_CIPHER_CTX_ctrl");
-	FIND(cipher_fetch, "EVP_CIPHER_fetch");
-	FIND(init, "EVP_DecryptInit_ex");
-	FIND(update, "EVP_DecryptUpdate");
-	FIND(final, "EVP_DecryptFinal_ex");
-	FIND(sha256, "EVP_sha256");
-	FIND(sha384, "EVP_sha384");
-	FIND(hmac, "HMAC");
-	FIND(cleanse, "OPENSSL_cleanse");
+	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
+		*wanted[i].to = dlsym(h, wanted[i].name);
+		if (*wanted[i].to == NULL) {
+			snprintf(lacks, sizeof(lacks),
+				 "libcrypto.so.3 lacks %s", wanted[i].name);
+			why = lacks;
+			return;
+		}
+	}
 	for (int i = 0; i < 3; i++) {
 		lib.cipher[i] = lib.cipher_fetch(NULL, names[i], NULL);
 		if (lib.cipher[i] == NULL) {
@@ -107,6 +131,11 @@ static void load(void)
 			      "ChaCha20-Poly1305";
 			return;
 		}
+	}
+	lib.hkdf = lib.kdf_fetch(NULL, "HKDF", NULL);
+	if (lib.hkdf == NULL) {
+		why = "libcrypto.so.3 has no HKDF";
+		return;
 	}
 	why = NULL;
 	loaded = true;
@@ -118,37 +147,22 @@ static bool expand(void *ctx, uint16_t suite, const uint8_t *secret,
 		   size_t secret_len, const uint8_t *info, size_t info_len,
 		   uint8_t *out, size_t out_len)
 {
-	/* RFC 5869 2.3: T(i) = HMAC(PRK, T(i-1) | info | i) */
-	const void *md = suite == OBS_TLS_AES_256_GCM_SHA384 ? lib.sha384()
-							    : lib.sha256();
-	size_t hlen = obs_tlsdec_hash_len(suite);
-	uint8_t block[64 + 300], t[64];
-	unsigned int tlen = 0;
-	size_t done = 0;
+	struct obs_tlscrypto *x = ctx;
+	int mode = HKDF_MODE_EXPAND_ONLY;
+	const char *md =
+		suite == OBS_TLS_AES_256_GCM_SHA384 ? "SHA384" : "SHA256";
+	const struct param params[] = {
+		{ "mode", PARAM_INTEGER, &mode, sizeof(mode), PARAM_UNMODIFIED },
+		{ "digest", PARAM_UTF8_STRING, (void *)md, strlen(md),
+		  PARAM_UNMODIFIED },
+		{ "key", PARAM_OCTET_STRING, (void *)secret, secret_len,
+		  PARAM_UNMODIFIED },
+		{ "info", PARAM_OCTET_STRING, (void *)info, info_len,
+		  PARAM_UNMODIFIED },
+		{ NULL, 0, NULL, 0, 0 },
+	};
 
-	(void)ctx;
-	if (info_len > 300 || out_len > 255 * hlen)
-		return false;
-	for (uint8_t i = 1; done < out_len; i++) {
-		size_t n = 0, k;
-
-		if (i > 1) {
-			memcpy(block, t, hlen);
-			n = hlen;
-		}
-		memcpy(block + n, info, info_len);
-		n += info_len;
-		block[n++] = i;
-		if (!lib.hmac(md, secret, (int)secret_len, block, n, t, &tlen) ||
-		    tlen != hlen)
-			return false;
-		k = out_len - done < hlen ? out_len - done : hlen;
-		memcpy(out + done, t, k);
-		done += k;
-	}
-	lib.cleanse(t, sizeof(t));
-	lib.cleanse(block, sizeof(block));
-	return true;
+	return lib.kdf_derive(x->kdf, out, out_len, params) == 1;
 }
 
 static bool key(void *ctx, int dir, uint16_t suite, const uint8_t *k,
@@ -212,7 +226,9 @@ bool obs_tlscrypto_init(struct obs_tlscrypto *x)
 		if (x->cipher[dir] == NULL &&
 		    (x->cipher[dir] = lib.ctx_new()) == NULL)
 			return false;
-	return true;
+	if (x->kdf == NULL)
+		x->kdf = lib.kdf_ctx_new(lib.hkdf);
+	return x->kdf != NULL;
 }
 
 void obs_tlscrypto_reset(struct obs_tlscrypto *x)
@@ -220,4 +236,6 @@ void obs_tlscrypto_reset(struct obs_tlscrypto *x)
 	for (int dir = 0; dir < 2; dir++)
 		if (x->cipher[dir])
 			lib.ctx_reset(x->cipher[dir]);
+	if (x->kdf)
+		lib.kdf_ctx_reset(x->kdf); /* its key (a secret) freed, wiped */
 }

@@ -8,10 +8,11 @@
 
 #include "tlsdec.h"
 
-/* A connection's contexts (libcrypto's EVP_CIPHER_CTX), one a direction:
- * the ops' ctx. */
+/* A connection's contexts (libcrypto's EVP_CIPHER_CTX, one a direction;
+ * its EVP_KDF_CTX for HKDF): the ops' ctx. */
 struct obs_tlscrypto {
 	void *cipher[2];
+	void *kdf;
 };
 
 /* The operations, libcrypto loaded on the first call (once; thread-safe);
@@ -22,7 +23,8 @@ const char *obs_tlscrypto_error(void);
 /* x's contexts, made by libcrypto the first time (they stay: x is reused);
  * false when they cannot be. */
 bool obs_tlscrypto_init(struct obs_tlscrypto *x);
-/* Its connection ended: the contexts' keys wiped (EVP_CIPHER_CTX_reset). */
+/* Its connection ended: the ciphers' keys wiped (EVP_CIPHER_CTX_reset),
+ * the KDF's secret freed and wiped (EVP_KDF_CTX_reset). */
 void obs_tlscrypto_reset(struct obs_tlscrypto *x);
 
 #endif

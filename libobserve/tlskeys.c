@@ -13,6 +13,8 @@
  *     it would get without the layer;
  *   - NODE_OPTIONS --tls-keylog=<path> in a node process whose options do
  *     not ask for a key log already (node prints a warning for it once);
+ *     in any process, an ancestor layer's path there is replaced by its
+ *     own (a node started by a node writes where its own layer reads);
  *   - OBSERVE_KEYLOG_PATH, the path, for the descendants: a child's layer
  *     opens that path (the same file in memory), and puts its own
  *     /proc/<pid>/fd/<n> in the variables in its turn (so a process whose
@@ -190,6 +192,51 @@ static bool is_node(void)
 	return strcmp(base, "node") == 0 || strcmp(base, "nodejs") == 0;
 }
 
+/* Whether NODE_OPTIONS' key log, p (n bytes), is the path a layer set: a
+ * /proc/PID/fd/N that is the shared file, or that an ancestor no longer
+ * holds open. */
+static bool layer_path(const char *p, size_t n)
+{
+	char path[64];
+	int fd;
+	bool ours;
+
+	if (n >= sizeof(path) || strncmp(p, "/proc/", 6) != 0)
+		return false;
+	memcpy(path, p, n);
+	path[n] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return true;
+	ours = is_ours(fd);
+	close(fd);
+	return ours;
+}
+
+/* NODE_OPTIONS for this process: an ancestor layer's key log (val, n
+ * bytes, in node) replaced by path, or path added in a node that asks for
+ * no key log; the user's own key log read. */
+static void node_options(const char *node, const char *path)
+{
+	const char *opt = node ? strstr(node, "--tls-keylog=") : NULL;
+	const char *val = opt ? opt + sizeof("--tls-keylog=") - 1 : NULL;
+	size_t n = val ? strcspn(val, " \t") : 0;
+	char opts[4096];
+	int len = -1;
+
+	if (val && layer_path(val, n))
+		len = snprintf(opts, sizeof(opts), "%.*s%s%s",
+			       (int)(val - node), node, path, val + n);
+	else if (val && is_node())
+		add_user(val, n);
+	else if (is_node() && !(node && strstr(node, "--tls-keylog")))
+		len = snprintf(opts, sizeof(opts), "%s%s--tls-keylog=%s",
+			       node ? node : "", node && *node ? " " : "",
+			       path);
+	if (len > 0 && (size_t)len < sizeof(opts))
+		setenv("NODE_OPTIONS", opts, 1);
+}
+
 void obs_keylog_setup(void)
 {
 	const char *off = secure_getenv("OBSERVE_TLS_KEYLOG");
@@ -238,19 +285,7 @@ void obs_keylog_setup(void)
 		add_user(user, strlen(user));
 	else
 		setenv("SSLKEYLOGFILE", path, 1);
-	if (is_node() && node && strstr(node, "--tls-keylog=")) {
-		const char *p = strstr(node, "--tls-keylog=") + 13;
-
-		add_user(p, strcspn(p, " \t"));
-	} else if (is_node() && !(node && strstr(node, "--tls-keylog"))) {
-		char opts[4096];
-		int n = snprintf(opts, sizeof(opts), "%s%s--tls-keylog=%s",
-				 node ? node : "", node && *node ? " " : "",
-				 path);
-
-		if (n > 0 && (size_t)n < sizeof(opts))
-			setenv("NODE_OPTIONS", opts, 1);
-	}
+	node_options(node, path);
 	kl.on = kl.nsources > 0;
 }
 

@@ -23,7 +23,8 @@
 #             service
 #   node-https, node-fetch, node-http2  node's https.get (keep-alive),
 #             fetch, and http2.connect: three requests, one with a query
-#             string; the layer's key log through NODE_OPTIONS --tls-keylog
+#             string; the layer's key log through NODE_OPTIONS --tls-keylog;
+#             with https, also from a node that a node started
 #   userfile  curl --http2 with the user's SSLKEYLOGFILE (a regular file):
 #             the same lines as without the layer, and decrypted from it
 #   off       OBSERVE_TLS_KEYLOG=0: node's exchanges are runs of records
@@ -217,6 +218,16 @@ node-https | node-fetch | node-http2)
   check "$port" "$proto" 3
   same_lines "$WORK/user.keylog" "$WORK/bare.keylog"
   no_secret "$WORK/user.keylog"
+  if [ "$mode" = https ]; then
+    # a node that node started: it writes its secrets where its own layer
+    # reads (the parent's --tls-keylog replaced), its requests labelled
+    fresh
+    "${OBS[@]}" node -e 'const r = require("child_process").spawnSync(process.execPath,
+      process.argv.slice(1), { stdio: "inherit" }); process.exit(r.status)' \
+      "$WORK/client.js" https "${urls[@]}" 2> "$WORK/node.err" || fail "node's child failed: $(cat "$WORK/node.err")"
+    quiet "$WORK/node.err"
+    check "$port" "$proto" 3
+  fi
   ;;
 userfile)
   need_cmd curl

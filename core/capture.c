@@ -25,11 +25,85 @@ static uint64_t put(struct obs_capture *c, struct obs_event *ev, bool final)
 	return c->sink->put(c->sink->ctx, ev, final);
 }
 
+/* The index of handle h among the events kept open, or -1. */
+static int pend_find(const struct obs_capture *c, uint64_t h)
+{
+	for (int i = 0; i < c->n_pend; i++)
+		if (c->dec_mem->pend[i].handle == h)
+			return i;
+	return -1;
+}
+
+/* Socket call event ev, handle h, kept open while the secrets are awaited
+ * (final: it was to be final); false when there is no room. */
+static bool pend_keep(struct obs_capture *c, uint64_t h,
+		      const struct obs_event *ev, bool final)
+{
+	int i = pend_find(c, h);
+	struct obs_cap_pend *p;
+
+	if (i < 0) {
+		if (c->n_pend == OBS_CAP_PEND_MAX || c->dec_mem == NULL)
+			return false;
+		i = c->n_pend++;
+		c->dec_mem->pend[i].handle = h;
+		c->dec_mem->pend[i].final = false;
+	}
+	p = &c->dec_mem->pend[i];
+	memcpy(p->head, ev, sizeof(p->head));
+	p->final |= final;
+	return true;
+}
+
+/* The sink's update and seal, an event kept open staying open. */
+static void sink_update(struct obs_capture *c, uint64_t h,
+			const struct obs_event *ev, bool final)
+{
+	bool kept = pend_find(c, h) >= 0 && pend_keep(c, h, ev, final);
+
+	c->sink->update(c->sink->ctx, h, ev, final && !kept);
+}
+
+static void sink_seal(struct obs_capture *c, uint64_t h)
+{
+	int i = pend_find(c, h);
+
+	if (i >= 0)
+		c->dec_mem->pend[i].final = true;
+	else
+		c->sink->seal(c->sink->ctx, h);
+}
+
+/* The secrets came (keyed: the events kept open are marked
+ * OBS_EVF_IN_TLS), or will not: each written final if it was to be. */
+static void pend_resolve(struct obs_capture *c, bool keyed)
+{
+	struct obs_cap_bytes *b = &c->bytes[OBS_STREAM_SOCKET];
+
+	for (int i = 0; i < c->n_pend; i++) {
+		struct obs_cap_pend *p = &c->dec_mem->pend[i];
+		struct obs_event ev = { 0 };
+
+		memcpy(&ev, p->head, sizeof(p->head));
+		if (keyed) {
+			ev.flags |= OBS_EVF_IN_TLS;
+			c->sink->update(c->sink->ctx, p->handle, &ev, p->final);
+		} else if (p->final) {
+			c->sink->seal(c->sink->ctx, p->handle);
+		}
+		if (keyed && b->last_open && b->last_handle == p->handle)
+			b->last.flags |= OBS_EVF_IN_TLS;
+		if (keyed && b->entry_open && b->entry_handle == p->handle)
+			b->entry.flags |= OBS_EVF_IN_TLS;
+	}
+	c->n_pend = 0;
+}
+
 /* No more calls merge into stream b's last call event. */
 static void close_last(struct obs_capture *c, struct obs_cap_bytes *b)
 {
 	if (b->last_open)
-		c->sink->seal(c->sink->ctx, b->last_handle);
+		sink_seal(c, b->last_handle);
 	b->last_open = false;
 	send_hint(c);
 }
@@ -214,7 +288,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 		} else if (dir == OBS_RX && !(f->head->flags & OBS_H1F_INTERIM))
 			c->h2c_asked = false; /* answered, the 101 too */
 		if (c->msg_open[dir]) /* one that never ended: final as is */
-			c->sink->seal(c->sink->ctx, c->msg_handle[dir]);
+			sink_seal(c, c->msg_handle[dir]);
 		*m = ev;
 		m->u.h1.kind = OBS_H1_HEAD;
 		m->u.h1.begin = base + f->begin;
@@ -239,8 +313,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 			m->u.h1.end = base + f->offset;
 			m->u.h1.head.flags |=
 				f->head->flags & OBS_H1F_CUT_SHORT;
-			c->sink->update(c->sink->ctx, c->msg_handle[dir], m,
-					true);
+			sink_update(c, c->msg_handle[dir], m, true);
 		}
 		c->msg_open[dir] = false;
 		c->edge = true;
@@ -680,6 +753,18 @@ static bool dec_marks(const struct obs_capture *c)
 	return c->dec_on && c->dec.mem && obs_tlsdec_on(&c->dec);
 }
 
+/* ... and awaits its secrets: the socket's calls are written open and
+ * unmarked until they come (obs_capture's pend). */
+static bool dec_awaits(const struct obs_capture *c)
+{
+	uint8_t random[32];
+	size_t len;
+
+	return dec_marks(c) && obs_tlsdec_wants_keys(&c->dec, random, &len);
+}
+
+static void dec_stop(struct obs_capture *c);
+
 /* A call on stream b (the socket's or the plaintext's): merged into the
  * stream's last event, or an event of its own, written now or, for a send
  * whose entry was written (obs_cap_send_entry), completed. */
@@ -690,10 +775,9 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	bool failed = call->result < 0 && !is_transient(call->err);
 	bool own = failed || call->eof;
 	size_t n = call->result > 0 && !call->peek ? (size_t)call->result : 0;
-	uint8_t in_tls = call->in_tls || (b == &c->bytes[OBS_STREAM_SOCKET] &&
-					  dec_marks(c))
-				 ? OBS_EVF_IN_TLS
-				 : 0;
+	bool socket = b == &c->bytes[OBS_STREAM_SOCKET];
+	bool pend = socket && dec_awaits(c);
+	uint8_t in_tls;
 	struct obs_event *ev = &b->last;
 	struct obs_event fresh = {
 		.kind = OBS_EV_CALL,
@@ -701,8 +785,7 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 		.flags =
 			(uint8_t)((call->eof ? OBS_EVF_EOF : 0) |
 				  (call->peek && call->result > 0 ? OBS_EVF_PEEK
-								  : 0) |
-				  in_tls),
+								  : 0)),
 		.err = failed ? call->err : 0,
 		.calls = 1,
 		.first_bytes = (uint32_t)n,
@@ -712,16 +795,28 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 		.offset = b->pos[dir],
 		.bytes = n,
 	};
-	bool entry = call->entry && b->entry_open && dir == OBS_TX;
-	bool merge = !entry && b->last_open && ev->kind == OBS_EV_CALL &&
-		     ev->dir == dir && (ev->flags & OBS_EVF_IN_TLS) == in_tls &&
-		     !own && !(n && ev->bytes && at_boundary(c, dir, call));
+	bool entry, merge;
 	/* an entry written before others' events: completed apart */
-	bool apart = entry && c->events != b->entry.seq;
+	bool apart;
 	uint64_t handle;
 	uint8_t chose_before;
 
 	c->s = b;
+	if (pend && c->n_pend == OBS_CAP_PEND_MAX) {
+		dec_stop(c); /* too long without its secrets: runs of records */
+		pend = false;
+	}
+	if (pend && b->last_open && pend_find(c, b->last_handle) < 0)
+		close_last(c, b); /* written before: never marked */
+	in_tls = call->in_tls || (socket && dec_marks(c) && !pend)
+			 ? OBS_EVF_IN_TLS
+			 : 0;
+	fresh.flags |= in_tls;
+	entry = call->entry && b->entry_open && dir == OBS_TX;
+	merge = !entry && b->last_open && ev->kind == OBS_EV_CALL &&
+		ev->dir == dir && (ev->flags & OBS_EVF_IN_TLS) == in_tls &&
+		!own && !(n && ev->bytes && at_boundary(c, dir, call));
+	apart = entry && c->events != b->entry.seq;
 	if (merge) {
 		ev->calls++;
 		if (n && !ev->bytes) {
@@ -748,9 +843,11 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	} else {
 		close_last(c, b);
 		*ev = fresh;
-		handle = b->last_handle = put(c, ev, own);
+		handle = b->last_handle = put(c, ev, own && !pend);
 		b->last_open = !own;
 	}
+	if (pend) /* (room was made above) */
+		(void)pend_keep(c, handle, ev, !merge && !entry && own);
 	c->edge = false;
 	chose_before = ev->aux;
 	c->feeding = ev; /* its first byte may choose the protocol */
@@ -762,8 +859,7 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	h2_flush(c);
 	b->pos[dir] += n;
 	if (merge || entry || ev->aux != chose_before)
-		c->sink->update(c->sink->ctx, handle, ev,
-				c->edge || own || apart);
+		sink_update(c, handle, ev, c->edge || own || apart);
 	else if (c->edge)
 		close_last(c, b);
 	if (c->edge && !apart)
@@ -811,6 +907,8 @@ static void dec_hint(struct obs_capture *c)
 		want |= OBS_CAP_DEC_KEYS;
 	if (dec_marks(c))
 		want |= OBS_CAP_DEC_RUNS;
+	if (c->n_pend && !(want & OBS_CAP_DEC_KEYS))
+		pend_resolve(c, dec_marks(c));
 	if (want != __atomic_load_n(&c->dec_want, __ATOMIC_RELAXED))
 		__atomic_store_n(&c->dec_want, want, __ATOMIC_RELAXED);
 }
@@ -819,12 +917,9 @@ static void dec_hint(struct obs_capture *c)
  * back, obs_cap_dec_reclaim). */
 static void dec_stop(struct obs_capture *c)
 {
-	struct obs_tlsdec_mem *m;
-
 	c->dec_bytes += c->dec.decrypted[OBS_RX];
-	m = obs_tlsdec_wipe(&c->dec);
-
-	c->dec_back = m ? m : c->dec_back;
+	if (obs_tlsdec_wipe(&c->dec))
+		c->dec_back = c->dec_mem;
 	c->dec_on = false;
 	dec_hint(c);
 }
@@ -873,11 +968,14 @@ bool obs_cap_dec_h2_wanted(const struct obs_capture *c)
 		OBS_CAP_DEC_RUNS);
 }
 
-bool obs_cap_dec_offer(struct obs_capture *c, struct obs_tlsdec_mem *mem,
+bool obs_cap_dec_offer(struct obs_capture *c, struct obs_cap_dec_mem *mem,
 		       const struct obs_tlsdec_ops *ops, void *ops_ctx)
 {
 	bool taken = c->dec_on && obs_tlsdec_wants_mem(&c->dec) &&
-		     obs_tlsdec_offer(&c->dec, mem, ops, ops_ctx);
+		     obs_tlsdec_offer(&c->dec, &mem->dec, ops, ops_ctx);
+
+	if (taken)
+		c->dec_mem = mem;
 
 	dec_hint(c);
 	return taken;
@@ -905,11 +1003,13 @@ void obs_cap_dec_keys(struct obs_capture *c, const uint8_t *client,
 	dec_hint(c);
 }
 
-struct obs_tlsdec_mem *obs_cap_dec_reclaim(struct obs_capture *c)
+struct obs_cap_dec_mem *obs_cap_dec_reclaim(struct obs_capture *c)
 {
-	struct obs_tlsdec_mem *mem = c->dec_back;
+	struct obs_cap_dec_mem *mem = c->dec_back;
 
 	c->dec_back = NULL;
+	if (mem)
+		c->dec_mem = NULL;
 	return mem;
 }
 
@@ -994,8 +1094,7 @@ void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
 	close_both(c);
 	if (c->bytes[OBS_STREAM_SOCKET].entry_open) { /* a send in flight:
 						       * as it stands */
-		c->sink->seal(c->sink->ctx,
-			      c->bytes[OBS_STREAM_SOCKET].entry_handle);
+		sink_seal(c, c->bytes[OBS_STREAM_SOCKET].entry_handle);
 		c->bytes[OBS_STREAM_SOCKET].entry_open = false;
 	}
 	if (c->dec_on) /* what is held will not be read now */
@@ -1004,7 +1103,7 @@ void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
 	/* a message under way will not end now */
 	for (int dir = OBS_TX; dir <= OBS_RX; dir++)
 		if (c->msg_open[dir]) {
-			c->sink->seal(c->sink->ctx, c->msg_handle[dir]);
+			sink_seal(c, c->msg_handle[dir]);
 			c->msg_open[dir] = false;
 		}
 	put(c, &ev, true);

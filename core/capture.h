@@ -68,6 +68,29 @@ struct obs_cap_bytes {
 	bool entry_open;
 };
 
+/* The most socket call events kept open while the decryptor awaits its
+ * secrets (struct obs_cap_dec_mem's pend); one more gives decrypting up.
+ * (A node under load has taken 8 calls and 64 KiB and more before its
+ * key log's lines were written.) */
+#define OBS_CAP_PEND_MAX 128
+
+/* A socket call event kept open while the decryptor awaits its secrets:
+ * its handle, its fields as last written (a call's are those before the
+ * union), whether it was to be final. */
+struct obs_cap_pend {
+	uint64_t handle;
+	bool final;
+	unsigned char head[offsetof(struct obs_event, u)];
+};
+
+/* The memory a decrypting connection takes (offered by the caller,
+ * obs_cap_dec_offer): the decryptor's, and the events kept open while
+ * its secrets are awaited. */
+struct obs_cap_dec_mem {
+	struct obs_tlsdec_mem dec;
+	struct obs_cap_pend pend[OBS_CAP_PEND_MAX];
+};
+
 struct obs_capture {
 	const struct obs_sink *sink;
 	bool edge;	 /* a message or protocol ended in the call being fed */
@@ -112,9 +135,17 @@ struct obs_capture {
 	bool dec_allowed;
 	bool dec_on;
 	uint8_t dec_want;
-	struct obs_tlsdec_mem *dec_back;
+	struct obs_cap_dec_mem *dec_mem;  /* offered, taken */
+	struct obs_cap_dec_mem *dec_back; /* ... for the caller to take back */
 	uint64_t dec_bytes; /* received bytes decrypted before a stop */
 	struct obs_tlsdec dec;
+	/* the socket's call events written while the secrets are awaited
+	 * (in dec_mem->pend): open (not final) and unmarked until the
+	 * decryptor has its secrets (then marked OBS_EVF_IN_TLS: their
+	 * records' plaintext makes the exchanges) or gives up (left as they
+	 * are: runs of records); a process that ends meanwhile leaves them as
+	 * they are */
+	uint16_t n_pend;
 };
 
 /* obs_cap_dec_wanted's bits: the decryptor wants memory, secrets; it
@@ -238,7 +269,10 @@ struct obs_h2 *obs_cap_h2_reclaim(struct obs_capture *c);
  * direction with the times of the socket calls that carried the record),
  * after the socket call; the socket calls of such a connection are marked
  * OBS_EVF_IN_TLS while it is decrypted (from the memory's offer on, until
- * it is given up). Off unless obs_cap_decrypt says so. */
+ * it is given up; those written while its secrets are awaited are kept
+ * open, and marked only once the secrets come: a program that writes no
+ * key log, or a connection whose secrets never come, stays runs of
+ * records). Off unless obs_cap_decrypt says so. */
 void obs_cap_decrypt(struct obs_capture *c);
 static inline uint8_t obs_cap_dec_wanted(const struct obs_capture *c)
 {
@@ -248,7 +282,7 @@ static inline uint8_t obs_cap_dec_wanted(const struct obs_capture *c)
  * memory for HTTP/2 (a hint: the caller offers some, obs_cap_h2_offer,
  * so that h2 is followed whoever speaks first). */
 bool obs_cap_dec_h2_wanted(const struct obs_capture *c);
-bool obs_cap_dec_offer(struct obs_capture *c, struct obs_tlsdec_mem *mem,
+bool obs_cap_dec_offer(struct obs_capture *c, struct obs_cap_dec_mem *mem,
 		       const struct obs_tlsdec_ops *ops, void *ops_ctx);
 void obs_cap_dec_refuse(struct obs_capture *c);
 /* The client_random to look the secrets up by, and their length; false
@@ -260,7 +294,7 @@ void obs_cap_dec_keys(struct obs_capture *c, const uint8_t *client,
 		      const uint8_t *server, size_t len);
 /* After obs_cap_close (not at exit): the decryptor's memory, wiped, for
  * the caller to reuse; NULL when it had none. */
-struct obs_tlsdec_mem *obs_cap_dec_reclaim(struct obs_capture *c);
+struct obs_cap_dec_mem *obs_cap_dec_reclaim(struct obs_capture *c);
 /* Why the decryptor stopped, or "on" (for the layer's diagnostics). */
 const char *obs_cap_dec_why(const struct obs_capture *c);
 /* Bytes run through the cipher, by direction (for the cost's report;

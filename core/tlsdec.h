@@ -51,8 +51,10 @@
 #define OBS_TLSDEC_RECORD_MAX OBS_TLS_RECORD_MAX
 /* The longest traffic secret (SHA-384's). */
 #define OBS_TLSDEC_SECRET_MAX 48u
-/* Bytes of calls held while the secrets are awaited. */
-#define OBS_TLSDEC_HOLD (256u << 10)
+/* Bytes of calls held while the secrets are awaited (a program writes
+ * its key log's lines a while after the handshake: node under load, after
+ * 64 KiB to 256 KiB had come). */
+#define OBS_TLSDEC_HOLD (1u << 20)
 
 /* The cipher suites decrypted (RFC 8446 B.4). */
 enum {

@@ -126,7 +126,7 @@ static __attribute__((noinline)) void dec_service(struct obs_conn *c,
 	if (want & OBS_CAP_DEC_MEM) {
 		const struct obs_tlsdec_ops *ops = NULL;
 		void *ctx = NULL;
-		struct obs_tlsdec_mem *mem = obs_tlsmem_alloc(&ops, &ctx);
+		struct obs_cap_dec_mem *mem = obs_tlsmem_alloc(&ops, &ctx);
 		bool taken = false;
 
 		obs_conn_lock(c);
@@ -240,7 +240,7 @@ void obs_ev_last_look(struct obs_conn *c)
 
 void obs_ev_ended(struct obs_conn *c)
 {
-	struct obs_tlsdec_mem *dec;
+	struct obs_cap_dec_mem *dec;
 	uint64_t decrypted, received;
 
 	obs_conn_lock(c);

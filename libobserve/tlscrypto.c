@@ -152,7 +152,8 @@ static bool expand(void *ctx, uint16_t suite, const uint8_t *secret,
 	const char *md =
 		suite == OBS_TLS_AES_256_GCM_SHA384 ? "SHA384" : "SHA256";
 	const struct param params[] = {
-		{ "mode", PARAM_INTEGER, &mode, sizeof(mode), PARAM_UNMODIFIED },
+		{ "mode", PARAM_INTEGER, &mode, sizeof(mode),
+		  PARAM_UNMODIFIED },
 		{ "digest", PARAM_UTF8_STRING, (void *)md, strlen(md),
 		  PARAM_UNMODIFIED },
 		{ "key", PARAM_OCTET_STRING, (void *)secret, secret_len,
@@ -209,8 +210,7 @@ static bool verify(void *ctx, int dir, const uint8_t tag[16])
 	       lib.final(x->cipher[dir], rest, &n) == 1;
 }
 
-static const struct obs_tlsdec_ops ops = { expand, key, begin, update,
-					   verify };
+static const struct obs_tlsdec_ops ops = { expand, key, begin, update, verify };
 
 const struct obs_tlsdec_ops *obs_tlscrypto_ops(void)
 {

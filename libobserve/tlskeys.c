@@ -75,7 +75,7 @@ struct source {
 	dev_t dev;
 	ino_t ino;
 	struct obs_keylog_reader r; /* its lines, from its offset r.off */
-	char path[256]; /* the user's file, opened when it exists */
+	char path[256];		    /* the user's file, opened when it exists */
 };
 
 /* Under the process mutex. */
@@ -156,8 +156,8 @@ static bool add_source(int fd, bool ours, uint64_t off)
 	s->ours = ours;
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
-	obs_keylog_reader_init(&s->r, off == UINT64_MAX ? (uint64_t)st.st_size
-							: off);
+	obs_keylog_reader_init(&s->r,
+			       off == UINT64_MAX ? (uint64_t)st.st_size : off);
 	kl.nsources++;
 	return true;
 }
@@ -251,8 +251,8 @@ void obs_keylog_setup(void)
 	if (!obs_proc.events || (off && strcmp(off, "0") == 0))
 		return;
 	/* the user's own: anything but the path the layer set */
-	user_set = user && *user &&
-		   !(inherited && strcmp(user, inherited) == 0);
+	user_set =
+		user && *user && !(inherited && strcmp(user, inherited) == 0);
 	if (inherited && strncmp(inherited, "/proc/", 6) == 0) {
 		fd = open(inherited, O_RDWR | O_CLOEXEC);
 		if (fd >= 0 && !is_ours(fd)) {
@@ -353,8 +353,8 @@ static void poll_source(struct source *s)
 bool obs_keylog_find(const uint8_t random[32], size_t len, uint8_t *client,
 		     uint8_t *server)
 {
-	const uint8_t both = 1u << OBS_KL_CLIENT_TRAFFIC |
-			     1u << OBS_KL_SERVER_TRAFFIC;
+	const uint8_t both =
+		1u << OBS_KL_CLIENT_TRAFFIC | 1u << OBS_KL_SERVER_TRAFFIC;
 	int err = errno;
 	bool found = false;
 

@@ -27,11 +27,11 @@ OBS_HIDDEN bool obs_keylog_find(const uint8_t random[32], size_t len,
 /* Provided by tlspool.c: memory for a decrypting connection, with its
  * cryptography (*ops, *ops_ctx: libcrypto's, loaded on the first call);
  * NULL when none (said once). Outside every lock; keeps errno. */
-struct obs_tlsdec_mem;
+struct obs_cap_dec_mem;
 struct obs_tlsdec_ops;
-OBS_HIDDEN struct obs_tlsdec_mem *
+OBS_HIDDEN struct obs_cap_dec_mem *
 obs_tlsmem_alloc(const struct obs_tlsdec_ops **ops, void **ops_ctx);
 /* ... and its return, its keys wiped (the capture wiped the rest). */
-OBS_HIDDEN void obs_tlsmem_release(struct obs_tlsdec_mem *mem);
+OBS_HIDDEN void obs_tlsmem_release(struct obs_cap_dec_mem *mem);
 
 #endif

@@ -1,7 +1,7 @@
-/* tlspool.c - the memory of decrypting TLS connections (core/tlsdec.h's
- * struct obs_tlsdec_mem: each direction's record plaintext and the calls
- * held while the secrets are awaited, with the connection's libcrypto
- * contexts): mapped from anonymous memory the first time, out of core
+/* tlspool.c - the memory of decrypting TLS connections (core/capture.h's
+ * struct obs_cap_dec_mem: each direction's record plaintext, the calls
+ * held and the events kept open while the secrets are awaited, with the
+ * connection's libcrypto contexts): mapped from anonymous memory the first time, out of core
  * dumps, kept on a free list once its connection ended (wiped), never the
  * host's malloc (libcrypto's contexts come from its own, once a slot) and
  * never the spool. Only a process with a TLS 1.3 connection to decrypt
@@ -16,7 +16,7 @@
 #include "tlskeys.h"
 
 struct slot {
-	struct obs_tlsdec_mem mem;
+	struct obs_cap_dec_mem mem;
 	struct obs_tlscrypto crypto;
 	struct slot *next;
 };
@@ -24,8 +24,8 @@ struct slot {
 static struct slot *pool; /* under the layer's mutex */
 static bool said;
 
-struct obs_tlsdec_mem *obs_tlsmem_alloc(const struct obs_tlsdec_ops **ops,
-					void **ops_ctx)
+struct obs_cap_dec_mem *obs_tlsmem_alloc(const struct obs_tlsdec_ops **ops,
+					 void **ops_ctx)
 {
 	const struct obs_tlsdec_ops *o = obs_tlscrypto_ops();
 	struct slot *s;
@@ -72,7 +72,7 @@ struct obs_tlsdec_mem *obs_tlsmem_alloc(const struct obs_tlsdec_ops **ops,
 	return &s->mem;
 }
 
-void obs_tlsmem_release(struct obs_tlsdec_mem *mem)
+void obs_tlsmem_release(struct obs_cap_dec_mem *mem)
 {
 	struct slot *s = (struct slot *)(void *)((char *)mem -
 						  offsetof(struct slot, mem));

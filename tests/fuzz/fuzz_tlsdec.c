@@ -97,7 +97,7 @@ static const struct obs_tlsdec_ops ops = { expand, key, begin, update_bytes,
 					   verify };
 
 /* What the capture asks for, given (refuse: the memory refused). */
-static void serve(struct obs_capture *cap, struct obs_tlsdec_mem *mem,
+static void serve(struct obs_capture *cap, struct obs_cap_dec_mem *mem,
 		  bool keys, bool refuse)
 {
 	uint8_t want = obs_cap_dec_wanted(cap), random[32], secret[48];
@@ -126,12 +126,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct obs_capture cap;
 	static struct obs_replay replay;
 	static struct obs_h2 h2mem;
-	static struct obs_tlsdec_mem mem;
+	static struct obs_cap_dec_mem mem;
 	struct obs_core_sink out = { exchange, NULL };
 	size_t piece, i = 1;
 	int64_t now = 1000;
 	bool refuse = false;
-	struct obs_tlsdec_mem *back;
+	struct obs_cap_dec_mem *back;
 
 	if (size < 1)
 		return 0;
@@ -181,7 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	back = obs_cap_dec_reclaim(&cap);
 	if (back && back != &mem)
 		abort();
-	if (back && mem.hold_len)
+	if (back && mem.dec.hold_len)
 		abort(); /* wiped */
 	obs_cap_h2_reclaim(&cap);
 	obs_replay_init(&replay, &out);

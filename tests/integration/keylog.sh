@@ -27,6 +27,8 @@
 #             with https, also from a node that a node started
 #   userfile  curl --http2 with the user's SSLKEYLOGFILE (a regular file):
 #             the same lines as without the layer, and decrypted from it
+#   nokeys    node's key log where the layer cannot read it: the secrets
+#             never come, the exchanges are runs of records, none lost
 #   off       OBSERVE_TLS_KEYLOG=0: node's exchanges are runs of records
 #             again, no label, no variable set
 #   records   the default capture (no OBSERVE_CAPTURE): no variable set,
@@ -240,6 +242,22 @@ userfile)
   check "$H2_PORT" h2 2
   same_lines "$WORK/user.keylog" "$WORK/bare.keylog"
   no_secret "$WORK/user.keylog"
+  ;;
+nokeys)
+  # node writes its key log where the layer does not read (not a regular
+  # file): its connection awaits secrets that never come, and is runs of
+  # records, one exchange per request as on the default capture
+  need_cmd node
+  fresh
+  NODE_OPTIONS=--tls-keylog=/dev/null "${OBS[@]}" "${NODE_CLIENT[@]}" https "https://127.0.0.1:$H1_PORT/100b" \
+    "https://127.0.0.1:$H1_PORT/50k" "https://127.0.0.1:$H1_PORT/1m" 2> "$WORK/node.err" ||
+    fail "node failed: $(cat "$WORK/node.err")"
+  quiet "$WORK/node.err"
+  nginx_settle
+  "$PYTHON" "$REPO/tests/lib/check_access.py" "$DB" "$NGINX_LOG" "$H1_PORT" ||
+    fail "the database does not match nginx's log"
+  expect_eq "$(q "$DB" "SELECT count(*) || ' ' || count(method) || ' ' || count(status) FROM exchange")" "3 0 0" \
+    "three exchanges, runs of records, no label"
   ;;
 off)
   need_cmd node

@@ -479,7 +479,8 @@ static void hold_full(void **state)
 	assert_true(obs_tlsdec_on(&t));
 	assert_true(mem->hold_len > 0);
 	memset(r, 0, sizeof(r));
-	for (int i = 0; i < 300 && obs_tlsdec_on(&t); i++) {
+	for (size_t i = 0; i <= OBS_TLSDEC_HOLD / sizeof(r) && obs_tlsdec_on(&t);
+	     i++) {
 		struct iovec v = { r, sizeof(r) };
 
 		obs_tlsdec_feed(&t, OBS_TLSDEC_RX, &v, 1, sizeof(r), 0, 0, out,

@@ -71,6 +71,20 @@ const char *obs_tlscrypto_error(void)
 	return why;
 }
 
+/* AddressSanitizer refuses a dlopen with RTLD_DEEPBIND (it would abort
+ * the host): a layer built with it does not decrypt in a program that
+ * carries its own OpenSSL. */
+#if defined(__SANITIZE_ADDRESS__)
+#define DEEPBIND_REFUSED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DEEPBIND_REFUSED 1
+#endif
+#endif
+#ifndef DEEPBIND_REFUSED
+#define DEEPBIND_REFUSED 0
+#endif
+
 /* Whether the process has OpenSSL's functions from elsewhere than
  * libcrypto.so.3 (a program with its own, exported). */
 static bool openssl_inside(void)
@@ -107,10 +121,17 @@ static void load(void)
 	static const char *const names[3] = { "AES-128-GCM", "AES-256-GCM",
 					      "ChaCha20-Poly1305" };
 	static char lacks[64];
-	void *h = dlopen("libcrypto.so.3",
-			 RTLD_NOW | RTLD_LOCAL |
-				 (openssl_inside() ? RTLD_DEEPBIND : 0));
+	bool inside = openssl_inside();
+	void *h;
 
+	if (inside && DEEPBIND_REFUSED) {
+		why = "the program has an OpenSSL of its own, and a layer built "
+		      "with AddressSanitizer cannot load libcrypto.so.3 apart "
+		      "from it (RTLD_DEEPBIND)";
+		return;
+	}
+	h = dlopen("libcrypto.so.3",
+		   RTLD_NOW | RTLD_LOCAL | (inside ? RTLD_DEEPBIND : 0));
 	if (h == NULL) {
 		why = "libcrypto.so.3 cannot be loaded (install libssl3)";
 		return;

@@ -196,6 +196,7 @@ chromium-h2 | chromium-http1)
   ;;
 node-https | node-fetch | node-http2)
   need_cmd node
+  skip_if_sanitized "node has an OpenSSL of its own: a sanitized layer does not load libcrypto.so.3 beside it"
   mode=${case_#node-} port=$H1_PORT proto=http/1.1
   [ "$mode" = http2 ] && port=$H2_PORT proto=h2
   urls=("https://127.0.0.1:$port/100b" "https://127.0.0.1:$port/50k?token=QUERYSECRET"

@@ -31,8 +31,10 @@
 /* Connections likewise, up to CONN_BATCH (a power of two) at once: a
  * flush is one INSERT per bit set in their count, of that many rows (a
  * spool of a connection per exchange stores about as many connections as
- * exchanges, in flushes of any size). */
-#define CONN_SIZES 7
+ * exchanges, in flushes of any size). Twice EXCH_BATCH: there the batch
+ * of exchanges, not that of connections, fills first, and a full one's
+ * connections are one INSERT of EXCH_BATCH rows (batch_room). */
+#define CONN_SIZES 8
 #define CONN_BATCH (1 << (CONN_SIZES - 1))
 
 struct obs_store {
@@ -827,9 +829,24 @@ static sqlite3_stmt *conn_stmt(obs_store *s, int k)
 	return s->conn_batch[k];
 }
 
+/* Connection c on its row id, stored before: brought up to date while it
+ * is in flight, its info set. */
+static int conn_update(struct ingest *in, struct batch_conn *c, int64_t id)
+{
+	obs_store *s = in->store;
+	sqlite3_stmt *st = s->st[OBS_SQL_CONN_UPD];
+
+	bind_conn(st, 0, in, c);
+	if (step_done(s, st) != 0)
+		return -1;
+	if (sqlite3_changes(s->db) == 1)
+		in->stats->rows_updated++;
+	return c->has_info ? update_info(in, id, &c->info) : 0;
+}
+
 /* A connection of the batch the INSERT left as it was (stored before, or
  * twice in the batch): its id, and its row brought up to date when it was
- * stored before (its id below `below`) in flight, its info set. */
+ * stored before (its id below `below`). */
 static int conn_stored(struct ingest *in, struct batch_conn *c, int64_t below,
 		       int64_t *id)
 {
@@ -846,13 +863,7 @@ static int conn_stored(struct ingest *in, struct batch_conn *c, int64_t below,
 		return -1;
 	if (*id >= below)
 		return 0; /* added by this INSERT, its info with it */
-	st = s->st[OBS_SQL_CONN_UPD];
-	bind_conn(st, 0, in, c);
-	if (step_done(s, st) != 0)
-		return -1;
-	if (sqlite3_changes(s->db) == 1)
-		in->stats->rows_updated++;
-	return c->has_info ? update_info(in, *id, &c->info) : 0;
+	return conn_update(in, c, *id);
 }
 
 /* Store connections [from, from + (1 << k)) of the batch in one INSERT,
@@ -894,17 +905,17 @@ static int conn_insert(struct ingest *in, size_t from, int k, int64_t *ids)
 	return 0;
 }
 
-/* Store the connections of the batch, in the order of their records (the
- * ids they get are those a statement per row would give), and give their
- * ids to the exchanges waiting in theirs. */
-static int conn_flush(struct ingest *in)
+/* Store the first n connections of the batch, in the order of their
+ * records (the ids they get are those a statement per row would give),
+ * and give their ids to the exchanges waiting in theirs; those after them
+ * stay, at the front of the batch. */
+static int conn_store(struct ingest *in, size_t n)
 {
-	size_t n = in->n_conns, from = 0;
+	size_t from = 0, left = in->n_conns - n;
 	int64_t ids[CONN_BATCH];
 
 	if (!n)
 		return 0;
-	in->n_conns = 0;
 	for (int k = CONN_SIZES - 1; k >= 0; k--) {
 		if (!(n & ((size_t)1 << k)))
 			continue;
@@ -915,17 +926,51 @@ static int conn_flush(struct ingest *in)
 	for (size_t i = 0; i < n; i++)
 		if (remember_conn(in, in->conns[i].conn.conn_seq, ids[i]) != 0)
 			return -1;
-	for (size_t i = 0; i < in->n_batch; i++)
-		if (is_pending(in->batch[i].conn_id))
-			in->batch[i].conn_id =
-				ids[pending_index(in->batch[i].conn_id)];
+	memmove(in->conns, in->conns + n, left * sizeof(*in->conns));
+	in->n_conns = left;
+	for (size_t i = 0; i < left; i++)
+		if (remember_conn(in, in->conns[i].conn.conn_seq,
+				  pending_id(i)) != 0)
+			return -1;
+	for (size_t i = 0; i < in->n_batch; i++) {
+		int64_t *id = &in->batch[i].conn_id;
+
+		if (is_pending(*id))
+			*id = pending_index(*id) < n
+				      ? ids[pending_index(*id)]
+				      : pending_id(pending_index(*id) - n);
+	}
 	return 0;
+}
+
+static int conn_flush(struct ingest *in)
+{
+	return conn_store(in, in->n_conns);
+}
+
+/* Room in the full batch of connections: the most of those up to the
+ * last one final that one INSERT stores (a power of two), all when none
+ * is final (connections open longer than the batch); an events spool's
+ * open ones are left for their replays to end (a row stored in flight is
+ * written again when they do). */
+static int conn_room(struct ingest *in)
+{
+	size_t n = in->n_conns, k = CONN_BATCH;
+
+	while (n && in->conns[n - 1].provisional)
+		n--;
+	while (n && k > n)
+		k /= 2;
+	return conn_store(in, n ? k : in->n_conns);
 }
 
 /* A connection record into the batch, with what the core made of it
  * (core; NULL: a record alone). Its number known already as one waiting
  * there (a record twice), or one of an earlier segment's (the small cache
- * might lose it): the batch is stored first, or at once. */
+ * might lose it): the batch is stored first, or at once. Known as stored
+ * (an events spool's connection stored in flight when a batch of
+ * exchanges needed its id, then ended): its row brought up to date, no
+ * INSERT that would leave it and look up every row of its batch. */
 static int ingest_conn(struct ingest *in, const struct obs_record *r,
 		       bool provisional, const struct obs_core_conn *core)
 {
@@ -942,6 +987,9 @@ static int ingest_conn(struct ingest *in, const struct obs_record *r,
 	}
 	if (is_pending(known) && conn_flush(in) != 0)
 		return -1;
+	known = known_conn(in, r->conn_seq);
+	if (in->n_conns == CONN_BATCH && conn_room(in) != 0)
+		return -1;
 	c = &in->conns[in->n_conns];
 	c->conn = *r;
 	c->has_info = false;
@@ -949,11 +997,11 @@ static int ingest_conn(struct ingest *in, const struct obs_record *r,
 	if (core)
 		c->core = *core;
 	c->provisional = provisional;
+	if (known > 0)
+		return conn_update(in, c, known);
 	if (remember_conn(in, r->conn_seq, pending_id(in->n_conns++)) != 0)
 		return -1;
-	return in->n_conns == CONN_BATCH || r->conn_seq < conn_base(in)
-		       ? conn_flush(in)
-		       : 0;
+	return r->conn_seq < conn_base(in) ? conn_flush(in) : 0;
 }
 
 /* The exchange's columns (OBS_SQL_EXCH_INS's ?1..?20) as parameters from
@@ -1157,18 +1205,19 @@ static sqlite3_stmt *batch_stmt(obs_store *s)
 	return s->exch_batch;
 }
 
-/* Store the batch: EXCH_BATCH exchanges in one INSERT, fewer one by one.
- * The INSERT leaves a row stored before as it is (an earlier pass stored it
- * in flight, or after an empty slot); when it added fewer rows than it had,
- * those it added are the last ids (an id is the largest + 1), the others are
- * brought up to date one by one. */
-static int batch_flush(struct ingest *in)
+/* Store the batch, the first `conns` connections waiting first (those it
+ * refers to among them): EXCH_BATCH exchanges in one INSERT, fewer one by
+ * one. The INSERT leaves a row stored before as it is (an earlier pass
+ * stored it in flight, or after an empty slot); when it added fewer rows
+ * than it had, those it added are the last ids (an id is the largest + 1),
+ * the others are brought up to date one by one. */
+static int batch_store(struct ingest *in, size_t conns)
 {
 	obs_store *s = in->store;
 	size_t n = in->n_batch, per = n == EXCH_BATCH ? n : 1;
 	sqlite3_stmt *st = per > 1 ? batch_stmt(s) : s->st[OBS_SQL_EXCH_INS];
 
-	if (conn_flush(in) != 0) /* the connections they refer to */
+	if (conn_store(in, conns) != 0) /* the connections they refer to */
 		return -1;
 	in->n_batch = 0;
 	if (!st)
@@ -1196,6 +1245,27 @@ static int batch_flush(struct ingest *in)
 		    label_resolve(in, &in->batch[i]) != 0)
 			return -1;
 	return 0;
+}
+
+/* The batch stored, and every connection waiting. */
+static int batch_flush(struct ingest *in)
+{
+	return batch_store(in, in->n_conns);
+}
+
+/* Room in the full batch of exchanges: stored with the connections they
+ * refer to, those after them left waiting (an events spool's connections
+ * whose first exchange is still to come: stored once their replays ended,
+ * not in flight and again). */
+static int batch_room(struct ingest *in)
+{
+	size_t conns = 0;
+
+	for (size_t i = 0; i < in->n_batch; i++)
+		if (is_pending(in->batch[i].conn_id) &&
+		    pending_index(in->batch[i].conn_id) >= conns)
+			conns = pending_index(in->batch[i].conn_id) + 1;
+	return batch_store(in, conns);
 }
 
 /* Whether a record whose connection this file has not shown may only be
@@ -1241,6 +1311,12 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 		sqlite3_bind_int64(st, 2, r->u.exch.seq);
 		return step_done(s, st);
 	}
+	if (in->n_batch == EXCH_BATCH) {
+		if (batch_room(in) != 0)
+			return -1;
+		if (is_pending(conn_id)) /* stored now, or moved */
+			conn_id = known_conn(in, r->conn_seq);
+	}
 	row = &in->batch[in->n_batch++];
 	row->conn_id = conn_id;
 	row->exch = *r;
@@ -1255,7 +1331,7 @@ static int ingest_exch(struct ingest *in, const struct obs_record *r,
 	} else if (in->sp.hdr->version >= 5 && r->u.exch.label_seq) {
 		label_take(in, row, r);
 	}
-	return in->n_batch == EXCH_BATCH ? batch_flush(in) : 0;
+	return 0;
 }
 
 static int64_t conn_id_of(struct ingest *in, const struct obs_record *r,
@@ -1628,7 +1704,8 @@ static int event_conn(struct ingest *in, const struct obs_replayed *r)
 	if (stored && (k->flags & OBS_CCF_TLS)) {
 		sqlite3_stmt *st = in->store->st[OBS_SQL_CONN_TLS];
 
-		if (conn_flush(in) != 0)
+		if (is_pending(known_conn(in, c.conn_seq)) &&
+		    conn_flush(in) != 0)
 			return -1;
 		sqlite3_bind_int64(st, 1, in->process_id);
 		sqlite3_bind_int64(st, 2, (int64_t)c.conn_seq);

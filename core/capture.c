@@ -3,6 +3,7 @@
 #include "capture.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 static void send_hint(struct obs_capture *c);
@@ -17,8 +18,12 @@ static bool of_a_stream(uint8_t kind)
 }
 
 /* A new event, numbered; one of the plaintext's is marked so. */
+static void msg_flush(struct obs_capture *c);
+
 static uint64_t put(struct obs_capture *c, struct obs_event *ev, bool final)
 {
+	if (c->msg_held[OBS_TX] || c->msg_held[OBS_RX])
+		msg_flush(c); /* written first: it came first */
 	ev->seq = ++c->events;
 	if (c->s == &c->bytes[OBS_STREAM_PLAIN] && of_a_stream(ev->kind))
 		ev->flags |= OBS_EVF_PLAIN;
@@ -268,6 +273,21 @@ static void labels_once(struct obs_capture *c, struct obs_event *m)
 	memcpy(c->last_path, head->path, sizeof(c->last_path));
 }
 
+/* The messages whose facts were held back (msg_held): written, final
+ * when their end came already. */
+static void msg_flush(struct obs_capture *c)
+{
+	for (int dir = OBS_TX; dir <= OBS_RX; dir++) {
+		struct obs_event *m = &c->msg[dir];
+
+		if (!c->msg_held[dir])
+			continue;
+		c->msg_held[dir] = false;
+		c->msg_handle[dir] = put(c, m, m->u.h1.ended);
+		c->msg_open[dir] = !m->u.h1.ended;
+	}
+}
+
 static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 {
 	struct obs_capture *c = ctx;
@@ -287,17 +307,32 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 			c->h2c_stream = (uint8_t)(c->s - c->bytes);
 		} else if (dir == OBS_RX && !(f->head->flags & OBS_H1F_INTERIM))
 			c->h2c_asked = false; /* answered, the 101 too */
+		msg_flush(c);
 		if (c->msg_open[dir]) /* one that never ended: final as is */
 			sink_seal(c, c->msg_handle[dir]);
+		c->msg_open[dir] = false;
 		*m = ev;
 		m->u.h1.kind = OBS_H1_HEAD;
 		m->u.h1.begin = base + f->begin;
 		m->u.h1.head = *f->head;
 		labels_once(c, m);
+		if (c->feeding) { /* written when the call's feed is over */
+			c->msg_held[dir] = true;
+			return;
+		}
 		c->msg_handle[dir] = put(c, m, false);
 		c->msg_open[dir] = true;
 		return;
 	case OBS_H1_END:
+		if (c->msg_held[dir] && m->u.h1.begin == base + f->begin) {
+			m->u.h1.ended = true; /* written once, final */
+			m->u.h1.end = base + f->offset;
+			m->u.h1.head.flags |=
+				f->head->flags & OBS_H1F_CUT_SHORT;
+			c->edge = true;
+			return;
+		}
+		msg_flush(c);
 		if (!c->msg_open[dir] || m->u.h1.begin != base + f->begin) {
 			/* cut short before its head was complete */
 			*m = ev;
@@ -633,7 +668,7 @@ static void h2_want(struct obs_capture *c)
 
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink)
 {
-	memset(c, 0, sizeof(*c));
+	memset(c, 0, offsetof(struct obs_capture, h1));
 	c->sink = sink;
 	c->s = &c->bytes[OBS_STREAM_SOCKET];
 	obs_h1_init(&c->h1, h1_fact, c);
@@ -856,6 +891,7 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	else if (n)
 		unseen(c, dir);
 	c->feeding = NULL;
+	msg_flush(c);
 	h2_flush(c);
 	b->pos[dir] += n;
 	if (merge || entry || ev->aux != chose_before)

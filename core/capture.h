@@ -113,7 +113,10 @@ struct obs_capture {
 	struct obs_event msg[2];
 	uint64_t msg_handle[2];
 	bool msg_open[2];
-	struct obs_h1 h1;
+	/* ... its fact held back: its head came in the call being fed, and
+	 * it is written once the feed is over (with its end, when that came
+	 * in the same call: the usual message is written once) */
+	bool msg_held[2];
 	struct obs_wsframe ws[2];
 	/* the host and path of the last request written with its labels */
 	char last_host[OBS_H1_HOST_MAX];
@@ -146,6 +149,7 @@ struct obs_capture {
 	 * are: runs of records); a process that ends meanwhile leaves them as
 	 * they are */
 	uint16_t n_pend;
+	struct obs_h1 h1; /* last: obs_cap_init zeroes what lies before */
 };
 
 /* obs_cap_dec_wanted's bits: the decryptor wants memory, secrets; it

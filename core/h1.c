@@ -1,15 +1,15 @@
 /* h1.c - HTTP/1.1 message framing over both directions of a connection
  * (RFC 9112). See h1.h for what it reports and what it keeps.
  *
- * Each direction is one state machine over bytes. The bytes of a head that
- * the framer reads go through step(), a byte at a time, except runs: a
- * method, a request target, a field name and a read header's value are
- * each taken in one loop (runs of one state, no dispatch per byte). The
- * lines the framer does not need (the reason phrase, a header whose
- * name's first letter begins none of the six below, any other header's
- * value, chunk extensions, trailers) are skipped to their LF with memchr;
- * a body is skipped by its length. The message's length follows RFC 9112
- * section 6.3, in its order:
+ * Each direction is a state machine. A head is read a line at a time: a
+ * line whose LF is in the call is read where it lies; a line a call's end
+ * cuts is kept (its first OBS_H1_LINE_MAX bytes) until its LF comes, and
+ * read then by the same functions. A start line is also checked as its
+ * bytes come, so that bytes that are not HTTP/1 are known at once, not at
+ * an LF that may never come. A header line whose first letter begins none
+ * of the six names below, chunk extensions and trailers are skipped to
+ * their LF with memchr, never kept; a body is skipped by its length. The
+ * message's length follows RFC 9112 section 6.3, in its order:
  *
  *   response to HEAD, 1xx, 204, 304      no body
  *   2xx to CONNECT, 101                  no body; the bytes switch protocol
@@ -22,24 +22,21 @@
  *   response without either              until close
  *
  * The headers read: Host, Content-Length, Transfer-Encoding, Connection,
- * Upgrade and Expect.
+ * Upgrade and Expect. Of a line longer than OBS_H1_LINE_MAX cut by a call's
+ * end, what lies past its first OBS_H1_LINE_MAX bytes is not read (a long
+ * query string; a Content-Length that long is not one number).
  */
 #include "h1.h"
 
+#include <stddef.h>
 #include <string.h>
 
 enum h1_state {
 	ST_START,	 /* before a message: empty lines skipped */
-	ST_METHOD,	 /* request line: the method */
-	ST_TARGET,	 /* ... the request target */
-	ST_REQ_VERSION,	 /* ... "HTTP/1.x", to the LF */
-	ST_RESP_VERSION, /* status line: "HTTP/1.x " */
-	ST_STATUS,	 /* ... three digits */
-	ST_REASON,	 /* ... to the LF */
-	ST_LINE,	 /* a header line, or the empty line, begins */
-	ST_NAME,	 /* a field name */
-	ST_VALUE,	 /* the value of a header the framer reads */
-	ST_SKIP,	 /* the rest of a line not needed */
+	ST_REQUEST_LINE, /* a request's first line */
+	ST_STATUS_LINE,	 /* a response's first line */
+	ST_LINE,	 /* a header line, or the empty line that ends a head */
+	ST_SKIP,	 /* the rest of a header line not read */
 	ST_BODY,	 /* left bytes of a body of known length */
 	ST_CHUNK_SIZE,	 /* a chunk's size, in hex */
 	ST_CHUNK_EXT,	 /* ... its extensions, to the LF */
@@ -54,7 +51,7 @@ enum h1_state {
 	ST_DONE,     /* the direction ended */
 };
 
-/* The headers the framer reads (obs_h1_dir.field). */
+/* The headers the framer reads. */
 enum h1_field {
 	F_NONE,
 	F_HOST,
@@ -65,33 +62,16 @@ enum h1_field {
 	F_EXPECT,
 };
 
-/* Where the request target's reading stands (obs_h1_dir.target). Reused
- * for a token list's value: T_START reading a token, T_REST skipping to
- * the next comma. */
-enum h1_target {
-	T_START,  /* its first byte */
-	T_PATH,	  /* the path: copied */
-	T_REST,	  /* query, fragment, ;parameters: skipped */
-	T_SCHEME, /* absolute form: the scheme, to "://" */
-	T_SLASHES,
-	T_AUTH, /* the authority: copied as the host, userinfo dropped */
-};
+/* What a start line's check found (or the index of the byte that is not
+ * HTTP/1: the line's length for its LF). */
+#define LINE_GOOD ((size_t)-1)
 
-/* Whether a header line that begins with c may be one the framer reads:
- * the six names begin with h, e, u, c or t. */
-static bool may_be_read(uint8_t c)
-{
-	switch (c | 0x20) {
-	case 'h':
-	case 'e':
-	case 'u':
-	case 'c':
-	case 't':
-		return true;
-	default:
-		return false;
-	}
-}
+/* Whether a header line that begins with a byte may be one the framer
+ * reads: the six names begin with h, e, u, c or t. */
+static const bool may_be_read[256] = {
+	['h'] = 1, ['e'] = 1, ['u'] = 1, ['c'] = 1, ['t'] = 1,
+	['H'] = 1, ['E'] = 1, ['U'] = 1, ['C'] = 1, ['T'] = 1,
+};
 
 /* RFC 9110's tchar: the bytes of a method or a field name. */
 static const bool tchar[256] = {
@@ -102,18 +82,53 @@ static const bool tchar[256] = {
 	['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
 };
 
-/* Whether the n bytes at a are the lower-case word w (n bytes), ignoring
- * the case of a's letters. */
-static bool same_word(const char *a, const char *w, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char c = a[i];
+/* Each byte in lower case (letters folded, other bytes as they are). */
+#define FOLD(c) ((c) >= 'A' && (c) <= 'Z' ? (c) | 0x20 : (c))
+#define FOLD4(c) FOLD(c), FOLD((c) + 1), FOLD((c) + 2), FOLD((c) + 3)
+#define FOLD16(c) FOLD4(c), FOLD4((c) + 4), FOLD4((c) + 8), FOLD4((c) + 12)
+#define FOLD64(c)                                                              \
+	FOLD16(c), FOLD16((c) + 16), FOLD16((c) + 32), FOLD16((c) + 48)
+static const uint8_t fold[256] = { FOLD64(0), FOLD64(64), FOLD64(128),
+				   FOLD64(192) };
+#undef FOLD64
+#undef FOLD16
+#undef FOLD4
+#undef FOLD
 
-		if (c != w[i] &&
-		    !(w[i] >= 'a' && w[i] <= 'z' && (char)(c | 0x20) == w[i]))
+/* The 8 bytes at p, their letters in lower case (fold, 8 at once: a
+ * byte's top bit is set where it lies in 'A'..'Z', then moved to 0x20). */
+static inline uint64_t lower8(const char *p)
+{
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7fu, top = 0x8080808080808080u;
+	uint64_t x, upper;
+
+	memcpy(&x, p, sizeof(x));
+	upper = ((x & low7) + 0x3f3f3f3f3f3f3f3fu) ^
+		((x & low7) + 0x2525252525252525u);
+	return x | (upper & ~x & top) >> 2;
+}
+
+/* Whether the n bytes at a are the lower-case word w (n bytes), ignoring
+ * the case of a's letters: 8 bytes at a time, the last 8 overlapping,
+ * when there are 8. */
+static inline bool same_word(const char *a, const char *w, size_t n)
+{
+	uint64_t wv;
+	size_t i;
+
+	if (n < 8) {
+		for (i = 0; i < n; i++)
+			if (fold[(uint8_t)a[i]] != (uint8_t)w[i])
+				return false;
+		return true;
+	}
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&wv, w + i, sizeof(wv));
+		if (lower8(a + i) != wv)
 			return false;
 	}
-	return true;
+	memcpy(&wv, w + n - 8, sizeof(wv));
+	return lower8(a + n - 8) == wv;
 }
 
 /* A header's field (enum h1_field) from its name (any case). */
@@ -137,38 +152,12 @@ static uint8_t field_of(const char *name, size_t n)
 	return by_length[n].field;
 }
 
-static bool tok_is(const struct obs_h1_dir *d, const char *word)
+/* Whether the n bytes at s are the lower-case word; inlined, so that the
+ * word's length is known where it is written. */
+static inline __attribute__((always_inline)) bool
+is_word(const uint8_t *s, size_t n, const char *word)
 {
-	size_t n = strlen(word);
-
-	return !d->tok_long && d->tlen == n && same_word(d->tok, word, n);
-}
-
-static void tok_add(struct obs_h1_dir *d, uint8_t c)
-{
-	if (d->tlen < sizeof(d->tok))
-		d->tok[d->tlen++] = (char)c;
-	else
-		d->tok_long = true;
-}
-
-/* tok_add for each of p[0..n). */
-static void tok_append(struct obs_h1_dir *d, const uint8_t *p, size_t n)
-{
-	size_t room = sizeof(d->tok) - d->tlen;
-
-	if (n > room) {
-		n = room;
-		d->tok_long = true;
-	}
-	memcpy(d->tok + d->tlen, p, n);
-	d->tlen = (uint8_t)(d->tlen + n);
-}
-
-static void tok_clear(struct obs_h1_dir *d)
-{
-	d->tlen = 0;
-	d->tok_long = false;
+	return n == strlen(word) && same_word((const char *)s, word, n);
 }
 
 static void emit_sw(struct obs_h1 *h, enum obs_dir dir, uint8_t kind,
@@ -220,9 +209,10 @@ static void message_begin(struct obs_h1_dir *d)
 	d->keep_alive = d->conn_upgrade = false;
 	d->upgrade = OBS_H1_SW_NONE;
 	d->hlen = d->plen = 0;
-	d->target = T_START;
 	d->cl = d->num = 0;
-	tok_clear(d);
+	d->tlen = 0;
+	d->line_n = 0;
+	d->line_cut = false;
 }
 
 /* The message of direction dir is complete at pos. */
@@ -249,7 +239,7 @@ static void body_begin(struct obs_h1 *h, enum obs_dir dir)
 		break;
 	case OBS_H1_BODY_CHUNKED:
 		d->num = 0;
-		tok_clear(d);
+		d->tlen = 0;
 		d->state = ST_CHUNK_SIZE;
 		break;
 	case OBS_H1_BODY_CLOSE:
@@ -287,6 +277,13 @@ static bool body_from_headers(struct obs_h1_dir *d, enum obs_dir dir,
 			dir == OBS_TX ? OBS_H1_BODY_NONE : OBS_H1_BODY_CLOSE;
 	}
 	return true;
+}
+
+static void lose_at(struct obs_h1 *h, enum obs_dir dir, enum obs_h1_lost why,
+		    uint64_t at)
+{
+	h->dir[dir].pos = at;
+	lose(h, dir, why);
 }
 
 static void request_done(struct obs_h1 *h)
@@ -380,250 +377,447 @@ static void response_done(struct obs_h1 *h)
 	body_begin(h, OBS_RX);
 }
 
-/* The end of a token of a list-valued header (tok). */
-static void token_done(struct obs_h1_dir *d)
+/* One token of a list-valued header's value (s[0..n), n > 0). */
+static void token(struct obs_h1_dir *d, uint8_t field, const uint8_t *s,
+		  size_t n)
 {
-	if (d->tlen == 0 && !d->tok_long)
-		return;
-	switch (d->field) {
+	switch (field) {
 	case F_TRANSFER_ENCODING:
 		d->te = true;
-		d->chunked = tok_is(d, "chunked");
+		d->chunked = is_word(s, n, "chunked");
 		break;
 	case F_CONNECTION:
-		if (tok_is(d, "close"))
+		if (is_word(s, n, "close"))
 			d->head.flags |= OBS_H1F_CLOSE;
-		else if (tok_is(d, "keep-alive"))
+		else if (is_word(s, n, "keep-alive"))
 			d->keep_alive = true;
-		else if (tok_is(d, "upgrade"))
+		else if (is_word(s, n, "upgrade"))
 			d->conn_upgrade = true;
 		break;
 	case F_UPGRADE:
 		if (d->upgrade == OBS_H1_SW_NONE)
-			d->upgrade = tok_is(d, "websocket")
+			d->upgrade = is_word(s, n, "websocket")
 					     ? OBS_H1_SW_WEBSOCKET
-				     : tok_is(d, "h2c") ? OBS_H1_SW_H2C
-							: OBS_H1_SW_OTHER;
+				     : is_word(s, n, "h2c") ? OBS_H1_SW_H2C
+							    : OBS_H1_SW_OTHER;
 		break;
-	case F_EXPECT:
-		if (tok_is(d, "100-continue"))
+	default: /* F_EXPECT */
+		if (is_word(s, n, "100-continue"))
 			d->head.flags |= OBS_H1F_EXPECT;
-		break;
 	}
-	tok_clear(d);
 }
 
-/* Content-Length: one number, or a list of the same number. */
-static void length_done(struct obs_h1_dir *d)
+/* The bytes that end a token of a list-valued header. */
+static const bool token_end[256] = {
+	[','] = 1, [' '] = 1, ['\t'] = 1, ['\r'] = 1, [';'] = 1, ['/'] = 1,
+};
+
+/* A list of tokens, each perhaps with ;parameters (or a /version),
+ * separated by commas and whitespace. */
+static void tokens(struct obs_h1_dir *d, uint8_t field, const uint8_t *v,
+		   size_t n)
 {
-	if (d->tlen == 0)
+	bool params = false; /* after a ';' or '/': skipped to a comma */
+	size_t i = 0;
+
+	while (i < n) {
+		size_t j = i;
+
+		if (v[i] == ',') {
+			params = false;
+			i++;
+			continue;
+		}
+		if (params || token_end[v[i]]) {
+			params = params || v[i] == ';' || v[i] == '/';
+			i++;
+			continue;
+		}
+		while (j < n && !token_end[v[j]])
+			j++;
+		token(d, field, v + i, j - i);
+		i = j;
+	}
+}
+
+/* The bytes p[0..n) of a host, kept while it fits (a host cut is kept
+ * cut until a '@' begins it again). */
+static void host_append(struct obs_h1_dir *d, const uint8_t *p, size_t n)
+{
+	size_t room = OBS_H1_HOST_MAX - d->hlen;
+
+	if (d->head.flags & OBS_H1F_HOST_CUT)
 		return;
-	if (d->cl_seen && d->cl != d->num)
-		d->cl_bad = true;
-	d->cl = d->num;
-	d->cl_seen = true;
-	d->num = 0;
-	d->tlen = 0;
+	if (n > room) {
+		n = room;
+		d->head.flags |= OBS_H1F_HOST_CUT;
+	}
+	memcpy(d->head.host + d->hlen, p, n);
+	d->hlen = (uint8_t)(d->hlen + n);
 }
 
-/* One byte of a header value the framer reads; LF ends it. */
-static void value_byte(struct obs_h1_dir *d, uint8_t c)
+/* A Host value: its bytes but whitespace, to OBS_H1_HOST_MAX; a '@' (a
+ * userinfo has no place here) begins it again. */
+static void host_value(struct obs_h1_dir *d, const uint8_t *v, size_t n)
 {
-	bool ows = c == ' ' || c == '\t' || c == '\r';
+	static const bool host_end[256] = {
+		[' '] = 1,
+		['\t'] = 1,
+		['\r'] = 1,
+		['@'] = 1,
+	};
+	size_t i = 0;
 
-	switch (d->field) {
-	case F_HOST:
-		if (c == '\n') {
-			d->state = ST_LINE;
-		} else if (c ==
-			   '@') { /* userinfo has no place here: not kept */
+	while (i < n) {
+		size_t j = i;
+
+		while (j < n && !host_end[v[j]])
+			j++;
+		host_append(d, v + i, j - i);
+		if (j < n && v[j] == '@') {
 			memset(d->head.host, 0, sizeof(d->head.host));
 			d->hlen = 0;
 			d->head.flags &= ~OBS_H1F_HOST_CUT;
-		} else if (!ows && !(d->head.flags & OBS_H1F_HOST_CUT)) {
-			if (d->hlen < OBS_H1_HOST_MAX)
-				d->head.host[d->hlen++] = (char)c;
-			else
-				d->head.flags |= OBS_H1F_HOST_CUT;
 		}
-		return;
-	case F_CONTENT_LENGTH:
-		if (c >= '0' && c <= '9') {
-			if (d->num > (UINT64_MAX - 9) / 10)
-				d->cl_bad = true;
-			d->num = d->num * 10 + (uint64_t)(c - '0');
-			d->tlen = 1;
-		} else if (c == ',' || c == '\n') {
-			length_done(d);
-			if (c == '\n')
-				d->state = ST_LINE;
-		} else if (!ows) {
-			d->cl_bad = true;
-		}
-		return;
-	default: /* a list of tokens, each perhaps with ;parameters */
-		if (c == '\n' || c == ',') {
-			if (d->target == T_START)
-				token_done(d);
-			tok_clear(d);
-			d->target = T_START;
-			if (c == '\n')
-				d->state = ST_LINE;
-		} else if (d->target == T_REST) {
-			return;
-		} else if (ows || c == ';' || c == '/') {
-			token_done(d);
-			if (c != ' ' && c != '\t' && c != '\r')
-				d->target = T_REST;
-		} else {
-			tok_add(d, c);
-		}
+		i = j + 1;
 	}
 }
 
-/* The bytes that end a token of a list-valued header (value_byte). */
-static const bool token_end[256] = {
-	[','] = 1, [' '] = 1, ['\t'] = 1, ['\r'] = 1,
-	[';'] = 1, ['/'] = 1, ['\n'] = 1,
-};
+/* A Content-Length value: one number, or a list of the same number; cut
+ * (longer than the framer keeps), it is not one it can know. */
+static void length_value(struct obs_h1_dir *d, const uint8_t *v, size_t n,
+			 bool cut)
+{
+	uint64_t num = 0;
+	bool digits = false;
 
-/* value_byte for each of p[0..n), none of them LF: a Host's bytes in
- * one loop (the only long value read), others byte by byte. */
-static void value_run(struct obs_h1_dir *d, const uint8_t *p, size_t n)
+	for (size_t i = 0; i <= n; i++) {
+		uint8_t c = i < n ? v[i] : ',';
+
+		if (c >= '0' && c <= '9') {
+			if (num > (UINT64_MAX - 9) / 10)
+				d->cl_bad = true;
+			num = num * 10 + (uint64_t)(c - '0');
+			digits = true;
+		} else if (c == ',') {
+			if (digits) {
+				if (d->cl_seen && d->cl != num)
+					d->cl_bad = true;
+				d->cl = num;
+				d->cl_seen = true;
+			}
+			num = 0;
+			digits = false;
+		} else if (c != ' ' && c != '\t' && c != '\r') {
+			d->cl_bad = true;
+		}
+	}
+	if (cut)
+		d->cl_bad = true;
+}
+
+/* A header line l[0..n) (its LF not in it), cut when longer than was
+ * kept: false when it is the empty line (CRs only). CRs before it are
+ * dropped; a fold, a line without a colon and a header not read are
+ * ignored. */
+static inline __attribute__((always_inline)) bool
+header_line(struct obs_h1_dir *d, const uint8_t *l, size_t n, bool cut)
+{
+	const uint8_t *colon, *v;
+	uint8_t field;
+
+	while (n && l[0] == '\r') {
+		l++;
+		n--;
+	}
+	if (n == 0)
+		return false;
+	if (!may_be_read[l[0]] || !(colon = memchr(l, ':', n)))
+		return true;
+	field = field_of((const char *)l, (size_t)(colon - l));
+	v = colon + 1;
+	n -= (size_t)(v - l);
+	switch (field) {
+	case F_NONE:
+		break;
+	case F_HOST: /* the first Host only; the target's authority first */
+		if (d->hlen == 0)
+			host_value(d, v, n);
+		break;
+	case F_CONTENT_LENGTH:
+		length_value(d, v, n, cut);
+		break;
+	default:
+		tokens(d, field, v, n);
+	}
+	return true;
+}
+
+/* path_add for each of p[0..n). */
+static void path_append(struct obs_h1_dir *d, const uint8_t *p, size_t n)
+{
+	size_t room = OBS_H1_PATH_MAX - d->plen;
+
+	if (n > room) {
+		n = room;
+		d->head.flags |= OBS_H1F_PATH_CUT;
+	}
+	memcpy(d->head.path + d->plen, p, n);
+	d->plen = (uint8_t)(d->plen + n);
+}
+
+/* The bytes that end the path within a target. */
+static const bool path_end[256] = { ['?'] = 1, ['#'] = 1, [';'] = 1 };
+
+/* A request target t[0..n): the path kept to its first '?', '#' or ';';
+ * an absolute form's authority is the host, without any userinfo;
+ * CONNECT's target is all authority. */
+static void read_target(struct obs_h1_dir *d, const uint8_t *t, size_t n)
 {
 	size_t i = 0;
 
-	if (d->field == F_CONTENT_LENGTH) {
-		for (; i < n; i++)
-			value_byte(d, p[i]);
+	if (n == 0)
+		return;
+	if (t[0] == '/' || t[0] == '*') {
+		while (i < n && !path_end[t[i]])
+			i++;
+		path_append(d, t, i);
 		return;
 	}
-	if (d->field != F_HOST) { /* a list: its tokens' bytes at once */
-		while (i < n) {
-			size_t j = i;
+	if (strncmp(d->head.method, "CONNECT", OBS_H1_METHOD_MAX) != 0) {
+		/* the scheme (never empty), its colon, then slashes */
+		const uint8_t *colon = memchr(t + 1, ':', n - 1);
 
-			while (j < n && d->target != T_REST && !token_end[p[j]])
-				j++;
-			tok_append(d, p + i, j - i);
-			if (j < n)
-				value_byte(d, p[j++]);
-			i = j;
-		}
-		return;
+		if (colon == NULL)
+			return;
+		for (i = (size_t)(colon - t) + 1; i < n && t[i] == '/'; i++)
+			;
+	} else { /* CONNECT: its first byte is the host's, whatever it is */
+		d->head.host[d->hlen++] = (char)t[i++];
 	}
 	for (; i < n; i++) {
-		uint8_t c = p[i];
-
-		if (c == '@' || d->hlen == OBS_H1_HOST_MAX) {
-			value_byte(d, c);
-		} else if (c != ' ' && c != '\t' && c != '\r' &&
-			   !(d->head.flags & OBS_H1F_HOST_CUT)) {
-			d->head.host[d->hlen++] = (char)c;
-		}
-	}
-}
-
-/* A field name has ended with its colon. */
-static void name_done(struct obs_h1_dir *d)
-{
-	d->field = d->tok_long ? F_NONE : field_of(d->tok, d->tlen);
-	/* the first Host only; the target's authority comes first */
-	if (d->field == F_HOST && d->hlen)
-		d->field = F_NONE;
-	tok_clear(d);
-	d->num = 0;
-	d->target = T_START;
-	d->state = d->field == F_NONE ? ST_SKIP : ST_VALUE;
-}
-
-static void method_add(struct obs_h1_dir *d, uint8_t c)
-{
-	if (d->tlen++ < OBS_H1_METHOD_MAX)
-		d->head.method[d->tlen - 1] = (char)c;
-}
-
-static void path_add(struct obs_h1_dir *d, uint8_t c)
-{
-	if (d->plen < OBS_H1_PATH_MAX)
-		d->head.path[d->plen++] = (char)c;
-	else
-		d->head.flags |= OBS_H1F_PATH_CUT;
-}
-
-static void host_add(struct obs_h1_dir *d, uint8_t c)
-{
-	if (d->hlen < OBS_H1_HOST_MAX)
-		d->head.host[d->hlen++] = (char)c;
-	else
-		d->head.flags |= OBS_H1F_HOST_CUT;
-}
-
-/* One byte of the request target: the path is kept to its first '?',
- * '#' or ';'; an absolute form's authority is the host, without any
- * userinfo; CONNECT's target is all authority. */
-static void target_byte(struct obs_h1_dir *d, uint8_t c)
-{
-	switch (d->target) {
-	case T_START:
-		if (c == '/' || c == '*') {
-			d->target = T_PATH;
-			path_add(d, c);
-		} else if (strncmp(d->head.method, "CONNECT",
-				   OBS_H1_METHOD_MAX) == 0) {
-			d->target = T_AUTH;
-			host_add(d, c);
-		} else {
-			d->target = T_SCHEME;
-		}
-		return;
-	case T_PATH:
-		if (c == '?' || c == '#' || c == ';')
-			d->target = T_REST;
-		else
-			path_add(d, c);
-		return;
-	case T_SCHEME:
-		if (c == ':')
-			d->target = T_SLASHES;
-		return;
-	case T_SLASHES:
-		if (c != '/') {
-			d->target = T_AUTH;
-			target_byte(d, c);
-		}
-		return;
-	case T_AUTH:
-		if (c == '@') { /* what came before was userinfo */
+		if (t[i] == '@') { /* what came before was userinfo */
 			memset(d->head.host, 0, sizeof(d->head.host));
 			d->hlen = 0;
 			d->head.flags &= ~OBS_H1F_HOST_CUT;
-		} else if (c == '/') {
-			d->target = T_PATH;
-			path_add(d, c);
-		} else if (c == '?' || c == '#') {
-			d->target = T_REST;
+		} else if (t[i] == '/') {
+			read_target(d, t + i, n - i);
+			return;
+		} else if (t[i] == '?' || t[i] == '#') {
+			return;
+		} else if (d->hlen < OBS_H1_HOST_MAX) {
+			d->head.host[d->hlen++] = (char)t[i];
 		} else {
-			host_add(d, c);
+			d->head.flags |= OBS_H1F_HOST_CUT;
 		}
-		return;
-	default: /* T_REST */
-		return;
 	}
 }
 
-/* "HTTP/1." and a digit, at index i of the version being read. */
-static bool version_byte(struct obs_h1_dir *d, uint8_t c, unsigned int i)
-{
-	static const char v[] = "HTTP/1.";
+/* A status line's first 12 bytes, each between its low and high byte:
+ * "HTTP/1." and a digit (a request line's version too), a space, then
+ * three digits, the first not 0. */
+static const uint8_t status_lo[12] = "HTTP/1.0 100";
+static const uint8_t status_hi[12] = "HTTP/1.9 999";
 
-	if (i < 7)
-		return c == (uint8_t)v[i];
-	if (i == 7) {
-		if (c == '0')
+/* Whether c may be byte i of a status line (i < 12). */
+static inline bool status_byte(uint8_t c, size_t i)
+{
+	return (uint8_t)(c - status_lo[i]) <=
+	       (uint8_t)(status_hi[i] - status_lo[i]);
+}
+
+/* The request line l[0..n): LINE_GOOD, or the index of its first byte
+ * that is not HTTP/1 (n: its LF). ended: l ends at the line's LF (else it
+ * is the line's bytes so far, or all of it that was kept: checked as far
+ * as they go). The method is a token of 20 bytes at most, a space, the
+ * target (no CR), a space, then "HTTP/1." and a digit (CRs dropped), then
+ * anything. The method, path and host are taken as far as they go (the
+ * line is read again when more of it comes). */
+static size_t request_line(struct obs_h1_dir *d, const uint8_t *l, size_t n,
+			   bool ended)
+{
+	size_t i = 0, t, k;
+
+	memset(d->head.method, 0, sizeof(d->head.method));
+	memset(d->head.host, 0, sizeof(d->head.host));
+	memset(d->head.path, 0, sizeof(d->head.path));
+	d->hlen = d->plen = 0;
+	d->head.flags &=
+		~(OBS_H1F_HOST_CUT | OBS_H1F_PATH_CUT | OBS_H1F_HTTP10);
+	while (i < n && i < 20 && tchar[l[i]])
+		i++;
+	memcpy(d->head.method, l,
+	       i < OBS_H1_METHOD_MAX ? i : OBS_H1_METHOD_MAX);
+	if (i == n)
+		return ended ? n : LINE_GOOD;
+	if (l[i] != ' ' || i == 0)
+		return i;
+	t = ++i;
+	while (i < n && l[i] != ' ' && l[i] != '\r')
+		i++;
+	read_target(d, l + t, i - t);
+	if (i < n && l[i] == '\r')
+		return i;
+	if (i == n)
+		return ended ? n : LINE_GOOD;
+	for (i++, k = 0; i < n && k < 8; i++) {
+		if (l[i] == '\r')
+			continue;
+		if (!status_byte(l[i], k))
+			return i;
+		if (k++ == 7 && l[i] == '0')
 			d->head.flags |= OBS_H1F_HTTP10;
-		return c >= '0' && c <= '9';
 	}
-	return true;
+	return k < 8 && ended ? n : LINE_GOOD;
+}
+
+/* The status line l[0..n), as request_line: "HTTP/1." and a digit, a
+ * space, three digits (the first not 0), then a space, a CR or the LF. */
+static size_t status_line(struct obs_h1_dir *d, const uint8_t *l, size_t n,
+			  bool ended)
+{
+	size_t i;
+
+	d->head.status = 0;
+	d->head.flags &= ~OBS_H1F_HTTP10;
+	for (i = 0; i < 12 && i < n; i++) {
+		uint8_t c = l[i];
+		if (!status_byte(c, i))
+			return i;
+		if (i == 7 && c == '0')
+			d->head.flags |= OBS_H1F_HTTP10;
+		if (i >= 9)
+			d->head.status =
+				(uint16_t)(d->head.status * 10 + (c - '0'));
+	}
+	if (i < 12)
+		return ended ? n : LINE_GOOD;
+	if (n > 12 && l[12] != ' ' && l[12] != '\r')
+		return 12;
+	return LINE_GOOD;
+}
+
+/* p[0..n) added to line, the line kept; what does not fit is dropped. */
+static void keep(struct obs_h1_dir *d, uint8_t *line, const uint8_t *p,
+		 size_t n)
+{
+	size_t room = OBS_H1_LINE_MAX - d->line_n;
+
+	if (n > room) {
+		n = room;
+		d->line_cut = true;
+	}
+	memcpy(line + d->line_n, p, n);
+	d->line_n = (uint16_t)(d->line_n + n);
+}
+
+/* The first byte of a header line that is not a CR, from the line kept
+ * and then p[0..n); -1 when none has come yet. */
+static int line_first(const struct obs_h1_dir *d, const uint8_t *line,
+		      const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < d->line_n; i++)
+		if (line[i] != '\r')
+			return line[i];
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != '\r')
+			return p[i];
+	return -1;
+}
+
+/* A line of a head (state ST_REQUEST_LINE, ST_STATUS_LINE or ST_LINE)
+ * from p[0..left): read when its LF is among these bytes, kept until then
+ * else. Returns the bytes taken. */
+static size_t head_line(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p,
+			size_t left)
+{
+	struct obs_h1_dir *d = &h->dir[dir];
+	const uint8_t *lf = memchr(p, '\n', left);
+	size_t take = lf ? (size_t)(lf + 1 - p) : left;
+	const uint8_t *l = p;
+	size_t n = lf ? (size_t)(lf - p) : left, bad = LINE_GOOD;
+	int first;
+
+	if (d->line_n == 0 && !d->line_cut)
+		d->line_at = d->pos;
+	d->pos += take;
+	if (d->state == ST_LINE && !lf &&
+	    (first = line_first(d, h->line[dir], p, left)) >= 0 &&
+	    !may_be_read[first]) {
+		d->line_n = 0; /* a fold, or a header not read */
+		d->line_cut = false;
+		d->state = ST_SKIP;
+		return take;
+	}
+	if (d->line_n || d->line_cut || !lf) {
+		bool grew = !d->line_cut;
+
+		keep(d, h->line[dir], p, n);
+		if (!lf && (d->state == ST_LINE || !grew))
+			return take; /* nothing to check before the LF */
+		l = h->line[dir];
+		n = d->line_n;
+	}
+	if (d->state == ST_REQUEST_LINE)
+		bad = request_line(d, l, n, lf && !d->line_cut);
+	else if (d->state == ST_STATUS_LINE)
+		bad = status_line(d, l, n, lf && !d->line_cut);
+	if (bad != LINE_GOOD) {
+		uint64_t end = d->pos + (left - take); /* the rest: lost */
+
+		lose_at(h, dir, OBS_H1_NOT_HTTP, d->line_at + bad + 1);
+		d->pos = end;
+		return left;
+	}
+	if (!lf)
+		return take;
+	if (d->state == ST_LINE && !header_line(d, l, n, d->line_cut)) {
+		d->line_n = 0; /* the empty line: the head is complete */
+		if (dir == OBS_TX)
+			request_done(h);
+		else
+			response_done(h);
+		return take;
+	}
+	d->line_n = 0;
+	d->line_cut = false;
+	if (d->state != ST_LOST)
+		d->state = ST_LINE;
+	return take;
+}
+
+/* The header lines of a head whose LF is among p[0..left), read where
+ * they lie, one after another until the head is complete; then what is
+ * left of a line, through head_line. A line begun in an earlier call
+ * goes to head_line first. Returns the bytes taken. */
+static size_t header_lines(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p,
+			   size_t left)
+{
+	struct obs_h1_dir *d = &h->dir[dir];
+	size_t used = 0;
+
+	if (d->line_n || d->line_cut)
+		return head_line(h, dir, p, left);
+	while (used < left) {
+		const uint8_t *l = p + used;
+		const uint8_t *lf = memchr(l, '\n', left - used);
+
+		if (lf == NULL)
+			break;
+		if (!header_line(d, l, (size_t)(lf - l), false)) {
+			used += (size_t)(lf + 1 - l);
+			d->pos += used; /* the empty line: complete */
+			if (dir == OBS_TX)
+				request_done(h);
+			else
+				response_done(h);
+			return used;
+		}
+		used += (size_t)(lf + 1 - l);
+	}
+	d->pos += used;
+	return used < left ? used + head_line(h, dir, p + used, left - used)
+			   : used;
 }
 
 /* A chunk's size line has ended: its data, or the trailers after the
@@ -638,76 +832,13 @@ static void chunk_line_done(struct obs_h1_dir *d)
 	}
 }
 
-/* A header line that begins at p, when its LF is among the left bytes and
- * it is one the framer may read: taken at once, through the steps a byte
- * at a time would take (the name, a colon or not, the value, the LF).
- * Returns the bytes taken (the LF's included), 0 when it is not such a
- * line (an empty line, a fold, one not read, one cut by the call's end).
- */
-static size_t whole_line(struct obs_h1_dir *d, const uint8_t *p, size_t left)
-{
-	const uint8_t *lf, *colon;
-
-	if (!may_be_read(p[0]) || p[0] == ' ' || p[0] == '\t' ||
-	    (lf = memchr(p, '\n', left)) == NULL)
-		return 0;
-	colon = memchr(p, ':', (size_t)(lf - p));
-	if (colon == NULL) /* a line without a colon: ignored */
-		return (size_t)(lf + 1 - p);
-	tok_clear(d);
-	tok_append(d, p, (size_t)(colon - p));
-	name_done(d);
-	if (d->state == ST_VALUE) {
-		value_run(d, colon + 1, (size_t)(lf - colon - 1));
-		value_byte(d, '\n');
-	}
-	d->state = ST_LINE;
-	return (size_t)(lf + 1 - p);
-}
-
-/* One byte of a state read a byte at a time (a status code, the start of
- * a header line, a chunk's size, the CRLF after its data, the start of a
- * trailer line), pos already past it. */
+/* One byte of a state read a byte at a time (a chunk's size, the CRLF
+ * after its data, the start of a trailer line), pos already past it. */
 static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 {
 	struct obs_h1_dir *d = &h->dir[dir];
 
 	switch (d->state) {
-	case ST_STATUS:
-		if (d->tlen < 3) {
-			if (c < '0' || c > '9' || (d->tlen == 0 && c == '0')) {
-				lose(h, dir, OBS_H1_NOT_HTTP);
-				return;
-			}
-			d->head.status =
-				(uint16_t)(d->head.status * 10 + (c - '0'));
-			d->tlen++;
-		} else if (c == '\n') {
-			d->state = ST_LINE;
-		} else if (c == ' ' || c == '\r') {
-			d->state = ST_REASON;
-		} else {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-		}
-		return;
-	case ST_LINE:
-		if (c == '\r')
-			return;
-		if (c == '\n') { /* the empty line: the head is complete */
-			if (dir == OBS_TX)
-				request_done(h);
-			else
-				response_done(h);
-			return;
-		}
-		if (c == ' ' || c == '\t' || !may_be_read(c)) {
-			d->state = ST_SKIP; /* obs-fold, or a header not read */
-			return;
-		}
-		tok_clear(d);
-		d->state = ST_NAME;
-		tok_add(d, c);
-		return;
 	case ST_CHUNK_SIZE: {
 		int v = c >= '0' && c <= '9'   ? c - '0'
 			: c >= 'a' && c <= 'f' ? c - 'a' + 10
@@ -737,7 +868,7 @@ static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 	case ST_CHUNK_CRLF:
 		if (c == '\n') {
 			d->num = 0;
-			tok_clear(d);
+			d->tlen = 0;
 			d->state = ST_CHUNK_SIZE;
 		} else if (c != '\r') {
 			lose(h, dir, OBS_H1_BAD_CHUNK);
@@ -754,62 +885,9 @@ static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 	}
 }
 
-/* The byte that ended a run of the state (the run's own bytes taken), pos
- * already past it. */
-static void run_end(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
-{
-	struct obs_h1_dir *d = &h->dir[dir];
-
-	switch (d->state) {
-	case ST_METHOD:
-		if (c == ' ' && d->tlen) {
-			tok_clear(d);
-			d->state = ST_TARGET;
-		} else {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-		}
-		return;
-	case ST_TARGET:
-		if (c == ' ') {
-			d->state = ST_REQ_VERSION;
-			tok_clear(d);
-		} else {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-		}
-		return;
-	case ST_REQ_VERSION:
-		if (c == '\n') {
-			if (d->tlen < 8)
-				lose(h, dir, OBS_H1_NOT_HTTP);
-			else
-				d->state = ST_LINE;
-		} else if (c != '\r' && !version_byte(d, c, d->tlen++)) {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-		}
-		return;
-	case ST_RESP_VERSION:
-		if (d->tlen == 8 && c == ' ') {
-			d->tlen = 0;
-			d->state = ST_STATUS;
-		} else {
-			lose(h, dir, OBS_H1_NOT_HTTP);
-		}
-		return;
-	case ST_NAME:
-		if (c == ':')
-			name_done(d);
-		else /* a line without a colon: ignored */
-			d->state = ST_LINE;
-		return;
-	default: /* ST_VALUE: its LF */
-		value_byte(d, c);
-		return;
-	}
-}
-
 void obs_h1_init(struct obs_h1 *h, obs_h1_emit *emit_fn, void *ctx)
 {
-	memset(h, 0, sizeof(*h));
+	memset(h, 0, offsetof(struct obs_h1, line));
 	h->emit = emit_fn;
 	h->ctx = ctx;
 }
@@ -820,8 +898,7 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 	const uint8_t *end = p + n;
 
 	while (p < end) {
-		size_t left = (size_t)(end - p);
-		size_t k = 0;
+		size_t left = (size_t)(end - p), k;
 
 		switch (d->state) {
 		case ST_START:
@@ -831,55 +908,16 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 				continue;
 			}
 			message_begin(d);
-			d->state = dir == OBS_RX ? ST_RESP_VERSION : ST_METHOD;
+			d->state = dir == OBS_RX ? ST_STATUS_LINE
+						 : ST_REQUEST_LINE;
 			continue;
-		/* runs: the bytes of one state in one loop, then the byte
-		 * that ends the run (if here) through run_end() */
-		case ST_METHOD:
-			while (k < left && tchar[p[k]] && d->tlen < 20)
-				method_add(d, p[k++]);
-			break;
-		case ST_TARGET:
-			while (k < left && p[k] != ' ' && p[k] != '\r' &&
-			       p[k] != '\n')
-				target_byte(d, p[k++]);
-			break;
-		case ST_REQ_VERSION:
-			while (k < left && d->tlen < 8 && p[k] != '\r' &&
-			       p[k] != '\n' && version_byte(d, p[k], d->tlen)) {
-				d->tlen++;
-				k++;
-			}
-			break;
-		case ST_RESP_VERSION:
-			while (k < left && d->tlen < 8 &&
-			       version_byte(d, p[k], d->tlen)) {
-				d->tlen++;
-				k++;
-			}
-			break;
-		case ST_LINE: /* a header line, when all of it is here */
-			k = whole_line(d, p, left);
-			if (k == 0) { /* else a byte at a time, as below */
-				d->pos++;
-				step(h, dir, *p++);
-				continue;
-			}
-			d->pos += k;
-			p += k;
+		case ST_REQUEST_LINE:
+		case ST_STATUS_LINE:
+			p += head_line(h, dir, p, left);
 			continue;
-		case ST_NAME:
-			while (k < left && p[k] != ':' && p[k] != '\n')
-				k++;
-			tok_append(d, p, k);
-			break;
-		case ST_VALUE: {
-			const uint8_t *lf = memchr(p, '\n', left);
-
-			k = lf ? (size_t)(lf - p) : left;
-			value_run(d, p, k);
-			break;
-		}
+		case ST_LINE:
+			p += header_lines(h, dir, p, left);
+			continue;
 		case ST_BODY:
 		case ST_CHUNK_DATA:
 			k = d->left < left ? (size_t)d->left : left;
@@ -893,7 +931,6 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 					d->state = ST_CHUNK_CRLF;
 			}
 			continue;
-		case ST_REASON:
 		case ST_SKIP:
 		case ST_CHUNK_EXT:
 		case ST_TRAILER_SKIP: {
@@ -935,13 +972,6 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 			step(h, dir, *p++);
 			continue;
 		}
-		/* the end of a run */
-		d->pos += k;
-		p += k;
-		if (p < end) {
-			d->pos++;
-			run_end(h, dir, *p++);
-		}
 	}
 }
 
@@ -958,6 +988,12 @@ void obs_h1_eof(struct obs_h1 *h, enum obs_dir dir)
 	case ST_SWITCHED:
 	case ST_LOST:
 	case ST_DONE:
+		break;
+	case ST_LINE: /* a header line begun: read as far as it came */
+		if (d->line_n)
+			header_line(d, h->line[dir], d->line_n, true);
+		d->head.flags |= OBS_H1F_CUT_SHORT;
+		emit(h, dir, OBS_H1_END, 0);
 		break;
 	default: /* in a head or a body: the message is cut short */
 		d->head.flags |= OBS_H1F_CUT_SHORT;

@@ -12,9 +12,10 @@
  *
  * Pure: no allocation, no system call, fixed-size state, each byte looked
  * at a bounded number of times (a header the framer does not need is
- * skipped with memchr). The layer runs it inside the observed program, on
- * the bytes the kernel returned and no further; the tests and the fuzzer
- * run it alone. Of the bytes it keeps only the method, the path without
+ * skipped with memchr; a line of a head that a call's end cuts is kept, to
+ * OBS_H1_LINE_MAX bytes, until its LF). The layer runs it inside the observed
+ * program, on the bytes the kernel returned and no further; the tests and the
+ * fuzzer run it alone. Of the bytes it keeps only the method, the path without
  * its query, fragment or path parameters, the Host header's value and the
  * status: nothing else of a head, never a header but Host.
  */
@@ -122,12 +123,16 @@ struct obs_h1_fact {
 
 typedef void obs_h1_emit(void *ctx, const struct obs_h1_fact *fact);
 
+/* The longest part of a head's line the framer keeps when the line is cut
+ * by the end of a call (its reading waits for the line's LF). What it
+ * reads of a line lies in its first bytes: the method, a path it keeps to
+ * 64 bytes, a host to 40, a status, a header's name and short value. */
+#define OBS_H1_LINE_MAX 256
+
 /* One direction's parser. Private to h1.c; here for its size. */
 struct obs_h1_dir {
 	uint8_t state;	   /* h1.c's enum h1_state */
-	uint8_t field;	   /* the header whose value is being read */
-	uint8_t tlen;	   /* bytes in tok */
-	bool tok_long;	   /* tok overflowed: not a name or token we need */
+	uint8_t tlen;	   /* a chunk size's digits so far (0 or 1) */
 	bool te;	   /* Transfer-Encoding seen */
 	bool chunked;	   /* ... and its last coding so far is chunked */
 	bool cl_seen;	   /* Content-Length seen */
@@ -137,13 +142,15 @@ struct obs_h1_dir {
 	uint8_t upgrade;   /* enum obs_h1_switch the Upgrade header names */
 	uint8_t hlen;	   /* bytes in head.host */
 	uint8_t plen;	   /* bytes in head.path */
-	uint8_t target;	   /* where the request target's reading stands */
+	bool line_cut;	   /* the line kept is longer than line[] */
+	uint16_t line_n;   /* bytes of a line kept (obs_h1.line), its LF to
+			    * come */
+	uint64_t line_at;  /* the offset of the line's first byte */
 	uint64_t pos;	   /* offset of the next byte */
 	uint64_t begin;	   /* the current message's first byte */
 	uint64_t left;	   /* body or chunk bytes still to come */
 	uint64_t cl;	   /* Content-Length so far */
-	uint64_t num;	   /* the number being read (a chunk size, a value) */
-	char tok[20];	   /* a header name or a token, as sent */
+	uint64_t num;	   /* a chunk's size */
 	struct obs_h1_head head; /* the message being read */
 };
 
@@ -160,6 +167,9 @@ struct obs_h1 {
 	uint8_t q_len;
 	obs_h1_emit *emit;
 	void *ctx;
+	/* each direction's line kept (its first line_n bytes: never zeroed,
+	 * never read beyond) */
+	uint8_t line[2][OBS_H1_LINE_MAX];
 };
 
 /* A framer at the beginning of both directions, that reports to emit. */

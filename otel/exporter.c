@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cursor.h"
 #include "otlp.h"
@@ -175,6 +176,7 @@ int otel_exporter_step(struct otel_exporter *x, int64_t now_ms,
 	}
 	if (r.outcome == OTLP_RETRY) {
 		int64_t backoff = BACKOFF_FIRST_MS;
+		struct timespec ts;
 
 		for (int i = 0; i < x->failures && backoff < BACKOFF_MAX_MS;
 		     i++)
@@ -185,7 +187,11 @@ int otel_exporter_step(struct otel_exporter *x, int64_t now_ms,
 			backoff = r.retry_after * 1000;
 		x->failures++;
 		x->counts.retries++;
-		x->due_ms = now_ms + backoff;
+		/* from the answer on, not from the step's start: building and
+		 * sending the batch took some of it */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x->due_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 +
+			    backoff;
 		*what = OTEL_WAIT;
 		*wait_ms = backoff;
 		fprintf(x->msgs, "%s: %s; %llu spans to retry in %.1f s%s\n",

@@ -648,6 +648,42 @@ static void test_byte_by_byte(void **state)
 	assert_int_equal(s->x[0].t6, t_out((int)(strlen(req) + strlen(resp))));
 }
 
+/* A request line longer than the framer keeps of a line (a long query
+ * string) and a long header it does not read, cut by the ends of their
+ * calls: the method, path and host are read all the same, the Host line
+ * cut too, and a status line cut short; one exchange. */
+static void test_long_lines(void **state)
+{
+	struct run *s = run_new();
+	const char *resp[] = { "HTTP/1.1 20", "0 OK\r\nContent-Le",
+			       "ngth: 3\r\n\r\nxyz" };
+	char req[1400];
+	size_t n = 0, rn = 0;
+
+	(void)state;
+	n += (size_t)snprintf(req + n, sizeof(req) - n, "GET /search?q=");
+	memset(req + n, 'a', 800);
+	n += 800;
+	n += (size_t)snprintf(req + n, sizeof(req) - n,
+			      " HTTP/1.1\r\nCookie: %0400d\r\nHost: exam", 0);
+	for (size_t i = 0; i < n; i += 100)
+		call(s, OBS_TX, req + i, n - i < 100 ? n - i : 100);
+	call(s, OBS_TX, "ple.org\r\n\r\n", 11);
+	for (size_t i = 0; i < 3; i++) {
+		call(s, OBS_RX, resp[i], strlen(resp[i]));
+		rn += strlen(resp[i]);
+	}
+	finish(s);
+
+	assert_int_equal(s->n_x, 1);
+	assert_string_equal(s->x[0].method, "GET");
+	assert_string_equal(s->x[0].path, "/search");
+	assert_string_equal(s->x[0].host, "example.org");
+	assert_int_equal(s->x[0].status, 200);
+	assert_int_equal(s->x[0].ds, n + 11);
+	assert_int_equal(s->x[0].dr, rn);
+}
+
 /* A large body is one event however many receives bring it; the
  * receive that tries again after its end begins the next event. */
 static void test_merged_calls(void **state)
@@ -817,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_connect_http),
 		cmocka_unit_test(test_connect_optimistic),
 		cmocka_unit_test(test_byte_by_byte),
+		cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_merged_calls),
 		cmocka_unit_test(test_server_first),
 		cmocka_unit_test(test_evrec_checks),

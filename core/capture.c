@@ -6,6 +6,7 @@
 #include <string.h>
 
 static void send_hint(struct obs_capture *c);
+static void plain_call(struct obs_capture *c, const struct obs_call *call);
 
 /* Whether events of this kind are of a stream of bytes (and say which:
  * OBS_EVF_PLAIN). */
@@ -28,11 +29,85 @@ static uint64_t put(struct obs_capture *c, struct obs_event *ev, bool final)
 	return c->sink->put(c->sink->ctx, ev, final);
 }
 
+/* The index of handle h among the events kept open, or -1. */
+static int pend_find(const struct obs_capture *c, uint64_t h)
+{
+	for (int i = 0; i < c->n_pend; i++)
+		if (c->dec_mem->pend[i].handle == h)
+			return i;
+	return -1;
+}
+
+/* Socket call event ev, handle h, kept open while the secrets are awaited
+ * (final: it was to be final); false when there is no room. */
+static bool pend_keep(struct obs_capture *c, uint64_t h,
+		      const struct obs_event *ev, bool final)
+{
+	int i = pend_find(c, h);
+	struct obs_cap_pend *p;
+
+	if (i < 0) {
+		if (c->n_pend == OBS_CAP_PEND_MAX || c->dec_mem == NULL)
+			return false;
+		i = c->n_pend++;
+		c->dec_mem->pend[i].handle = h;
+		c->dec_mem->pend[i].final = false;
+	}
+	p = &c->dec_mem->pend[i];
+	memcpy(p->head, ev, sizeof(p->head));
+	p->final |= final;
+	return true;
+}
+
+/* The sink's update and seal, an event kept open staying open. */
+static void sink_update(struct obs_capture *c, uint64_t h,
+			const struct obs_event *ev, bool final)
+{
+	bool kept = pend_find(c, h) >= 0 && pend_keep(c, h, ev, final);
+
+	c->sink->update(c->sink->ctx, h, ev, final && !kept);
+}
+
+static void sink_seal(struct obs_capture *c, uint64_t h)
+{
+	int i = pend_find(c, h);
+
+	if (i >= 0)
+		c->dec_mem->pend[i].final = true;
+	else
+		c->sink->seal(c->sink->ctx, h);
+}
+
+/* The secrets came (keyed: the events kept open are marked
+ * OBS_EVF_IN_TLS), or will not: each written final if it was to be. */
+static void pend_resolve(struct obs_capture *c, bool keyed)
+{
+	struct obs_cap_bytes *b = &c->bytes[OBS_STREAM_SOCKET];
+
+	for (int i = 0; i < c->n_pend; i++) {
+		struct obs_cap_pend *p = &c->dec_mem->pend[i];
+		struct obs_event ev = { 0 };
+
+		memcpy(&ev, p->head, sizeof(p->head));
+		if (keyed) {
+			ev.flags |= OBS_EVF_IN_TLS;
+			c->sink->update(c->sink->ctx, p->handle, &ev, p->final);
+		} else if (p->final) {
+			c->sink->seal(c->sink->ctx, p->handle);
+		}
+		if (keyed && b->last_open && b->last_handle == p->handle)
+			b->last.flags |= OBS_EVF_IN_TLS;
+		if (keyed && b->entry_open && b->entry_handle == p->handle)
+			b->entry.flags |= OBS_EVF_IN_TLS;
+	}
+	c->n_pend = 0;
+}
+
 /* No more calls merge into stream b's last call event. */
 static void close_last(struct obs_capture *c, struct obs_cap_bytes *b)
 {
 	if (b->last_open)
-		c->sink->seal(c->sink->ctx, b->last_handle);
+		sink_seal(c, b->last_handle);
 	b->last_open = false;
 	send_hint(c);
 }
@@ -112,6 +187,11 @@ static uint8_t app_of(struct obs_capture *c, const uint8_t *p, size_t n)
 {
 	if (p[0] == 22 && c->s == &c->bytes[OBS_STREAM_SOCKET]) {
 		obs_tlsrec_init(&c->tls);
+		if (c->dec_allowed && c->s->level[OBS_TX] == 0 &&
+		    c->s->pos[OBS_TX] == 0) {
+			obs_tlsdec_init(&c->dec);
+			c->dec_on = true;
+		}
 		return OBS_APP_TLS;
 	}
 	if (obs_h2_preface(p, n))
@@ -228,7 +308,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 			c->h2c_asked = false; /* answered, the 101 too */
 		msg_flush(c);
 		if (c->msg_open[dir]) /* one that never ended: final as is */
-			c->sink->seal(c->sink->ctx, c->msg_handle[dir]);
+			sink_seal(c, c->msg_handle[dir]);
 		c->msg_open[dir] = false;
 		*m = ev;
 		m->u.h1.kind = OBS_H1_HEAD;
@@ -267,8 +347,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 			m->u.h1.end = base + f->offset;
 			m->u.h1.head.flags |=
 				f->head->flags & OBS_H1F_CUT_SHORT;
-			c->sink->update(c->sink->ctx, c->msg_handle[dir], m,
-					true);
+			sink_update(c, c->msg_handle[dir], m, true);
 		}
 		c->msg_open[dir] = false;
 		c->edge = true;
@@ -699,7 +778,27 @@ static void feed(struct obs_capture *c, enum obs_dir dir,
 	}
 }
 
-/* A call on stream b (the socket's or the plaintext's). */
+/* Whether the socket's calls carry records whose plaintext is fed: the
+ * decryptor runs, with memory (offered after the ServerHello, so from
+ * before the client's Finished, which may share a send with its first
+ * data). */
+static bool dec_marks(const struct obs_capture *c)
+{
+	return c->dec_on && c->dec.mem && obs_tlsdec_on(&c->dec);
+}
+
+/* ... and awaits its secrets: the socket's calls are written open and
+ * unmarked until they come (obs_capture's pend). */
+static bool dec_awaits(const struct obs_capture *c)
+{
+	uint8_t random[32];
+	size_t len;
+
+	return dec_marks(c) && obs_tlsdec_wants_keys(&c->dec, random, &len);
+}
+
+static void dec_stop(struct obs_capture *c);
+
 /* A call on stream b (the socket's or the plaintext's): merged into the
  * stream's last event, or an event of its own, written now or, for a send
  * whose entry was written (obs_cap_send_entry), completed. */
@@ -710,7 +809,9 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	bool failed = call->result < 0 && !is_transient(call->err);
 	bool own = failed || call->eof;
 	size_t n = call->result > 0 && !call->peek ? (size_t)call->result : 0;
-	uint8_t in_tls = call->in_tls ? OBS_EVF_IN_TLS : 0;
+	bool socket = b == &c->bytes[OBS_STREAM_SOCKET];
+	bool pend = socket && dec_awaits(c);
+	uint8_t in_tls;
 	struct obs_event *ev = &b->last;
 	struct obs_event fresh = {
 		.kind = OBS_EV_CALL,
@@ -718,8 +819,7 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 		.flags =
 			(uint8_t)((call->eof ? OBS_EVF_EOF : 0) |
 				  (call->peek && call->result > 0 ? OBS_EVF_PEEK
-								  : 0) |
-				  in_tls),
+								  : 0)),
 		.err = failed ? call->err : 0,
 		.calls = 1,
 		.first_bytes = (uint32_t)n,
@@ -729,16 +829,28 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 		.offset = b->pos[dir],
 		.bytes = n,
 	};
-	bool entry = call->entry && b->entry_open && dir == OBS_TX;
-	bool merge = !entry && b->last_open && ev->kind == OBS_EV_CALL &&
-		     ev->dir == dir && (ev->flags & OBS_EVF_IN_TLS) == in_tls &&
-		     !own && !(n && ev->bytes && at_boundary(c, dir, call));
+	bool entry, merge;
 	/* an entry written before others' events: completed apart */
-	bool apart = entry && c->events != b->entry.seq;
+	bool apart;
 	uint64_t handle;
 	uint8_t chose_before;
 
 	c->s = b;
+	if (pend && c->n_pend == OBS_CAP_PEND_MAX) {
+		dec_stop(c); /* too long without its secrets: runs of records */
+		pend = false;
+	}
+	if (pend && b->last_open && pend_find(c, b->last_handle) < 0)
+		close_last(c, b); /* written before: never marked */
+	in_tls = call->in_tls || (socket && dec_marks(c) && !pend)
+			 ? OBS_EVF_IN_TLS
+			 : 0;
+	fresh.flags |= in_tls;
+	entry = call->entry && b->entry_open && dir == OBS_TX;
+	merge = !entry && b->last_open && ev->kind == OBS_EV_CALL &&
+		ev->dir == dir && (ev->flags & OBS_EVF_IN_TLS) == in_tls &&
+		!own && !(n && ev->bytes && at_boundary(c, dir, call));
+	apart = entry && c->events != b->entry.seq;
 	if (merge) {
 		ev->calls++;
 		if (n && !ev->bytes) {
@@ -765,9 +877,11 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	} else {
 		close_last(c, b);
 		*ev = fresh;
-		handle = b->last_handle = put(c, ev, own);
+		handle = b->last_handle = put(c, ev, own && !pend);
 		b->last_open = !own;
 	}
+	if (pend) /* (room was made above) */
+		(void)pend_keep(c, handle, ev, !merge && !entry && own);
 	c->edge = false;
 	chose_before = ev->aux;
 	c->feeding = ev; /* its first byte may choose the protocol */
@@ -780,8 +894,7 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	h2_flush(c);
 	b->pos[dir] += n;
 	if (merge || entry || ev->aux != chose_before)
-		c->sink->update(c->sink->ctx, handle, ev,
-				c->edge || own || apart);
+		sink_update(c, handle, ev, c->edge || own || apart);
 	else if (c->edge)
 		close_last(c, b);
 	if (c->edge && !apart)
@@ -814,16 +927,161 @@ bool obs_cap_send_entry(struct obs_capture *c, int64_t t_in)
 	return true;
 }
 
+/* ---- TLS decrypted ---- */
+
+/* The hint for the layer (obs_cap_dec_wanted). */
+static void dec_hint(struct obs_capture *c)
+{
+	uint8_t random[32], want = 0;
+	size_t len;
+
+	if (c->dec_on && obs_tlsdec_wants_mem(&c->dec))
+		want |= OBS_CAP_DEC_MEM;
+	if (c->dec_on && c->dec.mem &&
+	    obs_tlsdec_wants_keys(&c->dec, random, &len))
+		want |= OBS_CAP_DEC_KEYS;
+	if (dec_marks(c))
+		want |= OBS_CAP_DEC_RUNS;
+	if (c->n_pend && !(want & OBS_CAP_DEC_KEYS))
+		pend_resolve(c, dec_marks(c));
+	if (want != __atomic_load_n(&c->dec_want, __ATOMIC_RELAXED))
+		__atomic_store_n(&c->dec_want, want, __ATOMIC_RELAXED);
+}
+
+/* The decryptor stops for good (its memory kept for the caller to take
+ * back, obs_cap_dec_reclaim). */
+static void dec_stop(struct obs_capture *c)
+{
+	c->dec_bytes += c->dec.decrypted[OBS_RX];
+	if (obs_tlsdec_wipe(&c->dec))
+		c->dec_back = c->dec_mem;
+	c->dec_on = false;
+	dec_hint(c);
+}
+
+/* An HTTP/2 SETTINGS frame's header at p[0..n): a server that speaks
+ * HTTP/2 first (its preface), as ALPN's h2 would have said. */
+static bool h2_settings(const uint8_t *p, size_t n)
+{
+	return n >= 9 && p[3] == 4 && (p[4] & ~1u) == 0 && p[5] == 0 &&
+	       p[6] == 0 && p[7] == 0 && p[8] == 0;
+}
+
+/* The decryptor's plaintext: a plaintext call of its direction. */
+static void dec_out(void *ctx, int dir, const uint8_t *p, size_t n,
+		    int64_t t_in, int64_t t_out)
+{
+	struct obs_capture *c = ctx;
+	struct iovec v = { (void *)p, n };
+	struct obs_call call = {
+		.dir = (enum obs_dir)dir,
+		.t_in = t_in,
+		.t_out = t_out,
+		.result = (long)n,
+		.iov = &v,
+		.iovcnt = 1,
+	};
+
+	if (dir == OBS_RX &&
+	    c->bytes[OBS_STREAM_PLAIN].app[OBS_TX] == OBS_APP_UNKNOWN &&
+	    h2_settings(p, n))
+		call.alpn = OBS_APP_H2;
+	plain_call(c, &call);
+}
+
+void obs_cap_decrypt(struct obs_capture *c)
+{
+	c->dec_allowed = true;
+}
+
+bool obs_cap_dec_h2_wanted(const struct obs_capture *c)
+{
+	uint8_t want = __atomic_load_n(&c->h2_want, __ATOMIC_RELAXED);
+
+	return (want >> (2 * OBS_STREAM_PLAIN + OBS_TX) & 1u) &&
+	       (__atomic_load_n(&c->dec_want, __ATOMIC_RELAXED) &
+		OBS_CAP_DEC_RUNS);
+}
+
+bool obs_cap_dec_offer(struct obs_capture *c, struct obs_cap_dec_mem *mem,
+		       const struct obs_tlsdec_ops *ops, void *ops_ctx)
+{
+	bool taken = c->dec_on && obs_tlsdec_wants_mem(&c->dec) &&
+		     obs_tlsdec_offer(&c->dec, &mem->dec, ops, ops_ctx);
+
+	if (taken)
+		c->dec_mem = mem;
+
+	dec_hint(c);
+	return taken;
+}
+
+void obs_cap_dec_refuse(struct obs_capture *c)
+{
+	if (c->dec_on)
+		obs_tlsdec_refuse(&c->dec);
+	dec_hint(c);
+}
+
+bool obs_cap_dec_random(const struct obs_capture *c, uint8_t random[32],
+			size_t *len)
+{
+	return c->dec_on && c->dec.mem &&
+	       obs_tlsdec_wants_keys(&c->dec, random, len);
+}
+
+void obs_cap_dec_keys(struct obs_capture *c, const uint8_t *client,
+		      const uint8_t *server, size_t len)
+{
+	if (c->dec_on)
+		obs_tlsdec_keys(&c->dec, client, server, len, dec_out, c);
+	dec_hint(c);
+}
+
+struct obs_cap_dec_mem *obs_cap_dec_reclaim(struct obs_capture *c)
+{
+	struct obs_cap_dec_mem *mem = c->dec_back;
+
+	c->dec_back = NULL;
+	if (mem)
+		c->dec_mem = NULL;
+	return mem;
+}
+
+const char *obs_cap_dec_why(const struct obs_capture *c)
+{
+	return obs_tlsdec_why(&c->dec);
+}
+
+uint64_t obs_cap_dec_bytes(const struct obs_capture *c, int dir)
+{
+	return dir == OBS_RX ? c->dec_bytes + c->dec.decrypted[OBS_RX]
+			     : c->dec.decrypted[OBS_TX];
+}
+
 void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 {
 	if (c->syn_data && call->dir == OBS_TX && call->result > 0)
 		c->syn_data = false; /* the SYN's: no sign of being up */
 	else if (!c->up_known && call->result >= 0)
 		obs_cap_up(c, call->t_in, OBS_UP_FIRST_IO, 0);
+	if (c->dec_on && call->in_tls)
+		dec_stop(c); /* a TLS library hooked: its plaintext is had */
 	call_on(c, &c->bytes[OBS_STREAM_SOCKET], call);
+	if (!c->dec_on || call->result <= 0 || call->peek)
+		return;
+	if (call->iov == NULL) { /* bytes it cannot see */
+		dec_stop(c);
+		return;
+	}
+	obs_tlsdec_feed(&c->dec, call->dir, call->iov, call->iovcnt,
+			(size_t)call->result, call->t_in, call->t_out, dec_out,
+			c);
+	dec_hint(c);
 }
 
-void obs_cap_plain(struct obs_capture *c, const struct obs_call *call)
+/* A plaintext call, a TLS library's or the decryptor's. */
+static void plain_call(struct obs_capture *c, const struct obs_call *call)
 {
 	struct obs_call plain = *call;
 
@@ -833,6 +1091,13 @@ void obs_cap_plain(struct obs_capture *c, const struct obs_call *call)
 				? call->alpn
 				: OBS_APP_UNKNOWN;
 	call_on(c, &c->bytes[OBS_STREAM_PLAIN], &plain);
+}
+
+void obs_cap_plain(struct obs_capture *c, const struct obs_call *call)
+{
+	if (c->dec_on)
+		dec_stop(c); /* the library's plaintext, not the records' */
+	plain_call(c, call);
 }
 
 void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how)
@@ -864,15 +1129,16 @@ void obs_cap_close(struct obs_capture *c, int64_t t_out, uint8_t flags)
 	close_both(c);
 	if (c->bytes[OBS_STREAM_SOCKET].entry_open) { /* a send in flight:
 						       * as it stands */
-		c->sink->seal(c->sink->ctx,
-			      c->bytes[OBS_STREAM_SOCKET].entry_handle);
+		sink_seal(c, c->bytes[OBS_STREAM_SOCKET].entry_handle);
 		c->bytes[OBS_STREAM_SOCKET].entry_open = false;
 	}
+	if (c->dec_on) /* what is held will not be read now */
+		dec_stop(c);
 	h2_end(c); /* its streams close */
 	/* a message under way will not end now */
 	for (int dir = OBS_TX; dir <= OBS_RX; dir++)
 		if (c->msg_open[dir]) {
-			c->sink->seal(c->sink->ctx, c->msg_handle[dir]);
+			sink_seal(c, c->msg_handle[dir]);
 			c->msg_open[dir] = false;
 		}
 	put(c, &ev, true);

@@ -36,6 +36,7 @@
 #include "event.h"
 #include "h1.h"
 #include "h2.h"
+#include "tlsdec.h"
 #include "tlsrec.h"
 #include "wsframe.h"
 
@@ -65,6 +66,29 @@ struct obs_cap_bytes {
 	struct obs_event entry;
 	uint64_t entry_handle;
 	bool entry_open;
+};
+
+/* The most socket call events kept open while the decryptor awaits its
+ * secrets (struct obs_cap_dec_mem's pend); one more gives decrypting up.
+ * (A node under load has taken 8 calls and 64 KiB and more before its
+ * key log's lines were written.) */
+#define OBS_CAP_PEND_MAX 128
+
+/* A socket call event kept open while the decryptor awaits its secrets:
+ * its handle, its fields as last written (a call's are those before the
+ * union), whether it was to be final. */
+struct obs_cap_pend {
+	uint64_t handle;
+	bool final;
+	unsigned char head[offsetof(struct obs_event, u)];
+};
+
+/* The memory a decrypting connection takes (offered by the caller,
+ * obs_cap_dec_offer): the decryptor's, and the events kept open while
+ * its secrets are awaited. */
+struct obs_cap_dec_mem {
+	struct obs_tlsdec_mem dec;
+	struct obs_cap_pend pend[OBS_CAP_PEND_MAX];
 };
 
 struct obs_capture {
@@ -109,7 +133,30 @@ struct obs_capture {
 	uint8_t h2c_stream; /* the stream of the request that asked */
 	bool h2_pending;
 	struct obs_event h2_fact;
+	/* TLS 1.3 decrypted with key-log secrets (obs_cap_decrypt): whether
+	 * the layer may, the decryptor, the hint for the layer (bits
+	 * OBS_CAP_DEC_*), the memory taken back at close */
+	bool dec_allowed;
+	bool dec_on;
+	uint8_t dec_want;
+	struct obs_cap_dec_mem *dec_mem;  /* offered, taken */
+	struct obs_cap_dec_mem *dec_back; /* ... for the caller to take back */
+	uint64_t dec_bytes; /* received bytes decrypted before a stop */
+	struct obs_tlsdec dec;
+	/* the socket's call events written while the secrets are awaited
+	 * (in dec_mem->pend): open (not final) and unmarked until the
+	 * decryptor has its secrets (then marked OBS_EVF_IN_TLS: their
+	 * records' plaintext makes the exchanges) or gives up (left as they
+	 * are: runs of records); a process that ends meanwhile leaves them as
+	 * they are */
+	uint16_t n_pend;
 };
+
+/* obs_cap_dec_wanted's bits: the decryptor wants memory, secrets; it
+ * runs (with memory, not given up). */
+#define OBS_CAP_DEC_MEM 0x1u
+#define OBS_CAP_DEC_KEYS 0x2u
+#define OBS_CAP_DEC_RUNS 0x4u
 
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink);
 
@@ -214,6 +261,49 @@ bool obs_cap_h2_offer(struct obs_capture *c, struct obs_h2 *mem,
 /* After obs_cap_close (not at exit): the memory offered, its header
  * values wiped, for the caller to reuse; NULL when it had none. */
 struct obs_h2 *obs_cap_h2_reclaim(struct obs_capture *c);
+
+/* TLS decrypted in the capture (tlsdec.h): a connection whose first bytes
+ * sent (on its socket, outside any tunnel) are a TLS ClientHello has its
+ * records followed, and once it is TLS 1.3 with a suite known, the layer
+ * is asked (obs_cap_dec_wanted, a hint read without the lock) for memory
+ * (obs_cap_dec_offer, or obs_cap_dec_refuse) and for the secrets of its
+ * client_random (obs_cap_dec_random, obs_cap_dec_keys). Its records of
+ * application data are decrypted as their socket calls come, and their
+ * plaintext is fed as obs_cap_plain's is (a plaintext call of its
+ * direction with the times of the socket calls that carried the record),
+ * after the socket call; the socket calls of such a connection are marked
+ * OBS_EVF_IN_TLS while it is decrypted (from the memory's offer on, until
+ * it is given up; those written while its secrets are awaited are kept
+ * open, and marked only once the secrets come: a program that writes no
+ * key log, or a connection whose secrets never come, stays runs of
+ * records). Off unless obs_cap_decrypt says so. */
+void obs_cap_decrypt(struct obs_capture *c);
+static inline uint8_t obs_cap_dec_wanted(const struct obs_capture *c)
+{
+	return __atomic_load_n(&c->dec_want, __ATOMIC_RELAXED);
+}
+/* Whether the decrypted plaintext's protocol is not chosen yet, with no
+ * memory for HTTP/2 (a hint: the caller offers some, obs_cap_h2_offer,
+ * so that h2 is followed whoever speaks first). */
+bool obs_cap_dec_h2_wanted(const struct obs_capture *c);
+bool obs_cap_dec_offer(struct obs_capture *c, struct obs_cap_dec_mem *mem,
+		       const struct obs_tlsdec_ops *ops, void *ops_ctx);
+void obs_cap_dec_refuse(struct obs_capture *c);
+/* The client_random to look the secrets up by, and their length; false
+ * when none are awaited. */
+bool obs_cap_dec_random(const struct obs_capture *c, uint8_t random[32],
+			size_t *len);
+/* The secrets: what was held is decrypted and fed now. */
+void obs_cap_dec_keys(struct obs_capture *c, const uint8_t *client,
+		      const uint8_t *server, size_t len);
+/* After obs_cap_close (not at exit): the decryptor's memory, wiped, for
+ * the caller to reuse; NULL when it had none. */
+struct obs_cap_dec_mem *obs_cap_dec_reclaim(struct obs_capture *c);
+/* Why the decryptor stopped, or "on" (for the layer's diagnostics). */
+const char *obs_cap_dec_why(const struct obs_capture *c);
+/* Bytes run through the cipher, by direction (for the cost's report;
+ * the received ones counted past the decryptor's end). */
+uint64_t obs_cap_dec_bytes(const struct obs_capture *c, int dir);
 
 void obs_cap_shutdown(struct obs_capture *c, int64_t t_out, int how);
 /* close() returned at t_out; flags OBS_EVF_EXIT or OBS_EVF_LOST when the

@@ -19,16 +19,6 @@
 
 enum tlsrec_state { ST_HELLO, ST_FLIGHTS, ST_DONE };
 
-enum {
-	TYPE_CHANGE_CIPHER_SPEC = 20,
-	TYPE_ALERT = 21,
-	TYPE_HANDSHAKE = 22,
-	TYPE_APPLICATION_DATA = 23,
-};
-
-/* The longest record RFC 8446 allows (5.2: 2^14 + 256 of payload). */
-#define RECORD_MAX ((1u << 14) + 256u)
-
 void obs_tlsrec_init(struct obs_tlsrec *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -46,17 +36,17 @@ static void record(struct obs_tlsrec *t, obs_tlsrec_data *data, void *ctx)
 	uint64_t length = (uint64_t)t->hdr[3] << 8 | t->hdr[4];
 
 	t->left = length;
-	if (t->hdr[1] != 3 || length > RECORD_MAX) {
+	if (t->hdr[1] != 3 || length > OBS_TLS_RECORD_MAX) {
 		t->state = ST_DONE;
 		return;
 	}
 	switch (t->state) {
 	case ST_HELLO:
-		t->state = type == TYPE_HANDSHAKE ? ST_FLIGHTS : ST_DONE;
+		t->state = type == OBS_TLS_HANDSHAKE ? ST_FLIGHTS : ST_DONE;
 		return;
 	default: /* ST_FLIGHTS */
 		switch (type) {
-		case TYPE_HANDSHAKE:
+		case OBS_TLS_HANDSHAKE:
 			t->handshake = true;
 			if (t->ccs && !t->finished) {
 				t->finished = true;
@@ -64,12 +54,12 @@ static void record(struct obs_tlsrec *t, obs_tlsrec_data *data, void *ctx)
 				     OBS_TLS_1_2);
 			}
 			return;
-		case TYPE_CHANGE_CIPHER_SPEC:
+		case OBS_TLS_CHANGE_CIPHER_SPEC:
 			t->ccs = true;
 			return;
-		case TYPE_ALERT:
+		case OBS_TLS_ALERT:
 			return;
-		case TYPE_APPLICATION_DATA:
+		case OBS_TLS_APPLICATION_DATA:
 			if (!t->handshake && !t->finished) {
 				t->finished = true;
 				data(ctx, OBS_TLSREC_FINISHED, t->begin,

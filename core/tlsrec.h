@@ -30,6 +30,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* TLS record types (RFC 8446 5.1) and the longest payload (5.2: 2^14 +
+ * 256), shared with the decryptor (tlsdec.c). */
+enum obs_tls_type {
+	OBS_TLS_CHANGE_CIPHER_SPEC = 20,
+	OBS_TLS_ALERT = 21,
+	OBS_TLS_HANDSHAKE = 22,
+	OBS_TLS_APPLICATION_DATA = 23,
+};
+#define OBS_TLS_RECORD_MAX ((1u << 14) + 256u)
+
 /* TLS versions as on the wire. */
 #define OBS_TLS_1_2 0x0303u
 #define OBS_TLS_1_3 0x0304u

@@ -19,6 +19,7 @@
 
 #include "evrec.h"
 #include "layer.h"
+#include "tlskeys.h"
 
 /* Part `part` (OBS_RS_EVENT_FINAL, OBS_RS_FACT_FINAL) of r is final: r
  * is complete once all it holds is. Only the connection's writer changes
@@ -111,7 +112,51 @@ void obs_ev_begin(struct obs_conn *c, int64_t t_in, int64_t t_out, int err,
 	c->sink = (struct obs_sink){ ev_put, ev_update, ev_seal, c };
 	c->ev_call = NULL;
 	obs_cap_init(&c->cap, &c->sink);
+	if (obs_keylog_on())
+		obs_cap_decrypt(&c->cap);
 	obs_cap_connect(&c->cap, t_in, t_out, err, syn_data);
+}
+
+/* The TLS decryptor of c's capture wants (want: OBS_CAP_DEC_* bits)
+ * memory, or its secrets: had outside the connection's lock (the pool
+ * may map some, libcrypto loads once, the key log is read). */
+static __attribute__((noinline)) void dec_service(struct obs_conn *c,
+						  uint8_t want)
+{
+	if (want & OBS_CAP_DEC_MEM) {
+		const struct obs_tlsdec_ops *ops = NULL;
+		void *ctx = NULL;
+		struct obs_cap_dec_mem *mem = obs_tlsmem_alloc(&ops, &ctx);
+		bool taken = false;
+
+		obs_conn_lock(c);
+		if (mem)
+			taken = obs_cap_dec_offer(&c->cap, mem, ops, ctx);
+		else
+			obs_cap_dec_refuse(&c->cap);
+		obs_conn_unlock(c);
+		if (mem && !taken)
+			obs_tlsmem_release(mem);
+	}
+	if (want & OBS_CAP_DEC_KEYS) {
+		uint8_t random[32], client[OBS_TLSDEC_SECRET_MAX],
+			server[OBS_TLSDEC_SECRET_MAX];
+		size_t len = 0;
+		bool wanted;
+
+		obs_conn_lock(c);
+		wanted = obs_cap_dec_random(&c->cap, random, &len);
+		obs_conn_unlock(c);
+		if (wanted && obs_keylog_find(random, len, client, server)) {
+			OBS_LOG(OBS_LOG_DEBUG, "TLS secrets found for %02x%02x%02x%02x",
+				random[0], random[1], random[2], random[3]);
+			obs_conn_lock(c);
+			obs_cap_dec_keys(&c->cap, client, server, len);
+			obs_conn_unlock(c);
+		}
+		explicit_bzero(client, sizeof(client));
+		explicit_bzero(server, sizeof(server));
+	}
 }
 
 /* Memory for HTTP/2 offered to c's capture (taken outside the lock: the
@@ -133,6 +178,14 @@ static __attribute__((noinline)) void h2_offer(struct obs_conn *c)
 
 void obs_ev_call(struct obs_conn *c, const struct obs_call *call)
 {
+	uint8_t dec = obs_cap_dec_wanted(&c->cap);
+
+	if (__builtin_expect(dec != 0, 0)) {
+		if (dec & (OBS_CAP_DEC_MEM | OBS_CAP_DEC_KEYS))
+			dec_service(c, dec);
+		if (obs_cap_dec_h2_wanted(&c->cap))
+			h2_offer(c);
+	}
 	if (__builtin_expect(
 		    obs_cap_h2_wanted(&c->cap, call, OBS_STREAM_SOCKET), 0))
 		h2_offer(c);
@@ -177,6 +230,31 @@ void obs_ev_shutdown(struct obs_conn *c, int64_t t, int how)
 	obs_conn_lock(c);
 	obs_cap_shutdown(&c->cap, t, how);
 	obs_conn_unlock(c);
+}
+
+void obs_ev_last_look(struct obs_conn *c)
+{
+	if (obs_cap_dec_wanted(&c->cap) & OBS_CAP_DEC_KEYS)
+		dec_service(c, OBS_CAP_DEC_KEYS);
+}
+
+void obs_ev_ended(struct obs_conn *c)
+{
+	struct obs_cap_dec_mem *dec;
+	uint64_t decrypted, received;
+
+	obs_conn_lock(c);
+	decrypted = obs_cap_dec_bytes(&c->cap, OBS_RX);
+	received = c->cap.bytes[OBS_STREAM_SOCKET].pos[OBS_RX];
+	dec = obs_cap_dec_reclaim(&c->cap);
+	if (dec)
+		OBS_LOG(OBS_LOG_INFO,
+			"TLS decrypted: %llu of %llu bytes received (%s)",
+			(unsigned long long)decrypted,
+			(unsigned long long)received, obs_cap_dec_why(&c->cap));
+	obs_conn_unlock(c);
+	if (dec)
+		obs_tlsmem_release(dec);
 }
 
 void obs_ev_close(struct obs_conn *c, int64_t t, uint8_t flags)

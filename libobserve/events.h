@@ -37,6 +37,14 @@ void obs_ev_shutdown(struct obs_conn *c, int64_t t, int how);
  * with it open (OBS_EVF_EXIT), or it was lost (OBS_EVF_LOST). */
 void obs_ev_close(struct obs_conn *c, int64_t t, uint8_t flags);
 
+/* c is about to end (its last fd closed, the process leaving with it
+ * open): a TLS decryptor that awaits its secrets looks at the key log a
+ * last time (what it held is read now). Outside c's lock. */
+void obs_ev_last_look(struct obs_conn *c);
+/* c ended (no reference left): its decryptor's memory goes back (wiped
+ * by the capture's close), the bytes it decrypted said (OBSERVE_LOG=2). */
+void obs_ev_ended(struct obs_conn *c);
+
 /* Provided by h2pool.c: memory for the capture's HTTP/2 follower, and the
  * inflater to give it (*hpack, NULL when libnghttp2 cannot be had); NULL
  * when none. Outside every lock but the pool's, inside the layer; keeps

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include "events.h"
 #include "fdtable.h"
 
 #define OBS_MAX_FDS (1u << 20)
@@ -129,8 +130,13 @@ __attribute__((always_inline)) inline void
 conn_unref_info(struct obs_conn *c, int64_t t7, uint8_t end_class,
 		const struct obs_tcp_info *ti)
 {
-	if (obs_xm_unref(c, t7, end_class, ti))
+	if (__builtin_expect(obs_cap_dec_wanted(&c->cap) != 0, 0))
+		obs_ev_last_look(c); /* late TLS secrets */
+	if (obs_xm_unref(c, t7, end_class, ti)) {
+		if (__builtin_expect(c->cap.dec_back != NULL, 0))
+			obs_ev_ended(c);
 		conn_free(c);
+	}
 }
 
 void conn_unref_as(struct obs_conn *c, int64_t t7, uint8_t end_class)
@@ -189,10 +195,13 @@ void conns_exit(int64_t t, bool undo)
 
 		if (!c)
 			continue;
-		if (undo)
+		if (undo) {
 			obs_xm_exit_undo(c);
-		else
-			obs_xm_exit(c, t);
+			continue;
+		}
+		if (obs_proc.events)
+			obs_ev_last_look(c); /* late TLS secrets */
+		obs_xm_exit(c, t);
 	}
 }
 

@@ -10,6 +10,7 @@
 
 #include "hooks.h"
 #include "redact.h"
+#include "tlskeys.h"
 
 /* Note this process's pid and start time (at start, in a forked child). */
 void obs_set_start(void)
@@ -137,5 +138,6 @@ __attribute__((constructor)) static void obs_init(int argc, char **argv,
 		return;
 	}
 	obs_fork_install();
+	obs_keylog_setup(); /* (the environment, before the program reads it) */
 	OBS_LOG(OBS_LOG_INFO, "observing; spool directory %s", obs_proc.dir);
 }

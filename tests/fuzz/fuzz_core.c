@@ -24,51 +24,17 @@
 #include <string.h>
 
 #include "capture.h"
+#include "fuzz_events.h"
 #include "hpack_linked.h"
 #include "replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define MAX_EVENTS 65536
-
-static struct obs_event events[MAX_EVENTS];
-static bool finals[MAX_EVENTS];
-static uint64_t n_events;
 
 struct tally {
 	uint64_t bytes[2];
 	uint32_t given;		  /* exchanges given out */
 	uint8_t seen[MAX_EVENTS]; /* their numbers, each once */
 };
-
-static uint64_t put(void *ctx, const struct obs_event *ev, bool final)
-{
-	(void)ctx;
-	if (n_events == MAX_EVENTS)
-		abort(); /* the inputs are too short to fill it */
-	events[n_events] = *ev;
-	finals[n_events] = final;
-	return n_events++;
-}
-
-/* nothing changes once final */
-static void update(void *ctx, uint64_t h, const struct obs_event *ev,
-		   bool final)
-{
-	(void)ctx;
-	if (h >= n_events || finals[h])
-		abort();
-	events[h] = *ev;
-	finals[h] = final;
-}
-
-static void seal(void *ctx, uint64_t h)
-{
-	(void)ctx;
-	if (h >= n_events || finals[h])
-		abort();
-	finals[h] = true;
-}
 
 static void exchange(void *ctx, const struct obs_core_exchange *x)
 {

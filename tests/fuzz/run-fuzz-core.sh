@@ -13,16 +13,8 @@
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/fuzz.sh"
 seconds=${1:-10}
-command -v clang >/dev/null || skip "clang is not installed"
 [ -x "$BUILD/bin/test_core" ] || fail "no $BUILD/bin/test_core: build the project first"
-core=("$REPO"/core/*.c)
-for target in fuzz_core fuzz_replay; do
-  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$REPO/core" -I"$REPO/common" -I"$REPO/tests/unit" "$REPO/tests/fuzz/$target.c" \
-    "${core[@]}" -lnghttp2 -o "$WORK/$target" 2>"$WORK/build.log" ||
-    { cat "$WORK/build.log" >&2; skip "clang cannot build a libFuzzer target here"; }
-done
-ok "fuzz targets built"
+fuzz_build fuzz_core fuzz_replay
 
 mkdir -p "$WORK/corpus-core" "$WORK/corpus-replay"
 CORE_SEEDS=$WORK/corpus-core "$BUILD/bin/test_core" >/dev/null 2>&1 ||

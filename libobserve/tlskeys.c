@@ -254,7 +254,10 @@ void obs_keylog_setup(void)
 	user_set =
 		user && *user && !(inherited && strcmp(user, inherited) == 0);
 	if (inherited && strncmp(inherited, "/proc/", 6) == 0) {
-		fd = open(inherited, O_RDWR | O_CLOEXEC);
+		/* not yet known to be ours: opened as nothing else can
+		 * react to (no terminal taken, no wait on a FIFO) */
+		fd = open(inherited,
+			  O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd >= 0 && !is_ours(fd)) {
 			close(fd);
 			fd = -1;

@@ -759,14 +759,52 @@ static bool is_transient(int err)
 	       err == ENOBUFS;
 }
 
-/* Feed the first n bytes of iov to the followers of direction dir. */
-static void feed(struct obs_capture *c, enum obs_dir dir,
-		 const struct iovec *iov, int iovcnt, size_t n)
+/* How many of direction dir's next bytes on stream b its follower does
+ * not read (SIZE_MAX: none of them). */
+static size_t unread(const struct obs_capture *c,
+		     const struct obs_cap_bytes *b, enum obs_dir dir)
 {
+	switch (b->app[dir]) {
+	case OBS_APP_UNKNOWN: /* they choose */
+	case OBS_APP_WS:      /* (its payloads are read: not said here) */
+	case OBS_APP_TLS:
+		return 0;
+	case OBS_APP_H1:
+		return obs_h1_unread(&c->h1, dir);
+	case OBS_APP_H2:
+		return obs_h2_unread(c->h2, (enum obs_h2_dir)dir);
+	default: /* another protocol: nothing read */
+		return SIZE_MAX;
+	}
+}
+
+/* Direction dir's next n bytes, which its follower said it does not read
+ * (unread), pass without being seen. */
+static void pass(struct obs_capture *c, enum obs_dir dir, size_t n)
+{
+	c->feeding_dir = (uint8_t)dir;
+	if (c->s->app[dir] == OBS_APP_H1)
+		obs_h1_pass(&c->h1, dir, n);
+	else if (c->s->app[dir] == OBS_APP_H2)
+		obs_h2_pass(c->h2, (enum obs_h2_dir)dir, n, h2_event, c);
+}
+
+/* Feed the first n bytes of the call to the followers of direction dir
+ * (or pass them, unread). */
+static void feed(struct obs_capture *c, const struct obs_call *call,
+		 size_t n)
+{
+	enum obs_dir dir = call->dir;
+	const struct iovec *iov = call->iov;
+	int iovcnt = call->iovcnt;
 	uint64_t at = c->s->pos[dir];
 
 	if (c->h2_on)
 		obs_h2_call(c->h2);
+	if (call->unread) {
+		pass(c, dir, n);
+		return;
+	}
 	for (int i = 0; i < iovcnt && n; i++) {
 		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
 
@@ -885,8 +923,8 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 	c->edge = false;
 	chose_before = ev->aux;
 	c->feeding = ev; /* its first byte may choose the protocol */
-	if (n && call->iov)
-		feed(c, dir, call->iov, call->iovcnt, n);
+	if (n && (call->iov || call->unread))
+		feed(c, call, n);
 	else if (n)
 		unseen(c, dir);
 	c->feeding = NULL;
@@ -967,7 +1005,8 @@ static bool h2_settings(const uint8_t *p, size_t n)
 	       p[6] == 0 && p[7] == 0 && p[8] == 0;
 }
 
-/* The decryptor's plaintext: a plaintext call of its direction. */
+/* The decryptor's plaintext (p NULL: bytes unread, not decrypted): a
+ * plaintext call of its direction. */
 static void dec_out(void *ctx, int dir, const uint8_t *p, size_t n,
 		    int64_t t_in, int64_t t_out)
 {
@@ -978,15 +1017,25 @@ static void dec_out(void *ctx, int dir, const uint8_t *p, size_t n,
 		.t_in = t_in,
 		.t_out = t_out,
 		.result = (long)n,
-		.iov = &v,
-		.iovcnt = 1,
+		.unread = p == NULL,
+		.iov = p ? &v : NULL,
+		.iovcnt = p ? 1 : 0,
 	};
 
-	if (dir == OBS_RX &&
+	if (p && dir == OBS_RX &&
 	    c->bytes[OBS_STREAM_PLAIN].app[OBS_TX] == OBS_APP_UNKNOWN &&
 	    h2_settings(p, n))
 		call.alpn = OBS_APP_H2;
 	plain_call(c, &call);
+}
+
+/* What the plaintext's followers do not read of direction dir's next
+ * bytes: the decryptor leaves those encrypted. */
+static size_t dec_unread(void *ctx, int dir)
+{
+	struct obs_capture *c = ctx;
+
+	return unread(c, &c->bytes[OBS_STREAM_PLAIN], (enum obs_dir)dir);
 }
 
 void obs_cap_decrypt(struct obs_capture *c)
@@ -1033,8 +1082,10 @@ bool obs_cap_dec_random(const struct obs_capture *c, uint8_t random[32],
 void obs_cap_dec_keys(struct obs_capture *c, const uint8_t *client,
 		      const uint8_t *server, size_t len)
 {
+	struct obs_tlsdec_sink sink = { dec_out, dec_unread, c };
+
 	if (c->dec_on)
-		obs_tlsdec_keys(&c->dec, client, server, len, dec_out, c);
+		obs_tlsdec_keys(&c->dec, client, server, len, &sink);
 	dec_hint(c);
 }
 
@@ -1061,6 +1112,8 @@ uint64_t obs_cap_dec_bytes(const struct obs_capture *c, int dir)
 
 void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 {
+	struct obs_tlsdec_sink sink = { dec_out, dec_unread, c };
+
 	if (c->syn_data && call->dir == OBS_TX && call->result > 0)
 		c->syn_data = false; /* the SYN's: no sign of being up */
 	else if (!c->up_known && call->result >= 0)
@@ -1075,8 +1128,7 @@ void obs_cap_call(struct obs_capture *c, const struct obs_call *call)
 		return;
 	}
 	obs_tlsdec_feed(&c->dec, call->dir, call->iov, call->iovcnt,
-			(size_t)call->result, call->t_in, call->t_out, dec_out,
-			c);
+			(size_t)call->result, call->t_in, call->t_out, &sink);
 	dec_hint(c);
 }
 

@@ -182,7 +182,9 @@ void obs_cap_up(struct obs_capture *c, int64_t t, uint8_t how, int err);
  * is given to obs_cap_plain; alpn: for obs_cap_plain, the protocol the
  * session's ALPN chose (enum obs_app: OBS_APP_H1, OBS_APP_H2; else
  * OBS_APP_UNKNOWN), asked while obs_cap_plain_chosen says no; entry: a
- * send whose entry obs_cap_send_entry wrote. */
+ * send whose entry obs_cap_send_entry wrote; unread: (the decryptor's
+ * plaintext, iov NULL) bytes not decrypted because the followers said
+ * they do not read them (a body of known length, HTTP/2 DATA). */
 struct obs_call {
 	enum obs_dir dir;
 	int64_t t_in;
@@ -193,6 +195,7 @@ struct obs_call {
 	bool peek;
 	bool in_tls;
 	bool entry;
+	bool unread;
 	uint8_t alpn;
 	const struct iovec *iov;
 	int iovcnt;

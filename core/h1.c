@@ -29,6 +29,7 @@
 #include "h1.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 enum h1_state {
@@ -882,6 +883,21 @@ static void step(struct obs_h1 *h, enum obs_dir dir, uint8_t c)
 	}
 }
 
+/* k bytes of a body of known length or of a chunk's data (k <= left). */
+static void body_bytes(struct obs_h1 *h, enum obs_dir dir, size_t k)
+{
+	struct obs_h1_dir *d = &h->dir[dir];
+
+	d->pos += k;
+	d->left -= k;
+	if (d->left == 0) {
+		if (d->state == ST_BODY)
+			message_end(h, dir);
+		else
+			d->state = ST_CHUNK_CRLF;
+	}
+}
+
 void obs_h1_init(struct obs_h1 *h, obs_h1_emit *emit_fn, void *ctx)
 {
 	memset(h, 0, sizeof(*h));
@@ -919,14 +935,7 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p, size_t n)
 		case ST_CHUNK_DATA:
 			k = d->left < left ? (size_t)d->left : left;
 			p += k;
-			d->pos += k;
-			d->left -= k;
-			if (d->left == 0) {
-				if (d->state == ST_BODY)
-					message_end(h, dir);
-				else
-					d->state = ST_CHUNK_CRLF;
-			}
+			body_bytes(h, dir, k);
 			continue;
 		case ST_SKIP:
 		case ST_CHUNK_EXT:
@@ -998,6 +1007,44 @@ void obs_h1_eof(struct obs_h1 *h, enum obs_dir dir)
 	}
 	if (d->state != ST_SWITCHED && d->state != ST_LOST)
 		d->state = ST_DONE;
+}
+
+size_t obs_h1_unread(const struct obs_h1 *h, enum obs_dir dir)
+{
+	const struct obs_h1_dir *d = &h->dir[dir];
+
+	switch (d->state) {
+	case ST_BODY:
+	case ST_CHUNK_DATA:
+		return d->left < SIZE_MAX ? (size_t)d->left : SIZE_MAX;
+	case ST_CLOSE_BODY:
+	case ST_SWITCHED:
+	case ST_LOST:
+	case ST_DONE:
+		return SIZE_MAX;
+	default:
+		return 0;
+	}
+}
+
+void obs_h1_pass(struct obs_h1 *h, enum obs_dir dir, size_t n)
+{
+	struct obs_h1_dir *d = &h->dir[dir];
+
+	while (n) {
+		size_t k = obs_h1_unread(h, dir);
+
+		if (k == 0) { /* bytes it reads, not seen */
+			lose(h, dir, OBS_H1_UNSEEN);
+			k = n;
+		}
+		k = k < n ? k : n;
+		if (d->state == ST_BODY || d->state == ST_CHUNK_DATA)
+			body_bytes(h, dir, k);
+		else
+			d->pos += k;
+		n -= k;
+	}
 }
 
 bool obs_h1_following(const struct obs_h1 *h, enum obs_dir dir)

@@ -181,6 +181,15 @@ void obs_h1_feed(struct obs_h1 *h, enum obs_dir dir, const uint8_t *p,
  * message in the middle ends cut short. */
 void obs_h1_eof(struct obs_h1 *h, enum obs_dir dir);
 
+/* How many of direction dir's next bytes the framer does not read: the
+ * rest of a body of known length or of a chunk's data; SIZE_MAX where it
+ * reads nothing more (a body that ends at the close, another protocol);
+ * 0 where it reads the next byte. */
+size_t obs_h1_unread(const struct obs_h1 *h, enum obs_dir dir);
+/* Direction dir's next n bytes, unread (n at most obs_h1_unread's: bytes
+ * beyond are taken as unseen, and the framer stops). */
+void obs_h1_pass(struct obs_h1 *h, enum obs_dir dir, size_t n);
+
 /* Whether the next byte of direction dir would begin a message (or is
  * awaited as the answer to a CONNECT or an Upgrade decides). */
 bool obs_h1_at_boundary(const struct obs_h1 *h, enum obs_dir dir);

@@ -752,6 +752,28 @@ static size_t walk_parts(struct obs_h2 *h, int dir, const uint8_t *p, size_t n)
 	return n; /* the rest: GOAWAY's debug data */
 }
 
+/* k more bytes of the current frame's payload (k <= w->left) have been
+ * read or passed. */
+static void payload_used(struct obs_h2 *h, int dir, size_t k)
+{
+	struct obs_h2_way *w = &h->way[dir];
+
+	w->at += k;
+	count(h, dir, w->owner, k);
+	w->left -= (uint32_t)k;
+	if (w->left == 0)
+		frame_end(h, dir);
+}
+
+/* Whether the payload of a frame of this type is read (header blocks,
+ * SETTINGS, RST_STREAM, GOAWAY), or only counted. */
+static bool payload_read(uint8_t type)
+{
+	return type == T_HEADERS || type == T_PUSH_PROMISE ||
+	       type == T_CONTINUATION || type == T_SETTINGS ||
+	       type == T_RST_STREAM || type == T_GOAWAY;
+}
+
 /* Frames: returns the bytes of p[0..n) used. */
 static size_t walk_frames(struct obs_h2 *h, int dir, const uint8_t *p, size_t n)
 {
@@ -798,11 +820,7 @@ static size_t walk_frames(struct obs_h2 *h, int dir, const uint8_t *p, size_t n)
 	}
 	if (h->lost)
 		return k;
-	w->at += k;
-	count(h, dir, w->owner, k);
-	w->left -= (uint32_t)k;
-	if (w->left == 0)
-		frame_end(h, dir);
+	payload_used(h, dir, k);
 	return k;
 }
 
@@ -878,6 +896,37 @@ void obs_h2_feed(struct obs_h2 *h, enum obs_h2_dir dir, const uint8_t *p,
 			w->at += k;
 		}
 		p += k;
+		n -= k;
+	}
+	flush_bytes(h);
+}
+
+size_t obs_h2_unread(const struct obs_h2 *h, enum obs_h2_dir dir)
+{
+	const struct obs_h2_way *w = &h->way[dir];
+
+	if (h->lost)
+		return SIZE_MAX;
+	if (w->phase != PH_FRAMES || w->hdr_have < FRAME_HEADER ||
+	    payload_read(w->type))
+		return 0;
+	return w->left;
+}
+
+void obs_h2_pass(struct obs_h2 *h, enum obs_h2_dir dir, size_t n,
+		 obs_h2_fn *fn, void *ctx)
+{
+	h->fn = fn;
+	h->ctx = ctx;
+	while (n > 0 && !h->lost) {
+		size_t k = obs_h2_unread(h, dir);
+
+		if (k == 0) { /* bytes it reads, not seen */
+			lose(h, dir, OBS_H2_LOST_UNSEEN);
+			break;
+		}
+		k = k < n ? k : n;
+		payload_used(h, dir, k);
 		n -= k;
 	}
 	flush_bytes(h);

@@ -276,6 +276,16 @@ void obs_h2_upgrade(struct obs_h2 *h, bool with_101);
  * calls its bytes came in (CLOSE's calls). */
 void obs_h2_call(struct obs_h2 *h);
 
+/* How many of direction dir's next bytes the follower does not read (the
+ * rest of a DATA frame's payload, or of a frame it only counts); SIZE_MAX
+ * once it reads nothing more; 0 where it reads the next byte. */
+size_t obs_h2_unread(const struct obs_h2 *h, enum obs_h2_dir dir);
+/* n bytes moved in direction dir that were not read (n at most
+ * obs_h2_unread's: beyond, the follower is lost), counted as obs_h2_feed
+ * counts them; events as there. */
+void obs_h2_pass(struct obs_h2 *h, enum obs_h2_dir dir, size_t n,
+		 obs_h2_fn *fn, void *ctx);
+
 /* n more bytes moved in direction dir (p[0..n): only what the kernel took
  * or wrote); events go to fn(ctx, ...) before it returns. Nothing happens
  * after LOST or obs_h2_end(). */

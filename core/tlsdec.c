@@ -8,7 +8,10 @@
  *            a record of application         held: the calls from there
  *            traffic (memory offered)        on are kept
  *   held     the secrets                     keyed, the calls kept read
- *   keyed    records decrypted               keyed
+ *   keyed    records decrypted (the first     keyed
+ *            under each key whole, its tag
+ *            checked; later ones where they
+ *            are read)
  *   any      a record that cannot be TLS,    off
  *            a tag that fails, no memory,
  *            the hold full
@@ -36,7 +39,7 @@
 enum { ST_HELLO, ST_SUITED, ST_HELD, ST_KEYED, ST_OFF };
 
 /* What a record is (obs_tlsdec_dir's kind). */
-enum { K_SKIP, K_HELLO, K_APP, K_APP_BEGUN };
+enum { K_SKIP, K_HELLO, K_APP };
 
 /* The hello parsers' fields (obs_tlsdec_dir's hello): each read whole
  * (need bytes into val, at counting), then acted on. */
@@ -223,6 +226,7 @@ static bool rekey(struct obs_tlsdec *t, int dir)
 	memset(key, 0, sizeof(key));
 	d->seq = 0;
 	d->keyed = ok;
+	d->proven = false;
 	return ok;
 }
 
@@ -390,56 +394,167 @@ static void record_begins(struct obs_tlsdec *t, int dir)
 	}
 }
 
-/* Direction dir's record of application traffic is read whole (its
- * plaintext in mem->plain[dir], its tag in d->tag). */
-static void record_ends(struct obs_tlsdec *t, int dir, int64_t t_out,
-			obs_tlsdec_out *out, void *ctx)
+/* The nonce of d's record numbered seq: its IV xor the number (RFC 8446
+ * 5.3). */
+static void nonce_of(const struct obs_tlsdec_dir *d, uint64_t seq,
+		     uint8_t nonce[12])
+{
+	memcpy(nonce, d->iv, sizeof(d->iv));
+	for (int i = 0; i < 8; i++)
+		nonce[11 - i] ^= (uint8_t)(seq >> (8 * i));
+}
+
+/* A record of direction dir being opened (in mem->record[dir]): its
+ * nonce, the bytes of its data, and whether its plaintext is all there
+ * (opened whole) or is decrypted where it is read. */
+struct opening {
+	int dir;
+	uint8_t nonce[12];
+	size_t n;
+	bool whole;
+	int64_t t_out;
+};
+
+/* Its plaintext [from, to) into mem->plain[dir]: false when the
+ * cryptography failed (given up). */
+static bool reveal(struct obs_tlsdec *t, const struct opening *o, size_t from,
+		   size_t to)
+{
+	if (o->whole || from >= to)
+		return true;
+	if (!t->ops->range(t->ops_ctx, o->dir, o->nonce, from,
+			   t->mem->record[o->dir] + from, to - from,
+			   t->mem->plain[o->dir] + from)) {
+		off(t, OBS_TLSDEC_CRYPTO);
+		return false;
+	}
+	t->decrypted[o->dir] += to - from;
+	return true;
+}
+
+/* The record opened whole and its tag checked: false when it fails. */
+static bool open_whole(struct obs_tlsdec *t, struct opening *o)
+{
+	struct obs_tlsdec_dir *d = &t->d[o->dir];
+	const uint8_t *r = t->mem->record[o->dir];
+
+	if (!t->ops->begin(t->ops_ctx, o->dir, o->nonce, d->hdr) ||
+	    !t->ops->update(t->ops_ctx, o->dir, r, o->n,
+			    t->mem->plain[o->dir])) {
+		off(t, OBS_TLSDEC_CRYPTO);
+		return false;
+	}
+	t->decrypted[o->dir] += o->n;
+	if (!t->ops->verify(t->ops_ctx, o->dir, r + o->n)) {
+		off(t, OBS_TLSDEC_TAG);
+		return false;
+	}
+	d->proven = true;
+	o->whole = true;
+	return true;
+}
+
+/* The inner content's length (its type the byte after it, padding of
+ * zeros after that), decrypting from the end; SIZE_MAX when the record is
+ * not TLS or the cryptography failed (given up). */
+static size_t content_length(struct obs_tlsdec *t, const struct opening *o)
+{
+	const uint8_t *p = t->mem->plain[o->dir];
+	size_t n = o->n;
+
+	while (n) {
+		size_t from = n > 16 ? n - 16 : 0;
+
+		if (!reveal(t, o, from, n))
+			return SIZE_MAX;
+		while (n > from && p[n - 1] == 0) /* the padding */
+			n--;
+		if (n > from)
+			return n - 1;
+	}
+	off(t, OBS_TLSDEC_NOT_TLS);
+	return SIZE_MAX;
+}
+
+/* Application data p[0..m) of the record said to the sink: where the
+ * reader does not read, not decrypted. */
+static void say(struct obs_tlsdec *t, const struct opening *o, size_t m,
+		const struct obs_tlsdec_sink *sink)
+{
+	const uint8_t *p = t->mem->plain[o->dir];
+	int64_t t_in = t->d[o->dir].t_in;
+	size_t i = 0;
+
+	if (o->whole) {
+		sink->out(sink->ctx, o->dir, p, m, t_in, o->t_out);
+		return;
+	}
+	while (i < m && t->state == ST_KEYED) {
+		size_t k = sink->unread(sink->ctx, o->dir);
+
+		if (k) {
+			k = k < m - i ? k : m - i;
+			sink->out(sink->ctx, o->dir, NULL, k, t_in, o->t_out);
+		} else {
+			k = m - i < OBS_TLSDEC_PIECE ? m - i : OBS_TLSDEC_PIECE;
+			if (!reveal(t, o, i, i + k))
+				return;
+			sink->out(sink->ctx, o->dir, p + i, k, t_in, o->t_out);
+		}
+		i += k;
+	}
+}
+
+/* Post-handshake messages p[0..m): a KeyUpdate moves this direction to
+ * its next secret (RFC 8446 7.2). */
+static void post_handshake(struct obs_tlsdec *t, int dir, const uint8_t *p,
+			   size_t m)
 {
 	struct obs_tlsdec_dir *d = &t->d[dir];
-	uint8_t *p = t->mem->plain[dir];
-	size_t n = d->len - TAG_LEN;
+	size_t hlen = obs_tlsdec_hash_len(t->suite);
+	uint8_t next[OBS_TLSDEC_SECRET_MAX];
+	bool update = false;
+
+	for (size_t at = 0; at + 4 <= m;
+	     at += 4 + ((size_t)p[at + 1] << 16 | (size_t)p[at + 2] << 8 |
+			p[at + 3]))
+		update |= p[at] == HS_KEY_UPDATE;
+	if (!update)
+		return;
+	if (!obs_tlsdec_expand_label(t->ops, t->ops_ctx, t->suite, d->secret,
+				     hlen, "traffic upd", next, hlen)) {
+		off(t, OBS_TLSDEC_CRYPTO);
+		return;
+	}
+	memcpy(d->secret, next, hlen);
+	memset(next, 0, sizeof(next));
+	if (!rekey(t, dir))
+		off(t, OBS_TLSDEC_CRYPTO);
+}
+
+/* Direction dir's record of application traffic is whole (in
+ * mem->record[dir]): opened, its content said or read. */
+static void record_ends(struct obs_tlsdec *t, int dir, int64_t t_out,
+			const struct obs_tlsdec_sink *sink)
+{
+	struct obs_tlsdec_dir *d = &t->d[dir];
+	struct opening o = { .dir = dir, .n = d->len - TAG_LEN, .t_out = t_out };
+	size_t m;
 	uint8_t type;
 
 	d->kind = K_SKIP;
-	d->seq++;
-	if (!t->ops->verify(t->ops_ctx, dir, d->tag)) {
-		off(t, OBS_TLSDEC_TAG);
+	nonce_of(d, d->seq++, o.nonce);
+	if (!d->proven && !open_whole(t, &o))
 		return;
-	}
-	while (n && p[n - 1] == 0) /* the padding */
-		n--;
-	if (n == 0) {
-		off(t, OBS_TLSDEC_NOT_TLS);
+	m = content_length(t, &o);
+	if (m == SIZE_MAX)
 		return;
-	}
-	type = p[--n];
-	if (type == OBS_TLS_APPLICATION_DATA && n) {
-		out(ctx, dir, p, n, d->t_in, t_out);
+	type = t->mem->plain[dir][m];
+	if (type == OBS_TLS_APPLICATION_DATA && m) {
+		say(t, &o, m, sink);
 	} else if (type == OBS_TLS_HANDSHAKE) {
-		/* post-handshake messages: a KeyUpdate moves this direction
-		 * to its next secret (RFC 8446 7.2) */
-		bool update = false;
-
-		for (size_t at = 0; at + 4 <= n;
-		     at += 4 + ((size_t)p[at + 1] << 16 |
-				(size_t)p[at + 2] << 8 | p[at + 3]))
-			update |= p[at] == HS_KEY_UPDATE;
-		if (update) {
-			size_t hlen = obs_tlsdec_hash_len(t->suite);
-			uint8_t next[OBS_TLSDEC_SECRET_MAX];
-
-			if (!obs_tlsdec_expand_label(t->ops, t->ops_ctx,
-						     t->suite, d->secret, hlen,
-						     "traffic upd", next,
-						     hlen)) {
-				off(t, OBS_TLSDEC_CRYPTO);
-				return;
-			}
-			memcpy(d->secret, next, hlen);
-			memset(next, 0, sizeof(next));
-			if (!rekey(t, dir))
-				off(t, OBS_TLSDEC_CRYPTO);
-		}
+		if (reveal(t, &o, 0, m))
+			post_handshake(t, dir, t->mem->plain[dir], m);
 	} else if (type != OBS_TLS_ALERT) {
 		off(t, OBS_TLSDEC_NOT_TLS);
 	}
@@ -462,45 +577,9 @@ static void hold(struct obs_tlsdec *t, int dir, const uint8_t *p, size_t n,
 	m->hold_len += (uint32_t)(sizeof(h) + n);
 }
 
-/* Bytes of a record of application traffic, p[0..k), into its plaintext
- * and tag. */
-static void open_bytes(struct obs_tlsdec *t, int dir, const uint8_t *p,
-		       size_t k)
-{
-	struct obs_tlsdec_dir *d = &t->d[dir];
-	size_t data = d->len - TAG_LEN;
-
-	if (d->got < data) {
-		size_t c = data - d->got < k ? data - d->got : k;
-
-		if (!t->ops->update(t->ops_ctx, dir, p, c,
-				    t->mem->plain[dir] + d->got)) {
-			off(t, OBS_TLSDEC_CRYPTO);
-			return;
-		}
-		t->decrypted[dir] += c;
-		d->got = (uint16_t)(d->got + c);
-		p += c;
-		k -= c;
-	}
-	if (k == 0)
-		return; /* (still in the data) */
-	memcpy(d->tag + (d->got - data), p, k);
-	d->got = (uint16_t)(d->got + k);
-}
-
-/* The nonce of d's next record: its IV xor its sequence number (RFC 8446
- * 5.3). */
-static void nonce_of(const struct obs_tlsdec_dir *d, uint8_t nonce[12])
-{
-	memcpy(nonce, d->iv, sizeof(d->iv));
-	for (int i = 0; i < 8; i++)
-		nonce[11 - i] ^= (uint8_t)(d->seq >> (8 * i));
-}
-
 /* Direction dir's bytes p[0..n) of one call. */
 static void step(struct obs_tlsdec *t, int dir, const uint8_t *p, size_t n,
-		 int64_t t_in, int64_t t_out, obs_tlsdec_out *out, void *ctx)
+		 int64_t t_in, int64_t t_out, const struct obs_tlsdec_sink *sink)
 {
 	struct obs_tlsdec_dir *d = &t->d[dir];
 
@@ -533,9 +612,7 @@ static void step(struct obs_tlsdec *t, int dir, const uint8_t *p, size_t n,
 				hello_byte(t, dir, p[i]);
 			d->got = (uint16_t)(d->got + k);
 			break;
-		case K_APP: { /* its first payload byte */
-			uint8_t nonce[12];
-
+		case K_APP: /* kept until it is whole */
 			if (!d->keyed) {
 				if (t->mem == NULL)
 					off(t, OBS_TLSDEC_NO_MEMORY);
@@ -543,18 +620,10 @@ static void step(struct obs_tlsdec *t, int dir, const uint8_t *p, size_t n,
 					t->state = ST_HELD;
 				continue;
 			}
-			nonce_of(d, nonce);
-			if (!t->ops->begin(t->ops_ctx, dir, nonce, d->hdr)) {
-				off(t, OBS_TLSDEC_CRYPTO);
-				continue;
-			}
-			d->kind = K_APP_BEGUN;
-			continue;
-		}
-		case K_APP_BEGUN:
-			open_bytes(t, dir, p, k);
-			if (t->state != ST_OFF && d->got == d->len)
-				record_ends(t, dir, t_out, out, ctx);
+			memcpy(t->mem->record[dir] + d->got, p, k);
+			d->got = (uint16_t)(d->got + k);
+			if (d->got == d->len)
+				record_ends(t, dir, t_out, sink);
 			break;
 		default:
 			d->got = (uint16_t)(d->got + k);
@@ -567,20 +636,20 @@ static void step(struct obs_tlsdec *t, int dir, const uint8_t *p, size_t n,
 
 void obs_tlsdec_feed(struct obs_tlsdec *t, int dir, const struct iovec *iov,
 		     int iovcnt, size_t n, int64_t t_in, int64_t t_out,
-		     obs_tlsdec_out *out, void *ctx)
+		     const struct obs_tlsdec_sink *sink)
 {
 	for (int i = 0; i < iovcnt && n && t->state != ST_OFF; i++) {
 		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
 
 		if (k)
-			step(t, dir, iov[i].iov_base, k, t_in, t_out, out, ctx);
+			step(t, dir, iov[i].iov_base, k, t_in, t_out, sink);
 		n -= k;
 	}
 }
 
 bool obs_tlsdec_keys(struct obs_tlsdec *t, const uint8_t *client,
-		     const uint8_t *server, size_t len, obs_tlsdec_out *out,
-		     void *ctx)
+		     const uint8_t *server, size_t len,
+		     const struct obs_tlsdec_sink *sink)
 {
 	struct obs_tlsdec_mem *m = t->mem;
 	uint32_t held, at = 0;
@@ -604,7 +673,7 @@ bool obs_tlsdec_keys(struct obs_tlsdec *t, const uint8_t *client,
 
 		memcpy(&h, m->hold + at, sizeof(h));
 		step(t, h.dir, m->hold + at + sizeof(h), h.n, h.t_in, h.t_out,
-		     out, ctx);
+		     sink);
 		at += (uint32_t)sizeof(h) + h.n;
 	}
 	if (m->hold_len) {
@@ -619,8 +688,10 @@ struct obs_tlsdec_mem *obs_tlsdec_wipe(struct obs_tlsdec *t)
 	struct obs_tlsdec_mem *m = t->mem;
 
 	if (m) {
-		for (int dir = 0; dir < 2; dir++)
+		for (int dir = 0; dir < 2; dir++) {
+			memset(m->record[dir], 0, sizeof(m->record[dir]));
 			memset(m->plain[dir], 0, sizeof(m->plain[dir]));
+		}
 		memset(m->hold, 0, m->hold_len);
 		m->hold_len = 0;
 	}

@@ -16,23 +16,33 @@
  *              those after it                      application traffic,
  *                                                  sequence 0, 1, ...
  *
- * A record of application traffic is decrypted as its bytes come, with the
- * key and IV of HKDF-Expand-Label (RFC 8446 7.1, 7.3) over the traffic
- * secret, its nonce the IV xor its sequence number; its tag is checked
- * when it ends. Then its inner plaintext is read: padding and inner
- * content type stripped; type 23 (application data) is said (obs_tlsdec_out)
- * with the entry of the call that brought its first byte and the return of
- * the call that brought its last; a KeyUpdate moves the direction to the
- * next secret. The cryptography is the caller's (struct obs_tlsdec_ops:
- * the layer's is libcrypto's), none is here.
+ * A record of application traffic is kept as its bytes come and opened
+ * when it is whole, with the key and IV of HKDF-Expand-Label (RFC 8446 7.1,
+ * 7.3) over the traffic secret, its nonce the IV xor its sequence number:
+ *   - the first record under each key is opened whole and its tag checked
+ *     (the secrets are the connection's: otherwise it is given up);
+ *   - a later one is decrypted only where it is read: AES-GCM and
+ *     ChaCha20-Poly1305 are counter modes, so a byte range decrypts
+ *     alone. Its last bytes first (the inner content type, after any
+ *     padding); then, of application data, the reader (struct
+ *     obs_tlsdec_sink) is asked before each piece how many of the next
+ *     bytes it does not read (a body of known length, an HTTP/2 DATA
+ *     frame's payload): those are said without being decrypted (p NULL),
+ *     the others decrypted and said OBS_TLSDEC_PIECE bytes at a time. Its
+ *     tag is not checked: the program's TLS library checks it, and ends
+ *     the connection if it fails.
+ * Application data is said with the entry of the call that brought its
+ * record's first byte and the return of the call that brought its last; a
+ * KeyUpdate moves the direction to the next secret. The cryptography is
+ * the caller's (struct obs_tlsdec_ops: the layer's is libcrypto's), none
+ * is here.
  *
  * Keys late: when a record of application traffic comes before the secrets
  * (obs_tlsdec_keys), the calls from there on are held (their bytes and
  * times, in the offered memory) and read when the secrets come. Giving up
  * (obs_tlsdec_on turns false, for good): not TLS 1.3, a cipher suite not
  * known, early data, a record that cannot be TLS or whose tag fails, no
- * memory, the hold full. Nothing of a record is said before its tag
- * checked.
+ * memory, the hold full. Nothing of a record is said before it is whole.
  *
  * Pure: no allocation (the buffers are offered, struct obs_tlsdec_mem), no
  * system call; never reads beyond the bytes given.
@@ -73,11 +83,14 @@ enum { OBS_TLSDEC_TX = 0, OBS_TLSDEC_RX = 1 };
  *           from secret and info
  *   key     direction dir's records are opened with the suite's AEAD under
  *           key (16 or 32 bytes) from here on
- *   begin   a record of direction dir: its nonce and additional data (its
- *           header)
- *   update  n bytes of its ciphertext into out (a counter mode: as they
- *           come, any number at a time)
- *   verify  its 16-byte tag: whether the record is authentic */
+ *   begin   a record of direction dir opened whole: its nonce and
+ *           additional data (its header)
+ *   update  n bytes of its ciphertext into out (as they come, any number
+ *           at a time)
+ *   verify  its 16-byte tag: whether the record is authentic
+ *   range   bytes [at, at + n) of the data of a record of direction dir
+ *           (nonce), from their ciphertext in into out, with the AEAD's
+ *           own counter mode (the keystream from byte `at` on; no tag) */
 struct obs_tlsdec_ops {
 	bool (*expand)(void *ctx, uint16_t suite, const uint8_t *secret,
 		       size_t secret_len, const uint8_t *info, size_t info_len,
@@ -89,12 +102,20 @@ struct obs_tlsdec_ops {
 	bool (*update)(void *ctx, int dir, const uint8_t *in, size_t n,
 		       uint8_t *out);
 	bool (*verify)(void *ctx, int dir, const uint8_t tag[16]);
+	bool (*range)(void *ctx, int dir, const uint8_t nonce[12], size_t at,
+		      const uint8_t *in, size_t n, uint8_t *out);
 };
 
+/* The bytes of application data decrypted and said at a time where the
+ * reader reads them (a record not opened whole). */
+#define OBS_TLSDEC_PIECE 64u
+
 /* The memory a decrypting connection needs beyond struct obs_tlsdec: each
- * direction's record plaintext and the calls held. Offered by the caller
- * (obs_tlsdec_offer); wiped by obs_tlsdec_wipe. */
+ * direction's record, as it came and as much of it as was decrypted, and
+ * the calls held. Offered by the caller (obs_tlsdec_offer); wiped by
+ * obs_tlsdec_wipe. */
 struct obs_tlsdec_mem {
+	uint8_t record[2][OBS_TLSDEC_RECORD_MAX];
 	uint8_t plain[2][OBS_TLSDEC_RECORD_MAX];
 	uint32_t hold_len;
 	uint8_t hold[OBS_TLSDEC_HOLD];
@@ -115,9 +136,9 @@ struct obs_tlsdec_dir {
 	uint16_t ext;	/* the extension being read */
 	uint64_t seq;	/* the next record's sequence number */
 	bool keyed;	/* the key is set (ops->key) */
+	bool proven;	/* a record opened whole under it: its tag checked */
 	uint8_t secret[OBS_TLSDEC_SECRET_MAX];
 	uint8_t iv[12];
-	uint8_t tag[16];
 	int64_t t_in; /* the entry of the call with the record's first byte */
 };
 
@@ -149,11 +170,21 @@ struct obs_tlsdec {
 	struct obs_tlsdec_dir d[2];
 };
 
-/* Plaintext of application data of direction dir, p[0..n), available from
- * t_in (the entry of the call with its record's first byte) to t_out (the
- * return of the call with its last). */
-typedef void obs_tlsdec_out(void *ctx, int dir, const uint8_t *p, size_t n,
-			    int64_t t_in, int64_t t_out);
+/* Where the plaintext goes (ctx: the caller's):
+ *   out     n bytes of application data of direction dir, p[0..n), or
+ *           (p NULL) n bytes not decrypted because unread said they are not
+ *           read; available from t_in (the entry of the call with its
+ *           record's first byte) to t_out (the return of the call with its
+ *           last)
+ *   unread  how many of direction dir's next bytes of application data
+ *           its reader does not read: 0 when it reads the next one, SIZE_MAX
+ *           when it reads nothing more */
+struct obs_tlsdec_sink {
+	void (*out)(void *ctx, int dir, const uint8_t *p, size_t n,
+		    int64_t t_in, int64_t t_out);
+	size_t (*unread)(void *ctx, int dir);
+	void *ctx;
+};
 
 /* A connection whose first bytes sent are a TLS record (the ClientHello
  * begins). */
@@ -163,7 +194,7 @@ void obs_tlsdec_init(struct obs_tlsdec *t);
  * between t_in and t_out. */
 void obs_tlsdec_feed(struct obs_tlsdec *t, int dir, const struct iovec *iov,
 		     int iovcnt, size_t n, int64_t t_in, int64_t t_out,
-		     obs_tlsdec_out *out, void *ctx);
+		     const struct obs_tlsdec_sink *sink);
 
 /* Whether the connection may still be decrypted (not given up). */
 bool obs_tlsdec_on(const struct obs_tlsdec *t);
@@ -186,11 +217,11 @@ void obs_tlsdec_refuse(struct obs_tlsdec *t);
 
 /* The traffic secrets (CLIENT_TRAFFIC_SECRET_0, SERVER_TRAFFIC_SECRET_0),
  * each len bytes: the keys are derived, and the calls held are read
- * (their plaintext said through out). False when they do not fit (given
+ * (their plaintext said to sink). False when they do not fit (given
  * up). */
 bool obs_tlsdec_keys(struct obs_tlsdec *t, const uint8_t *client,
-		     const uint8_t *server, size_t len, obs_tlsdec_out *out,
-		     void *ctx);
+		     const uint8_t *server, size_t len,
+		     const struct obs_tlsdec_sink *sink);
 
 /* The connection ends: what is held is dropped, its secrets, keys, IVs,
  * plaintext and held bytes wiped (in t and its memory); the memory, if

@@ -3,7 +3,11 @@
  * with dlopen by the first connection that needs it, never linked (ldd
  * libobserve.so). None of the cryptography is ours: HKDF-Expand is
  * libcrypto's HKDF (EVP_KDF "HKDF", mode expand only), the AEADs its EVP
- * ciphers (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305), fetched once.
+ * ciphers (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305), fetched once,
+ * and for the ranges of a record decrypted alone the counter modes inside
+ * them (AES-CTR from the GCM's counter block 2, ChaCha20 from block 1:
+ * NIST SP 800-38D 7.1, RFC 8439 2.8), so that a range's plaintext is the
+ * AEAD's own.
  *
  * A program that carries an OpenSSL of its own and exports its symbols
  * (node) would have libcrypto's calls to its own functions bound to the
@@ -58,6 +62,7 @@ struct crypto {
 	int (*kdf_derive)(void *ctx, unsigned char *out, size_t n,
 			  const struct param *params);
 	void *cipher[3]; /* by suite - 0x1301 */
+	void *ctr[3];	 /* ... their counter modes */
 	void *hkdf;
 };
 
@@ -120,6 +125,8 @@ static void load(void)
 {
 	static const char *const names[3] = { "AES-128-GCM", "AES-256-GCM",
 					      "ChaCha20-Poly1305" };
+	static const char *const ctr_names[3] = { "AES-128-CTR", "AES-256-CTR",
+						  "ChaCha20" };
 	static char lacks[64];
 	bool inside = openssl_inside();
 	void *h;
@@ -147,7 +154,8 @@ static void load(void)
 	}
 	for (int i = 0; i < 3; i++) {
 		lib.cipher[i] = lib.cipher_fetch(NULL, names[i], NULL);
-		if (lib.cipher[i] == NULL) {
+		lib.ctr[i] = lib.cipher_fetch(NULL, ctr_names[i], NULL);
+		if (lib.cipher[i] == NULL || lib.ctr[i] == NULL) {
 			why = "libcrypto.so.3 has no AES-GCM or "
 			      "ChaCha20-Poly1305";
 			return;
@@ -195,8 +203,11 @@ static bool key(void *ctx, int dir, uint16_t suite, const uint8_t *k,
 	(void)key_len;
 	if (suite < 0x1301 || suite > 0x1303)
 		return false;
+	x->suite[dir] = suite;
 	return lib.init(x->cipher[dir], lib.cipher[suite - 0x1301], NULL, k,
-			NULL) == 1;
+			NULL) == 1 &&
+	       lib.init(x->ctr[dir], lib.ctr[suite - 0x1301], NULL, k, NULL) ==
+		       1;
 }
 
 static bool begin(void *ctx, int dir, const uint8_t nonce[12],
@@ -231,7 +242,42 @@ static bool verify(void *ctx, int dir, const uint8_t tag[16])
 	       lib.final(x->cipher[dir], rest, &n) == 1;
 }
 
-static const struct obs_tlsdec_ops ops = { expand, key, begin, update, verify };
+/* Bytes [at, at + n) of a record's data: the counter mode's block that
+ * holds byte `at` (AES: the GCM's counter block inc32(nonce || 1) + the
+ * block's index, 16-byte blocks; ChaCha20: counter 1 + the index, the
+ * nonce after it, 64-byte blocks), the bytes before `at` in that block run
+ * through it and dropped. */
+static bool range(void *ctx, int dir, const uint8_t nonce[12], size_t at,
+		  const uint8_t *in, size_t n, uint8_t *out)
+{
+	struct obs_tlscrypto *x = ctx;
+	bool chacha = x->suite[dir] == OBS_TLS_CHACHA20_POLY1305_SHA256;
+	size_t block = chacha ? 64 : 16;
+	uint32_t counter = (uint32_t)(at / block) + (chacha ? 1 : 2);
+	uint8_t iv[16], skip[64] = { 0 };
+	int got;
+
+	if (at > (1u << 20) || n > (1u << 20))
+		return false;
+	if (chacha) {
+		for (int i = 0; i < 4; i++)
+			iv[i] = (uint8_t)(counter >> (8 * i));
+		memcpy(iv + 4, nonce, 12);
+	} else {
+		memcpy(iv, nonce, 12);
+		for (int i = 0; i < 4; i++)
+			iv[15 - i] = (uint8_t)(counter >> (8 * i));
+	}
+	return lib.init(x->ctr[dir], NULL, NULL, NULL, iv) == 1 &&
+	       (at % block == 0 ||
+		lib.update(x->ctr[dir], skip, &got, skip, (int)(at % block)) ==
+			1) &&
+	       lib.update(x->ctr[dir], out, &got, in, (int)n) == 1 &&
+	       (size_t)got == n;
+}
+
+static const struct obs_tlsdec_ops ops = { expand, key,	  begin,
+					   update, verify, range };
 
 const struct obs_tlsdec_ops *obs_tlscrypto_ops(void)
 {
@@ -244,8 +290,9 @@ bool obs_tlscrypto_init(struct obs_tlscrypto *x)
 	if (!obs_tlscrypto_ops())
 		return false;
 	for (int dir = 0; dir < 2; dir++)
-		if (x->cipher[dir] == NULL &&
-		    (x->cipher[dir] = lib.ctx_new()) == NULL)
+		if ((x->cipher[dir] == NULL &&
+		     (x->cipher[dir] = lib.ctx_new()) == NULL) ||
+		    (x->ctr[dir] == NULL && (x->ctr[dir] = lib.ctx_new()) == NULL))
 			return false;
 	if (x->kdf == NULL)
 		x->kdf = lib.kdf_ctx_new(lib.hkdf);
@@ -254,9 +301,12 @@ bool obs_tlscrypto_init(struct obs_tlscrypto *x)
 
 void obs_tlscrypto_reset(struct obs_tlscrypto *x)
 {
-	for (int dir = 0; dir < 2; dir++)
+	for (int dir = 0; dir < 2; dir++) {
 		if (x->cipher[dir])
 			lib.ctx_reset(x->cipher[dir]);
+		if (x->ctr[dir])
+			lib.ctx_reset(x->ctr[dir]);
+	}
 	if (x->kdf)
 		lib.kdf_ctx_reset(x->kdf); /* its key (a secret) freed, wiped */
 }

@@ -5,14 +5,18 @@
 #define OBSERVE_TLSCRYPTO_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "tlsdec.h"
 
-/* A connection's contexts (libcrypto's EVP_CIPHER_CTX, one a direction;
- * its EVP_KDF_CTX for HKDF): the ops' ctx. */
+/* A connection's contexts (libcrypto's EVP_CIPHER_CTX, by direction: the
+ * AEAD's, and its counter mode's for ranges; its EVP_KDF_CTX for HKDF),
+ * and each direction's suite: the ops' ctx. */
 struct obs_tlscrypto {
 	void *cipher[2];
+	void *ctr[2];
 	void *kdf;
+	uint16_t suite[2];
 };
 
 /* The operations, libcrypto loaded on the first call (once; thread-safe);

@@ -41,7 +41,8 @@ static void exchange(void *ctx, const struct obs_core_exchange *x)
 
 /* ---- the stand-in cryptography ---- */
 
-static uint8_t stream[2];
+static uint8_t keyed[2];  /* the key's first byte, by direction */
+static uint8_t stream[2]; /* ... xor the record's nonce's last byte */
 
 static bool expand(void *ctx, uint16_t suite, const uint8_t *secret,
 		   size_t secret_len, const uint8_t *info, size_t info_len,
@@ -63,7 +64,7 @@ static bool key(void *ctx, int dir, uint16_t suite, const uint8_t *k,
 	(void)suite;
 	if ((dir != 0 && dir != 1) || (key_len != 16 && key_len != 32))
 		abort();
-	stream[dir] = k[0];
+	keyed[dir] = k[0];
 	return true;
 }
 
@@ -73,7 +74,7 @@ static bool begin(void *ctx, int dir, const uint8_t nonce[12],
 	(void)ctx;
 	if (aad[0] != 23)
 		abort();
-	stream[dir] ^= nonce[11];
+	stream[dir] = keyed[dir] ^ nonce[11];
 	return true;
 }
 
@@ -93,8 +94,19 @@ static bool verify(void *ctx, int dir, const uint8_t tag[16])
 	return (tag[0] ^ tag[1]) != 0x5a;
 }
 
-static const struct obs_tlsdec_ops ops = { expand, key, begin, update_bytes,
-					   verify };
+static bool range(void *ctx, int dir, const uint8_t nonce[12], size_t at,
+		  const uint8_t *in, size_t n, uint8_t *out)
+{
+	(void)ctx;
+	if (at + n > OBS_TLSDEC_RECORD_MAX - 16)
+		abort(); /* beyond a record's data */
+	for (size_t i = 0; i < n; i++)
+		out[i] = in[i] ^ keyed[dir] ^ nonce[11];
+	return true;
+}
+
+static const struct obs_tlsdec_ops ops = { expand, key,	  begin,
+					   update_bytes, verify, range };
 
 /* What the capture asks for, given (refuse: the memory refused). */
 static void serve(struct obs_capture *cap, struct obs_cap_dec_mem *mem,

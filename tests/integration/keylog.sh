@@ -213,6 +213,19 @@ node-https | node-fetch | node-http2)
   expect_eq "$(q "$DB" "SELECT group_concat(path, ' ') FROM (SELECT path FROM exchange ORDER BY t3_ns)")" \
     "/100b /50k /1m" "node's three requests, without the query"
   expect_true "Dr of /1m at least 1 MiB" [ "$(q "$DB" "SELECT dr FROM exchange WHERE path = '/1m'")" -ge 1048576 ]
+  # what the layer decrypted (its report at each connection's end): the
+  # heads and frames it reads, not the bodies, so under a tenth of what
+  # came
+  fresh
+  OBSERVE_LOG=2 "${OBS[@]}" "${NODE_CLIENT[@]}" "$mode" "${urls[@]}" 2> "$WORK/node.info" ||
+    fail "node failed: $(cat "$WORK/node.info")"
+  "$PYTHON" - "$WORK/node.info" <<'PY' || fail "the layer decrypted more than it reads (above)"
+import re, sys
+got = [tuple(map(int, m)) for m in re.findall(r"TLS decrypted: (\d+) of (\d+) bytes received", open(sys.argv[1]).read())]
+dec, rec = sum(d for d, _ in got), sum(r for _, r in got)
+print(f"decrypted {dec} of {rec} bytes received, {len(got)} connections")
+sys.exit(0 if got and rec > 1048576 and dec * 10 < rec else 1)
+PY
   # the user's own --tls-keylog
   fresh
   NODE_OPTIONS="--tls-keylog=$WORK/user.keylog" "${OBS[@]}" \

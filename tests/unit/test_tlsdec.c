@@ -190,7 +190,11 @@ struct said {
 	int dir[8];
 	uint8_t p[8][64];
 	size_t len[8];
+	bool unread[8]; /* said without its bytes (p NULL) */
 	int64_t t_in[8], t_out[8];
+	size_t pos[2]; /* bytes said so far, by direction */
+	/* the reader does not read the server's bytes [skip_from, skip_to) */
+	size_t skip_from, skip_to;
 };
 
 static void out(void *ctx, int dir, const uint8_t *p, size_t n, int64_t t_in,
@@ -200,11 +204,24 @@ static void out(void *ctx, int dir, const uint8_t *p, size_t n, int64_t t_in,
 
 	assert_true(s->n < 8 && n <= 64);
 	s->dir[s->n] = dir;
-	memcpy(s->p[s->n], p, n);
+	if (p)
+		memcpy(s->p[s->n], p, n);
+	s->unread[s->n] = p == NULL;
 	s->len[s->n] = n;
 	s->t_in[s->n] = t_in;
 	s->t_out[s->n] = t_out;
 	s->n++;
+	s->pos[dir] += n;
+}
+
+static size_t unread(void *ctx, int dir)
+{
+	struct said *s = ctx;
+	size_t at = s->pos[dir];
+
+	return dir == OBS_TLSDEC_RX && at >= s->skip_from && at < s->skip_to
+		       ? s->skip_to - at
+		       : 0;
 }
 
 static struct obs_tlscrypto crypto;
@@ -235,9 +252,10 @@ static void feed(struct obs_tlsdec *t, const struct conv *c, int from, int to,
 
 		for (size_t at = 0; at < k->n; at += step) {
 			struct iovec v = { (void *)(k->b + at), step };
+			struct obs_tlsdec_sink sink = { out, unread, s };
 
 			obs_tlsdec_feed(t, k->dir, &v, 1, step, 10 * i,
-					10 * i + 5, out, s);
+					10 * i + 5, &sink);
 		}
 	}
 }
@@ -253,7 +271,9 @@ static void secrets(struct obs_tlsdec *t, struct said *s, bool want_ok)
 	assert_memory_equal(random, want_random, 32);
 	unhex(client_ap_secret, cs);
 	unhex(server_ap_secret, ss);
-	assert_int_equal(obs_tlsdec_keys(t, cs, ss, 32, out, s), want_ok);
+	struct obs_tlsdec_sink sink = { out, unread, s };
+
+	assert_int_equal(obs_tlsdec_keys(t, cs, ss, 32, &sink), want_ok);
 }
 
 static void start(struct obs_tlsdec *t)
@@ -369,8 +389,9 @@ static void secrets_late(void **state)
 	}
 }
 
-/* A byte of the server's data record changed: its tag fails, nothing of
- * it is said, and the connection is given up. */
+/* A byte of the server's first record under its key (the ticket)
+ * changed: its tag fails, nothing of the server's is said, and the
+ * connection is given up. */
 static void tampered(void **state)
 {
 	struct obs_tlsdec t;
@@ -380,7 +401,7 @@ static void tampered(void **state)
 	(void)state;
 	handshake(&c);
 	data_records(&c);
-	c.calls[8].b[20] ^= 1;
+	c.calls[7].b[20] ^= 1;
 	start(&t);
 	feed(&t, &c, 0, 2, false, &s);
 	give_mem(&t);
@@ -389,6 +410,78 @@ static void tampered(void **state)
 	assert_int_equal(s.n, 1); /* the client's only */
 	assert_false(obs_tlsdec_on(&t));
 	obs_tlsdec_wipe(&t);
+}
+
+/* A record after the first under its key (the server's data, after the
+ * ticket) is decrypted where it is read: the reader does not read its
+ * first 30 bytes, which are said unread, not decrypted; its type and the
+ * rest are decrypted. */
+static void read_where_read(void **state)
+{
+	for (int bytewise = 0; bytewise < 2; bytewise++) {
+		struct obs_tlsdec t;
+		struct conv c = { 0 };
+		struct said s = { .skip_from = 0, .skip_to = 30 };
+		uint8_t want[50];
+
+		(void)state;
+		for (int i = 0; i < 50; i++)
+			want[i] = (uint8_t)i;
+		handshake(&c);
+		data_records(&c);
+		start(&t);
+		feed(&t, &c, 0, 2, bytewise, &s);
+		give_mem(&t);
+		secrets(&t, &s, true);
+		feed(&t, &c, 2, c.n, bytewise, &s);
+		assert_true(obs_tlsdec_on(&t));
+		assert_int_equal(s.n, 3);
+		assert_int_equal(s.dir[1], OBS_TLSDEC_RX);
+		assert_true(s.unread[1]);
+		assert_int_equal(s.len[1], 30);
+		assert_int_equal(s.t_in[1], 10 * 8);
+		assert_false(s.unread[2]);
+		assert_int_equal(s.len[2], 20);
+		assert_memory_equal(s.p[2], want + 30, 20);
+		assert_int_equal(s.t_out[2], 10 * 8 + 5);
+		/* the ticket whole (206 bytes of data), then of the data
+		 * record its last 16 bytes and the 20 read, then the alert
+		 * (3) */
+		assert_int_equal(t.decrypted[OBS_TLSDEC_RX], 206 + 16 + 20 + 3);
+		obs_tlsdec_wipe(&t);
+	}
+}
+
+/* The counter mode of a range gives each suite's AEAD's own keystream,
+ * wherever the range begins and however long it is. */
+static void ranges(void **state)
+{
+	static const uint16_t suites[] = { OBS_TLS_AES_128_GCM_SHA256,
+					   OBS_TLS_AES_256_GCM_SHA384,
+					   OBS_TLS_CHACHA20_POLY1305_SHA256 };
+	const struct obs_tlsdec_ops *ops = obs_tlscrypto_ops();
+	static const uint8_t aad[5] = { 23, 3, 3, 1, 0 };
+	uint8_t key[32], nonce[12], zero[600] = { 0 }, stream[600], got[600];
+
+	(void)state;
+	for (int i = 0; i < 32; i++)
+		key[i] = (uint8_t)(7 * i + 1);
+	for (int i = 0; i < 12; i++)
+		nonce[i] = (uint8_t)(0xf0 ^ i);
+	for (size_t k = 0; k < sizeof(suites) / sizeof(suites[0]); k++) {
+		assert_true(ops->key(&crypto, 1, suites[k], key,
+				     obs_tlsdec_key_len(suites[k])));
+		assert_true(ops->begin(&crypto, 1, nonce, aad));
+		assert_true(ops->update(&crypto, 1, zero, sizeof(zero), stream));
+		for (size_t at = 0; at < 300; at += 37)
+			for (size_t n = 1; at + n <= sizeof(zero); n += 131) {
+				memset(got, 0, sizeof(got));
+				assert_true(ops->range(&crypto, 1, nonce, at,
+						       zero + at, n, got));
+				assert_memory_equal(got, stream + at, n);
+			}
+	}
+	obs_tlscrypto_reset(&crypto);
 }
 
 /* TLS 1.2, a suite not known: given up at the ServerHello. */
@@ -482,9 +575,10 @@ static void hold_full(void **state)
 	for (size_t i = 0; i <= OBS_TLSDEC_HOLD / sizeof(r) && obs_tlsdec_on(&t);
 	     i++) {
 		struct iovec v = { r, sizeof(r) };
+		struct obs_tlsdec_sink sink = { out, unread, &s };
 
-		obs_tlsdec_feed(&t, OBS_TLSDEC_RX, &v, 1, sizeof(r), 0, 0, out,
-				&s);
+		obs_tlsdec_feed(&t, OBS_TLSDEC_RX, &v, 1, sizeof(r), 0, 0,
+				&sink);
 	}
 	assert_false(obs_tlsdec_on(&t));
 	assert_int_equal(mem->hold_len, 0);
@@ -622,6 +716,8 @@ int main(void)
 		cmocka_unit_test(secrets_first),
 		cmocka_unit_test(secrets_late),
 		cmocka_unit_test(tampered),
+		cmocka_unit_test(read_where_read),
+		cmocka_unit_test(ranges),
 		cmocka_unit_test(not_decrypted),
 		cmocka_unit_test(hello_retry),
 		cmocka_unit_test(early_data),

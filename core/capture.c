@@ -766,9 +766,10 @@ static size_t unread(const struct obs_capture *c,
 {
 	switch (b->app[dir]) {
 	case OBS_APP_UNKNOWN: /* they choose */
-	case OBS_APP_WS:      /* (its payloads are read: not said here) */
 	case OBS_APP_TLS:
 		return 0;
+	case OBS_APP_WS:
+		return obs_ws_unread(&c->ws[dir]);
 	case OBS_APP_H1:
 		return obs_h1_unread(&c->h1, dir);
 	case OBS_APP_H2:
@@ -783,10 +784,19 @@ static size_t unread(const struct obs_capture *c,
 static void pass(struct obs_capture *c, enum obs_dir dir, size_t n)
 {
 	c->feeding_dir = (uint8_t)dir;
-	if (c->s->app[dir] == OBS_APP_H1)
+	switch (c->s->app[dir]) {
+	case OBS_APP_H1:
 		obs_h1_pass(&c->h1, dir, n);
-	else if (c->s->app[dir] == OBS_APP_H2)
+		break;
+	case OBS_APP_H2:
 		obs_h2_pass(c->h2, (enum obs_h2_dir)dir, n, h2_event, c);
+		break;
+	case OBS_APP_WS:
+		obs_ws_pass(&c->ws[dir], n, ws_message, c);
+		break;
+	default:
+		break;
+	}
 }
 
 /* Feed the first n bytes of the call to the followers of direction dir

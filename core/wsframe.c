@@ -73,6 +73,16 @@ static void header_done(struct obs_wsframe *w)
 	w->left = n;
 }
 
+/* k bytes of the current frame's payload (k <= left). */
+static void payload_bytes(struct obs_wsframe *w, size_t k, obs_ws_emit *emit,
+			  void *ctx)
+{
+	w->pos += k;
+	w->left -= k;
+	if (w->left == 0)
+		frame_done(w, emit, ctx);
+}
+
 void obs_ws_feed(struct obs_wsframe *w, const uint8_t *p, size_t n,
 		 obs_ws_emit *emit, void *ctx)
 {
@@ -93,13 +103,38 @@ void obs_ws_feed(struct obs_wsframe *w, const uint8_t *p, size_t n,
 						       : (size_t)w->left;
 
 		p += k;
-		w->pos += k;
-		w->left -= k;
-		if (w->left == 0)
-			frame_done(w, emit, ctx);
+		payload_bytes(w, k, emit, ctx);
 	}
 	if (w->lost)
 		w->pos += (uint64_t)(end - p);
+}
+
+size_t obs_ws_unread(const struct obs_wsframe *w)
+{
+	if (w->lost)
+		return SIZE_MAX;
+	if (w->have < 2 || w->have < header_len(w))
+		return 0; /* a frame header */
+	return w->left < SIZE_MAX ? (size_t)w->left : SIZE_MAX;
+}
+
+void obs_ws_pass(struct obs_wsframe *w, size_t n, obs_ws_emit *emit,
+		 void *ctx)
+{
+	while (n) {
+		size_t k = obs_ws_unread(w);
+
+		if (k == 0) { /* a header it reads, not seen */
+			w->lost = true;
+			k = n;
+		}
+		k = k < n ? k : n;
+		if (w->lost)
+			w->pos += k;
+		else
+			payload_bytes(w, k, emit, ctx);
+		n -= k;
+	}
 }
 
 bool obs_ws_at_boundary(const struct obs_wsframe *w)

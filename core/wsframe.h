@@ -35,6 +35,14 @@ struct obs_wsframe {
 void obs_ws_init(struct obs_wsframe *w);
 void obs_ws_feed(struct obs_wsframe *w, const uint8_t *p, size_t n,
 		 obs_ws_emit *emit, void *ctx);
+/* How many of the next bytes are not read: the rest of a frame's payload
+ * (SIZE_MAX once it reads nothing more; 0 where a header is read). */
+size_t obs_ws_unread(const struct obs_wsframe *w);
+/* The next n bytes, unread (n at most obs_ws_unread's: beyond, it stops
+ * reading); the messages they end said as obs_ws_feed says them. */
+void obs_ws_pass(struct obs_wsframe *w, size_t n, obs_ws_emit *emit,
+		 void *ctx);
+
 /* Whether the next byte begins a message (no frame or message under way). */
 bool obs_ws_at_boundary(const struct obs_wsframe *w);
 

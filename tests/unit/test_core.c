@@ -684,6 +684,134 @@ static void test_long_lines(void **state)
 	assert_int_equal(s->x[0].dr, rn);
 }
 
+/* ---- what the followers do not read (obs_h1_unread, obs_ws_unread) ---- */
+
+struct facts {
+	int n;
+	uint8_t kind[16];
+	uint64_t begin[16], offset[16];
+	uint16_t status[16];
+};
+
+static void fact(void *ctx, const struct obs_h1_fact *f)
+{
+	struct facts *x = ctx;
+
+	assert_true(x->n < 16);
+	x->kind[x->n] = f->kind;
+	x->begin[x->n] = f->begin;
+	x->offset[x->n] = f->offset;
+	x->status[x->n++] = f->head->status;
+}
+
+static void ws_msg(void *ctx, uint8_t opcode, uint64_t size, uint64_t end)
+{
+	struct facts *x = ctx;
+
+	assert_true(x->n < 16);
+	x->kind[x->n] = opcode;
+	x->begin[x->n] = size;
+	x->offset[x->n++] = end;
+}
+
+/* Responses (a body of known length, a chunked one, a 304) fed whole, and
+ * fed a few bytes at a time with what the framer does not read passed:
+ * the same facts; the bytes passed are the bodies' and the chunks'. */
+static void test_unread_passes(void **state)
+{
+	static char r[4096];
+	size_t n = 0, passed = 0;
+	struct obs_h1 whole, parts;
+	struct facts a = { 0 }, b = { 0 };
+
+	(void)state;
+	n += (size_t)snprintf(r + n, sizeof(r) - n,
+			      "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
+	memset(r + n, 'x', 1000);
+	n += 1000;
+	n += (size_t)snprintf(r + n, sizeof(r) - n,
+			      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+			      "\r\n300\r\n");
+	memset(r + n, 'y', 0x300);
+	n += 0x300;
+	n += (size_t)snprintf(r + n, sizeof(r) - n,
+			      "\r\n0\r\n\r\nHTTP/1.1 304 Not Modified\r\n\r\n");
+	obs_h1_init(&whole, fact, &a);
+	obs_h1_init(&parts, fact, &b);
+	for (int i = 0; i < 3; i++) { /* three requests asked */
+		const char *get = "GET / HTTP/1.1\r\n\r\n";
+
+		obs_h1_feed(&whole, OBS_TX, (const uint8_t *)get, strlen(get));
+		obs_h1_feed(&parts, OBS_TX, (const uint8_t *)get, strlen(get));
+	}
+	a.n = b.n = 0;
+	obs_h1_feed(&whole, OBS_RX, (const uint8_t *)r, n);
+	for (size_t at = 0; at < n;) {
+		size_t k = obs_h1_unread(&parts, OBS_RX);
+
+		if (k) {
+			k = k < n - at ? k : n - at;
+			obs_h1_pass(&parts, OBS_RX, k);
+			passed += k;
+		} else {
+			k = n - at < 7 ? n - at : 7;
+			obs_h1_feed(&parts, OBS_RX, (const uint8_t *)r + at, k);
+		}
+		at += k;
+	}
+	assert_true(passed >= 1000 + 0x300 - 2 * 7);
+	assert_int_equal(b.n, a.n);
+	assert_int_equal(a.n, 6); /* head and end, three times */
+	assert_memory_equal(b.kind, a.kind, sizeof(a.kind));
+	assert_memory_equal(b.begin, a.begin, sizeof(a.begin));
+	assert_memory_equal(b.offset, a.offset, sizeof(a.offset));
+	assert_memory_equal(b.status, a.status, sizeof(a.status));
+	assert_int_equal(obs_h1_unread(&parts, OBS_RX), 0);
+	obs_h1_eof(&parts, OBS_RX);
+	assert_int_equal(obs_h1_unread(&parts, OBS_RX), SIZE_MAX);
+}
+
+static void test_ws_unread_passes(void **state)
+{
+	/* a text message of 300 bytes in two frames, a ping between them,
+	 * a binary one of 70000 */
+	static uint8_t f[80000];
+	size_t n = 0, passed = 0;
+	struct obs_wsframe whole, parts;
+	struct facts a = { 0 }, b = { 0 };
+
+	(void)state;
+	f[n++] = 0x01, f[n++] = 100, n += 100;
+	f[n++] = 0x89, f[n++] = 4, n += 4;
+	f[n++] = 0x80, f[n++] = 126, f[n++] = 0, f[n++] = 200, n += 200;
+	f[n++] = 0x82, f[n++] = 127;
+	for (int i = 0; i < 8; i++)
+		f[n++] = (uint8_t)((uint64_t)70000 >> (8 * (7 - i)));
+	n += 70000;
+	obs_ws_init(&whole);
+	obs_ws_init(&parts);
+	obs_ws_feed(&whole, f, n, ws_msg, &a);
+	for (size_t at = 0; at < n;) {
+		size_t k = obs_ws_unread(&parts);
+
+		if (k) {
+			k = k < n - at ? k : n - at;
+			obs_ws_pass(&parts, k, ws_msg, &b);
+			passed += k;
+		} else {
+			k = 1;
+			obs_ws_feed(&parts, f + at, k, ws_msg, &b);
+		}
+		at += k;
+	}
+	assert_int_equal(passed, 100 + 4 + 200 + 70000);
+	assert_int_equal(a.n, 3);
+	assert_int_equal(b.n, a.n);
+	assert_memory_equal(b.kind, a.kind, sizeof(a.kind));
+	assert_memory_equal(b.begin, a.begin, sizeof(a.begin));
+	assert_memory_equal(b.offset, a.offset, sizeof(a.offset));
+}
+
 /* A large body is one event however many receives bring it; the
  * receive that tries again after its end begins the next event. */
 static void test_merged_calls(void **state)
@@ -854,6 +982,8 @@ int main(void)
 		cmocka_unit_test(test_connect_optimistic),
 		cmocka_unit_test(test_byte_by_byte),
 		cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_unread_passes),
+		cmocka_unit_test(test_ws_unread_passes),
 		cmocka_unit_test(test_merged_calls),
 		cmocka_unit_test(test_server_first),
 		cmocka_unit_test(test_evrec_checks),

@@ -910,8 +910,9 @@ static void call_on(struct obs_capture *c, struct obs_cap_bytes *b,
 		ev->bytes += n;
 		ev->flags |= fresh.flags & OBS_EVF_PEEK;
 		handle = b->last_handle;
-	} else if (entry) {
+	} else if (entry) { /* entered when its entry was written */
 		fresh.seq = b->entry.seq;
+		fresh.t_in = b->entry.t_in;
 		handle = b->entry_handle;
 		b->entry_open = false;
 		if (apart) {

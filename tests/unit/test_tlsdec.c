@@ -339,23 +339,31 @@ static void key_schedule(void **state)
 	assert_memory_equal(iv, want_iv, 12);
 }
 
-/* The secrets before the first record of data (calls 0..5 the handshake,
- * 6 the client's data, 8 the server's). */
+/* RFC 8448's conversation through t, the memory offered after the
+ * hellos and the secrets given before the first record of data (calls
+ * 0..5 the handshake, 6 the client's data, 8 the server's). */
+static void secrets_given_first(struct obs_tlsdec *t, struct said *s,
+				bool bytewise)
+{
+	struct conv c = { 0 };
+
+	handshake(&c);
+	data_records(&c);
+	start(t);
+	feed(t, &c, 0, 2, bytewise, s);
+	give_mem(t);
+	secrets(t, s, true);
+	feed(t, &c, 2, c.n, bytewise, s);
+}
+
 static void secrets_first(void **state)
 {
 	for (int bytewise = 0; bytewise < 2; bytewise++) {
 		struct obs_tlsdec t;
-		struct conv c = { 0 };
 		struct said s = { 0 };
 
 		(void)state;
-		handshake(&c);
-		data_records(&c);
-		start(&t);
-		feed(&t, &c, 0, 2, bytewise, &s);
-		give_mem(&t);
-		secrets(&t, &s, true);
-		feed(&t, &c, 2, c.n, bytewise, &s);
+		secrets_given_first(&t, &s, bytewise);
 		assert_true(obs_tlsdec_on(&t));
 		check_data(&s, 6, 8);
 		assert_int_equal(t.decrypted[OBS_TLSDEC_TX], 51 + 3);
@@ -420,20 +428,13 @@ static void read_where_read(void **state)
 {
 	for (int bytewise = 0; bytewise < 2; bytewise++) {
 		struct obs_tlsdec t;
-		struct conv c = { 0 };
 		struct said s = { .skip_from = 0, .skip_to = 30 };
 		uint8_t want[50];
 
 		(void)state;
 		for (int i = 0; i < 50; i++)
 			want[i] = (uint8_t)i;
-		handshake(&c);
-		data_records(&c);
-		start(&t);
-		feed(&t, &c, 0, 2, bytewise, &s);
-		give_mem(&t);
-		secrets(&t, &s, true);
-		feed(&t, &c, 2, c.n, bytewise, &s);
+		secrets_given_first(&t, &s, bytewise);
 		assert_true(obs_tlsdec_on(&t));
 		assert_int_equal(s.n, 3);
 		assert_int_equal(s.dir[1], OBS_TLSDEC_RX);

@@ -287,17 +287,26 @@ static void msg_flush(struct obs_capture *c)
 	}
 }
 
+/* Direction dir's message m begins anew from fact f (its head so far). */
+static void msg_begin(struct obs_event *m, const struct obs_h1_fact *f,
+		      uint64_t base)
+{
+	*m = (struct obs_event){
+		.kind = OBS_EV_H1,
+		.dir = f->dir,
+		.offset = base + f->offset,
+		.u.h1 = { .kind = OBS_H1_HEAD,
+			  .begin = base + f->begin,
+			  .head = *f->head },
+	};
+}
+
 static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 {
 	struct obs_capture *c = ctx;
 	enum obs_dir dir = f->dir;
 	uint64_t base = c->s->base[dir];
 	struct obs_event *m = &c->msg[dir];
-	struct obs_event ev = {
-		.kind = OBS_EV_H1,
-		.dir = (uint8_t)dir,
-		.offset = base + f->offset,
-	};
 
 	switch (f->kind) {
 	case OBS_H1_HEAD:
@@ -310,10 +319,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 		if (c->msg_open[dir]) /* one that never ended: final as is */
 			sink_seal(c, c->msg_handle[dir]);
 		c->msg_open[dir] = false;
-		*m = ev;
-		m->u.h1.kind = OBS_H1_HEAD;
-		m->u.h1.begin = base + f->begin;
-		m->u.h1.head = *f->head;
+		msg_begin(m, f, base);
 		labels_once(c, m);
 		if (c->feeding) { /* written when the call's feed is over */
 			c->msg_held[dir] = true;
@@ -334,10 +340,7 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 		msg_flush(c);
 		if (!c->msg_open[dir] || m->u.h1.begin != base + f->begin) {
 			/* cut short before its head was complete */
-			*m = ev;
-			m->u.h1.kind = OBS_H1_HEAD;
-			m->u.h1.begin = base + f->begin;
-			m->u.h1.head = *f->head;
+			msg_begin(m, f, base);
 			m->u.h1.ended = true;
 			m->u.h1.end = base + f->offset;
 			labels_once(c, m);
@@ -352,9 +355,14 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 		c->msg_open[dir] = false;
 		c->edge = true;
 		return;
-	case OBS_H1_SWITCH:
-		ev.u.h1.kind = OBS_H1_SWITCH;
-		ev.u.h1.head.sw = f->sw;
+	case OBS_H1_SWITCH: {
+		struct obs_event ev = {
+			.kind = OBS_EV_H1,
+			.dir = (uint8_t)dir,
+			.offset = base + f->offset,
+			.u.h1 = { .kind = OBS_H1_SWITCH, .head.sw = f->sw },
+		};
+
 		put(c, &ev, true);
 		c->edge = true;
 		c->s->base[dir] = ev.offset;
@@ -382,14 +390,21 @@ static void h1_fact(void *ctx, const struct obs_h1_fact *f)
 			c->switch_at = ev.offset;
 		}
 		return;
-	default: /* OBS_H1_LOST: for both directions, an exchange needs
-		  * both */
-		ev.u.h1.kind = OBS_H1_LOST;
-		ev.u.h1.reason = f->reason;
+	}
+	default: { /* OBS_H1_LOST: for both directions, an exchange needs
+		    * both */
+		struct obs_event ev = {
+			.kind = OBS_EV_H1,
+			.dir = (uint8_t)dir,
+			.offset = base + f->offset,
+			.u.h1 = { .kind = OBS_H1_LOST, .reason = f->reason },
+		};
+
 		put(c, &ev, true);
 		c->edge = true;
 		c->s->app[OBS_TX] = c->s->app[OBS_RX] = OBS_APP_OTHER;
 		return;
+	}
 	}
 }
 

@@ -138,35 +138,37 @@ EXPORT void _Exit(int status)
 }
 
 /* exec ends this image's recording (its connections end as it leaves);
- * the new image loads the layer anew (same pid, new spool). If exec fails,
- * recording goes on, and so do the connections. */
-#define EXEC_WRAP(call)                                                        \
-	do {                                                                   \
-		int ret_;                                                      \
-		leaving(false);                                                \
-		ret_ = (call);                                                 \
-		still_here();                                                  \
-		return ret_;                                                   \
-	} while (0)
+ * the new image loads the layer anew (same pid, new spool). An exec that
+ * returns failed (ret, errno kept): recording goes on, and so do the
+ * connections. */
+static int exec_failed(int ret)
+{
+	still_here();
+	return ret;
+}
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	EXEC_WRAP(REAL(execve)(path, argv, envp));
+	leaving(false);
+	return exec_failed(REAL(execve)(path, argv, envp));
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-	EXEC_WRAP(REAL(execv)(path, argv));
+	leaving(false);
+	return exec_failed(REAL(execv)(path, argv));
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
-	EXEC_WRAP(REAL(execvp)(file, argv));
+	leaving(false);
+	return exec_failed(REAL(execvp)(file, argv));
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	EXEC_WRAP(REAL(execvpe)(file, argv, envp));
+	leaving(false);
+	return exec_failed(REAL(execvpe)(file, argv, envp));
 }
 
 /* The effective user id is about to become euid ((uid_t)-1: unchanged).

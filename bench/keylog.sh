@@ -5,9 +5,10 @@
 #   1. a TLS 1.3 nginx on loopback serves, over h2, a page of 8 images of
 #      MIB MiB each (default 4: 32 MiB a load);
 #   2. headless Chromium loads it (--dump-dom: until its load event, a new
-#      profile each time) PAIRS times (default 9) each way, alternating:
-#      bare, then under the layer with the event capture; the wall time of
-#      each whole run (Chromium's start and exit included) is measured;
+#      profile each time) PAIRS times (default 9) each way: bare and under
+#      the layer with the event capture, in pairs whose first run
+#      alternates; the wall time of each whole run (Chromium's start and
+#      exit included) is measured;
 #   3. prints each way's median and min-max, the ratio of the medians, and,
 #      from the layer's own report at each connection's end (OBSERVE_LOG=2:
 #      "TLS decrypted: D of R bytes received"), the bytes decrypted over the
@@ -63,9 +64,9 @@ load() {
 : > "$WORK/bare.ms"
 : > "$WORK/events.ms"
 load bare > /dev/null # warm the page cache and Chromium's files
-for ((i = 0; i < pairs; i++)); do
-  load bare >> "$WORK/bare.ms"
-  load events >> "$WORK/events.ms"
+for ((i = 0; i < pairs; i++)); do # alternating which goes first
+  if ((i % 2)); then order=(events bare); else order=(bare events); fi
+  for way in "${order[@]}"; do load "$way" >> "$WORK/$way.ms"; done
   rm -rf "$WORK/spool"
 done
 

@@ -40,6 +40,7 @@ CHROME_LOADS=${CHROME_LOADS:-10}
 SPOOLS=${SPOOLS:-ab wrk chrome}
 # shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh
+source tests/lib/chromium.sh
 out=$(bench_dir "${BENCH_KEEP:-}")
 make_site "$WORK/site"
 # the page Chromium loads: every resource a distinct URL of a small file
@@ -148,9 +149,7 @@ EOF
       command -v chromium >/dev/null || continue
       for ((i = 0; i < CHROME_LOADS; i++)); do
         rm -rf "$WORK/profile"
-        record chrome timeout 120 chromium --headless --no-sandbox --disable-gpu \
-          --disable-quic --no-first-run --disable-background-networking \
-          --disable-extensions --disable-component-update --disable-sync \
+        record chrome timeout 120 chromium "${CHROMIUM_FLAGS[@]}" \
           --user-data-dir="$WORK/profile" --dump-dom "$NGINX_URL/many.html" \
           > "$WORK/dom.html" 2>> "$WORK/chromium.log"
         grep -q '<h1>many</h1>' "$WORK/dom.html" || fail "chromium did not load the page (see $WORK/chromium.log)"

@@ -27,6 +27,7 @@ export OBSERVE_BUILD=$build
 source tests/lib/common.sh
 # shellcheck source=tests/lib/nginx.sh
 source tests/lib/nginx.sh
+source tests/lib/chromium.sh
 
 DB=$(realpath -m "${1:-demo/observe.db}")
 OUT=$(dirname "$DB")
@@ -73,9 +74,7 @@ if [ -n "$chromium" ]; then
   # shellcheck disable=SC2016
   run sh -c 'out=$1 err=$2; shift 2; exec "$@" >"$out" 2>"$err"' sh \
     "$WORK/dom.html" "$WORK/chromium.log" \
-    timeout 60 "$chromium" --headless --no-sandbox --disable-gpu \
-    --disable-quic --no-first-run --disable-background-networking \
-    --disable-component-update --disable-sync \
+    timeout 60 "$chromium" "${CHROMIUM_FLAGS[@]}" \
     --user-data-dir="$WORK/chromium" --dump-dom "$URL/index.html" ||
     echo "(chromium exited with status $?)"
   grep -q "observe demo" "$WORK/dom.html" ||

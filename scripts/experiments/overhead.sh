@@ -74,6 +74,7 @@ experiment_args overhead "$@"
 source "$(dirname "$0")/../../tests/lib/common.sh"
 # shellcheck source=tests/lib/nginx.sh
 source "$REPO/tests/lib/nginx.sh"
+source "$REPO/tests/lib/chromium.sh"
 
 command -v nginx >/dev/null 2>&1 || PATH=$PATH:/usr/sbin
 for prog in nginx ab curl wrk sqlite3 gnuplot; do need_cmd "$prog"; done
@@ -424,9 +425,7 @@ chrome_run() {
   for ((i = 1; i <= CHROME_LOADS; i++)); do
     prof=$(mktemp -d "$WORK/chromium.XXXXXX")
     rc=0
-    timeout -k 5 60 "${PRE[@]}" "$CHROMIUM" --headless --no-sandbox --disable-gpu \
-      --disable-quic --no-first-run --disable-background-networking \
-      --disable-component-update --disable-sync --user-data-dir="$prof" \
+    timeout -k 5 60 "${PRE[@]}" "$CHROMIUM" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$prof" \
       --dump-dom "$NGINX_URL/page.html" > "$WORK/dom.html" 2>> "$WORK/chromium.log" || rc=$?
     [ "$rc" = 0 ] && grep -q "<h1>overhead page</h1>" "$WORK/dom.html" ||
       fail "chromium ($1) did not load the page (exit $rc; see $WORK/chromium.log)"

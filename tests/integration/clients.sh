@@ -4,6 +4,7 @@
 # database (tests/lib/check_access.py), with bytes and times in order.
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
+source "$REPO/tests/lib/chromium.sh"
 
 client=$1
 make_site "$WORK/site"
@@ -75,9 +76,7 @@ node)
   ;;
 chromium)
   command -v chromium >/dev/null 2>&1 || skip "chromium is not installed"
-  "$OBSERVE" -q -o "$DB" -- timeout 90 chromium --headless --no-sandbox --disable-gpu \
-    --disable-quic --no-first-run --disable-background-networking \
-    --disable-component-update --disable-sync --user-data-dir="$WORK/chromium" \
+  "$OBSERVE" -q -o "$DB" -- timeout 90 chromium "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/chromium" \
     --dump-dom "$URL/index.html" >"$WORK/dom.html" 2>"$WORK/chromium.log" || true
   grep -q "observe demo" "$WORK/dom.html" || fail "chromium did not load the page"
   n=$(q "$DB" "SELECT count(*) FROM exchange")

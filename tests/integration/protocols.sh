@@ -32,6 +32,7 @@
 #           gethostbyname, gethostbyname2 and their _r forms, in C and perl
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
+source "$REPO/tests/lib/chromium.sh"
 case_=${1:?case}
 need_cmd openssl
 make_site "$WORK/site"
@@ -305,9 +306,7 @@ PY
 chromium)
   # BoringSSL: the same record rules, no TLS library asked
   command -v chromium >/dev/null 2>&1 || skip "chromium is not installed"
-  "$OBSERVE" -q -o "$DB" -- timeout 90 chromium --headless --no-sandbox --disable-gpu \
-    --disable-quic --no-first-run --disable-background-networking --disable-extensions \
-    --disable-component-update --disable-sync --ignore-certificate-errors \
+  "$OBSERVE" -q -o "$DB" -- timeout 90 chromium "${CHROMIUM_FLAGS[@]}" --ignore-certificate-errors \
     --user-data-dir="$WORK/chromium" --dump-dom "$TLS_URL/index.html" \
     >"$WORK/dom.html" 2>"$WORK/chromium.log" || true
   grep -q "observe demo" "$WORK/dom.html" || fail "chromium did not load the page over TLS"

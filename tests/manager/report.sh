@@ -9,6 +9,7 @@
 # database.
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
+source "$REPO/tests/lib/chromium.sh"
 MANAGER=$BUILD/bin/manager
 need_cmd gnuplot
 need_cmd file
@@ -114,8 +115,7 @@ document.getElementById('f').onload = function () {
 };
 </script></body></html>
 HTML
-  timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files \
-    --no-first-run --disable-extensions --disable-component-update --disable-sync \
+  timeout 90 chromium "${CHROMIUM_FLAGS[@]}" --allow-file-access-from-files \
     --user-data-dir="$WORK/chromium" --virtual-time-budget=10000 \
     --dump-dom "file://$WORK/check.html" 2>"$WORK/chromium.log" | grep -o "RESULT images=[^<]*" | head -1
 }

@@ -10,6 +10,7 @@
 # database.
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
+source "$REPO/tests/lib/chromium.sh"
 MANAGER=$BUILD/bin/manager
 need_cmd gnuplot
 need_cmd file
@@ -19,9 +20,7 @@ nginx_start "$WORK/site"
 URL=http://127.0.0.1:$NGINX_PORT
 DB=$WORK/page.db
 
-"$OBSERVE" -q -o "$DB" -- timeout 90 chromium --headless --no-sandbox --disable-gpu \
-  --disable-quic --no-first-run --disable-background-networking \
-  --disable-component-update --disable-sync --user-data-dir="$WORK/chromium" \
+"$OBSERVE" -q -o "$DB" -- timeout 90 chromium "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/chromium" \
   --dump-dom "$URL/index.html" >"$WORK/dom.html" 2>"$WORK/chromium.log" || true
 grep -q "observe demo" "$WORK/dom.html" || fail "chromium did not load the page"
 nginx_settle

@@ -7,6 +7,7 @@
 
 static void send_hint(struct obs_capture *c);
 static void plain_call(struct obs_capture *c, const struct obs_call *call);
+static void h1_fact(void *ctx, const struct obs_h1_fact *f);
 
 /* Whether events of this kind are of a stream of bytes (and say which:
  * OBS_EVF_PLAIN). */
@@ -249,7 +250,7 @@ static void choose_first(struct obs_capture *c, enum obs_dir dir,
 	if (app == OBS_APP_H1 && !paired && c->s->app[other] == OBS_APP_H1)
 		app = OBS_APP_OTHER;
 	if (app == OBS_APP_H1 && !(paired && c->s->app[other] == OBS_APP_H1))
-		obs_h1_init(&c->h1, c->h1.emit, c);
+		obs_h1_init(&c->h1, h1_fact, c);
 	choose(c, dir, app, at, paired && c->s->app[other] == OBS_APP_UNKNOWN);
 }
 
@@ -682,10 +683,10 @@ static void h2_want(struct obs_capture *c)
 
 void obs_cap_init(struct obs_capture *c, const struct obs_sink *sink)
 {
-	memset(c, 0, sizeof(*c));
+	memset(c, 0, sizeof(*c)); /* (the framer is made ready when a level's
+				   * first bytes choose HTTP/1) */
 	c->sink = sink;
 	c->s = &c->bytes[OBS_STREAM_SOCKET];
-	obs_h1_init(&c->h1, h1_fact, c);
 	h2_want(c);
 	send_hint(c);
 }

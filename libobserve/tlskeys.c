@@ -46,7 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hooks.h"
+#include "layer.h"
 #include "tlskeys.h"
 
 #define PATH_VAR "OBSERVE_KEYLOG_PATH"

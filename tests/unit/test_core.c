@@ -405,6 +405,41 @@ static void test_send_entry(void **state)
 	assert_int_equal(s->x[2].ds, 0);
 }
 
+/* A send entered, another thread's send on the socket meanwhile, then the
+ * first returns (its bytes after the other's): it began when its entry
+ * was written, whatever time its completion carries, so no exchange ends
+ * before it begins. */
+static void test_send_entry_apart(void **state)
+{
+	struct run *s = run_new();
+	const char *a = "GET /a HTTP/1.1\r\nHost: h\r\n\r\n";
+	int q, later;
+	struct iovec iov = { (void *)a, strlen(a) };
+	struct obs_call done = {
+		.dir = OBS_TX,
+		.result = (long)strlen(a),
+		.entry = true,
+		.iov = &iov,
+		.iovcnt = 1,
+	};
+
+	(void)state;
+	q = send_enter(s);
+	send_str(s, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n");
+	later = call(s, OBS_RX, NULL, 0); /* EAGAIN: time passes */
+	done.t_in = t_in(later) + 1;
+	done.t_out = t_out(later) + 1;
+	obs_cap_call(&s->cap, &done);
+	recv_str(s, resp_100b);
+	recv_str(s, resp_100b);
+	finish(s);
+
+	assert_int_equal(s->n_x, 2);
+	for (int i = 0; i < 2; i++)
+		assert_true(s->x[i].t3 <= s->x[i].t4);
+	assert_int_equal(s->x[1].t3, t_in(q));
+}
+
 /* TCP Fast Open: the first send's bytes go with the SYN, so that send
  * says nothing of the connection being up; the next call that succeeds
  * does (first_io, at its entry). A connect that returned 0 with its SYN
@@ -976,6 +1011,7 @@ int main(void)
 		cmocka_unit_test(test_tls_records),
 		cmocka_unit_test(test_fastopen),
 		cmocka_unit_test(test_send_entry),
+		cmocka_unit_test(test_send_entry_apart),
 		cmocka_unit_test(test_unfollowed_bytes),
 		cmocka_unit_test(test_https_plain),
 		cmocka_unit_test(test_connect_http),

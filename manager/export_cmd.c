@@ -44,14 +44,6 @@ static const struct cmd_option options[] = {
 };
 static const struct cmdline cmdline = { "manager", options, manager_usage };
 
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void sleep_ms(int64_t ms)
 {
 	struct timespec ts = { (time_t)(ms / 1000),
@@ -70,7 +62,7 @@ static int push_traces(struct otel_exporter *x)
 		enum otel_step what;
 		int64_t wait;
 
-		if (otel_exporter_step(x, monotonic_ms(), &wait, &what) != 0)
+		if (otel_exporter_step(x, otel_now_ms(), &wait, &what) != 0)
 			return 2;
 		if (what == OTEL_IDLE)
 			return 0;

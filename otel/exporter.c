@@ -137,6 +137,14 @@ static void said_partial(struct otel_exporter *x, const struct otlp_answer *a,
 		a->error_message);
 }
 
+int64_t otel_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int otel_exporter_step(struct otel_exporter *x, int64_t now_ms,
 		       int64_t *wait_ms, enum otel_step *what)
 {
@@ -176,7 +184,6 @@ int otel_exporter_step(struct otel_exporter *x, int64_t now_ms,
 	}
 	if (r.outcome == OTLP_RETRY) {
 		int64_t backoff = BACKOFF_FIRST_MS;
-		struct timespec ts;
 
 		for (int i = 0; i < x->failures && backoff < BACKOFF_MAX_MS;
 		     i++)
@@ -189,9 +196,7 @@ int otel_exporter_step(struct otel_exporter *x, int64_t now_ms,
 		x->counts.retries++;
 		/* from the answer on, not from the step's start: building and
 		 * sending the batch took some of it */
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		x->due_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 +
-			    backoff;
+		x->due_ms = otel_now_ms() + backoff;
 		*what = OTEL_WAIT;
 		*wait_ms = backoff;
 		fprintf(x->msgs, "%s: %s; %llu spans to retry in %.1f s%s\n",

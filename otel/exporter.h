@@ -46,9 +46,13 @@ void otel_exporter_close(struct otel_exporter *x);
 /* The URL the traces go to, as shown. */
 const char *otel_exporter_url(const struct otel_exporter *x);
 
-/* One step at now_ms (a monotonic clock): at most one request. On
- * OTEL_WAIT, *wait_ms is how long from now. -1 on a database error (said
- * on msgs). */
+/* The clock of the steps: CLOCK_MONOTONIC, in ms. */
+int64_t otel_now_ms(void);
+
+/* One step at now_ms (otel_now_ms): at most one request. On OTEL_WAIT,
+ * *wait_ms is how long to wait from the step's return (a retry's wait is
+ * counted from the receiver's answer, and the exporter holds back a step
+ * that comes sooner). -1 on a database error (said on msgs). */
 int otel_exporter_step(struct otel_exporter *x, int64_t now_ms,
 		       int64_t *wait_ms, enum otel_step *what);
 

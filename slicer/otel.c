@@ -174,14 +174,11 @@ int slicer_otel_stop(struct slicer_otel *o, int64_t now_ms)
 	if (otel_feed_run(o->feed, o->src, err, sizeof(err)) != 0)
 		fprintf(o->msgs, "slicer: metrics: %s\n", err);
 	if (o->exporter) {
-		struct timespec ts;
 		int64_t end = now_ms + STOP_MS, t = now_ms;
 
 		/* what is due now, with no wait for a retry */
-		while (t < end && push_traces(o, t, 1) == t) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			t = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-		}
+		while (t < end && push_traces(o, t, 1) == t)
+			t = otel_now_ms();
 		push_metrics(o);
 		otel_exporter_counts(o->exporter, &c);
 		if (c.spans_lost)

@@ -477,7 +477,7 @@ static size_t content_length(struct obs_tlsdec *t, const struct opening *o)
 }
 
 /* Application data p[0..m) of the record said to the sink: where the
- * reader does not read, not decrypted. */
+ * reader does not read, not decrypted (nor said, when it was). */
 static void say(struct obs_tlsdec *t, const struct opening *o, size_t m,
 		const struct obs_tlsdec_sink *sink)
 {
@@ -485,10 +485,6 @@ static void say(struct obs_tlsdec *t, const struct opening *o, size_t m,
 	int64_t t_in = t->d[o->dir].t_in;
 	size_t i = 0;
 
-	if (o->whole) {
-		sink->out(sink->ctx, o->dir, p, m, t_in, o->t_out);
-		return;
-	}
 	while (i < m && t->state == ST_KEYED) {
 		size_t k = sink->unread(sink->ctx, o->dir);
 

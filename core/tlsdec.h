@@ -24,13 +24,14 @@
  *   - a later one is decrypted only where it is read: AES-GCM and
  *     ChaCha20-Poly1305 are counter modes, so a byte range decrypts
  *     alone. Its last bytes first (the inner content type, after any
- *     padding); then, of application data, the reader (struct
- *     obs_tlsdec_sink) is asked before each piece how many of the next
- *     bytes it does not read (a body of known length, an HTTP/2 DATA
- *     frame's payload): those are said without being decrypted (p NULL),
- *     the others decrypted and said OBS_TLSDEC_PIECE bytes at a time. Its
- *     tag is not checked: the program's TLS library checks it, and ends
- *     the connection if it fails.
+ *     padding), then what its application data's reader reads (below).
+ *     Its tag is not checked: the program's TLS library checks it, and
+ *     ends the connection if it fails.
+ * Of every record's application data the reader (struct obs_tlsdec_sink)
+ * is asked before each piece how many of the next bytes it does not read
+ * (a body of known length, an HTTP/2 DATA frame's payload): those are said
+ * without their bytes (p NULL; not decrypted, in a later record), the
+ * others said OBS_TLSDEC_PIECE bytes at a time.
  * Application data is said with the entry of the call that brought its
  * record's first byte and the return of the call that brought its last; a
  * KeyUpdate moves the direction to the next secret. The cryptography is
@@ -106,8 +107,8 @@ struct obs_tlsdec_ops {
 		      const uint8_t *in, size_t n, uint8_t *out);
 };
 
-/* The bytes of application data decrypted and said at a time where the
- * reader reads them (a record not opened whole). */
+/* The bytes of application data said at a time where the reader reads
+ * them (and decrypted then, in a record not opened whole). */
 #define OBS_TLSDEC_PIECE 64u
 
 /* The memory a decrypting connection needs beyond struct obs_tlsdec: each

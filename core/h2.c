@@ -766,7 +766,8 @@ static void payload_used(struct obs_h2 *h, int dir, size_t k)
 }
 
 /* Whether the payload of a frame of this type is read (header blocks,
- * SETTINGS, RST_STREAM, GOAWAY), or only counted. */
+ * SETTINGS, RST_STREAM, GOAWAY: walk_frames's walk_block and walk_parts),
+ * or only counted. */
 static bool payload_read(uint8_t type)
 {
 	return type == T_HEADERS || type == T_PUSH_PROMISE ||

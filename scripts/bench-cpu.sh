@@ -23,6 +23,7 @@
 # BENCH_LAYOUTS="free" or "pinned" runs only one of them.
 cd "$(dirname "$0")/.." || exit 1
 pairs=${1:-11}
+# shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh
 need_cmd ab
 need_cmd taskset

@@ -21,6 +21,8 @@
 #           by under 1%; the microseconds added are the precise figure to
 #           judge a change to the layer by.
 # BENCH_LAYOUTS="free" or "pinned" runs only one of them.
+# BENCH_EXTRA="NAME=LIBRARY ...": more libraries to compare, each run with
+# OBSERVE_CAPTURE=events beside the others (scripts/bench-ablate.sh).
 cd "$(dirname "$0")/.." || exit 1
 pairs=${1:-11}
 # shellcheck source=scripts/bench-lib.sh
@@ -34,12 +36,15 @@ master=$(cat "$NGINX_DIR/nginx.pid")
 NGINX_PIDS="$master $(pgrep -P "$master" | tr '\n' ' ')"
 
 "$PYTHON" - "$pairs" "$URL" "$LAYER_PRELOAD" "$WORK" "$NGINX_PIDS" \
-  "${BENCH_LAYOUTS:-free pinned}" <<'PY'
-import math, os, resource, statistics, subprocess, sys, time
+  "${BENCH_LAYOUTS:-free pinned}" "${BENCH_EXTRA:-}" <<'PY'
+import math, os, statistics, subprocess, sys, time
 pairs, url, layer, work = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 nginx, layouts = sys.argv[5].split(), sys.argv[6].split()
 modes = {"bare": {}, "records": {"LD_PRELOAD": layer},
          "events": {"LD_PRELOAD": layer, "OBSERVE_CAPTURE": "events"}}
+for extra in sys.argv[7].split():
+    name, lib = extra.split("=", 1)
+    modes[name] = {"LD_PRELOAD": lib, "OBSERVE_CAPTURE": "events"}
 loads = {"keep-alive": ("-k", 20000), "a connection each": (None, 5000)}
 bars = {"keep-alive": 1.03, "a connection each": 1.05}
 cpu_last = str(os.cpu_count() - 1)
@@ -80,7 +85,7 @@ def median_ci(xs):
     return statistics.median(xs), xs[k], xs[n - 1 - k]
 
 
-print(f"{'layout':<7} {'load':<18} {'capture':<8} {'CPU ratio (95% CI)':<26} "
+print(f"{'layout':<7} {'load':<18} {'capture':<10} {'CPU ratio (95% CI)':<26} "
       f"{'us added/req':<13} {'wall ratio':<11} bar")
 for layout in layouts:
     prefix = ["taskset", "-c", cpu_last] if layout == "pinned" else []
@@ -93,7 +98,7 @@ for layout in layouts:
             order = list(modes) if i % 2 == 0 else list(modes)[::-1]
             for m in order:
                 got[m].append(run(m, args, prefix))
-        for m in ("records", "events"):
+        for m in list(modes)[1:]:
             cpu = [a[0] / b[0] for a, b in zip(got[m], got["bare"])]
             added = [(a[0] - b[0]) / n * 1e6 for a, b in zip(got[m], got["bare"])]
             wall = [a[1] / b[1] for a, b in zip(got[m], got["bare"])]
@@ -101,7 +106,7 @@ for layout in layouts:
             verdict = "" if layout == "pinned" else (
                 "met" if hi <= bars[load] else "NOT met" if lo > bars[load]
                 else "unclear")
-            print(f"{layout:<7} {load:<18} {m:<8} {med:6.3f}x ({lo:.3f}-{hi:.3f})"
+            print(f"{layout:<7} {load:<18} {m:<10} {med:6.3f}x ({lo:.3f}-{hi:.3f})"
                   f"{'':5} {statistics.median(added):6.2f}{'':7}"
                   f" {statistics.median(wall):6.3f}x{'':4} {bars[load]:.2f}x {verdict}")
 pin(f"0-{cpu_last}")

@@ -21,6 +21,7 @@
 #           by under 1%; the microseconds added are the precise figure to
 #           judge a change to the layer by.
 # BENCH_LAYOUTS="free" or "pinned" runs only one of them.
+# BENCH_PAGE=50k: the 51,200-byte page instead of the 100-byte one.
 # BENCH_EXTRA="NAME=LIBRARY ...": more libraries to compare, each run with
 # OBSERVE_CAPTURE=events beside the others (scripts/bench-ablate.sh).
 cd "$(dirname "$0")/.." || exit 1
@@ -31,7 +32,7 @@ need_cmd ab
 need_cmd taskset
 make_site "$WORK/site"
 nginx_start "$WORK/site"
-URL=http://127.0.0.1:$NGINX_PORT/100b
+URL=http://127.0.0.1:$NGINX_PORT/${BENCH_PAGE:-100b}
 master=$(cat "$NGINX_DIR/nginx.pid")
 NGINX_PIDS="$master $(pgrep -P "$master" | tr '\n' ' ')"
 

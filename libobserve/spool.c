@@ -20,7 +20,9 @@
  * - No signal: a store through a shared mapping into a page the file system
  *   cannot back raises SIGBUS, growing a file past RLIMIT_FSIZE raises
  *   SIGXFSZ. Each chunk's blocks are reserved (written, or posix_fallocate)
- *   before it is mapped, and nothing grows past RLIMIT_FSIZE.
+ *   before it is mapped, and nothing grows past RLIMIT_FSIZE. Its pages are
+ *   then populated in one call (MADV_POPULATE_WRITE, which fails rather
+ *   than signals), not by a fault at the first store into each.
  *   When growth is impossible, recording stops in this process: every later
  *   record is counted in the header's records_dropped, one warning says
  *   why, and the host's call goes on.
@@ -53,16 +55,16 @@
 #include "exchange.h"
 #include "layer.h"
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
 /* Chunk 0 is the header and 2^FIRST_SHIFT records; chunk k = 1..DOUBLING
  * holds records [2^(FIRST_SHIFT+k-1), 2^(FIRST_SHIFT+k)); every later chunk
  * holds 2^CHUNK_SHIFT records. Every chunk starts on a page of the file.
  * Chunks stay small because reserving one happens in a host's thread and
  * on tmpfs allocates and zeroes its pages (~0.3 ms a MiB); the price is a
  * mapping per MiB (about 1030 for a full 1 GiB spool). */
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-
 #define OBS_SPOOL_FIRST_SHIFT 7		   /* 128 records, 16 KiB */
 #define OBS_SPOOL_CHUNK_SHIFT 13	   /* 1 MiB: the largest chunk */
 #define OBS_SPOOL_MAX_RECORDS (1ull << 23) /* 1 GiB a segment at most */

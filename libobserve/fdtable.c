@@ -18,6 +18,29 @@ static uint64_t conn_seq;	   /* connections opened in this process */
 static struct obs_conn *pool_free; /* under pool_lock */
 static int pool_lock;		   /* a spin lock (obs_spin_lock) */
 
+/* Connections closed while their TLS secrets were still awaited: a program
+ * that writes its key log after the close (node, whose lines go out from
+ * its thread pool) would leave them runs of records. Such a connection is
+ * parked: off the table, the park holding its last reference, its end
+ * deferred until its secrets come (looked for when another connection
+ * begins or ends), for at most PARK_NS, or until the process leaves. Its
+ * calls are in the spool already, open as while it awaited; only its end
+ * waits, with the time it had. At most PARK_MAX: past that a connection
+ * ends as it closes. */
+#define PARK_MAX 16
+#define PARK_NS 2000000000LL
+
+struct parked {
+	struct obs_conn *c; /* NULL: the slot is free */
+	int64_t t7;
+	uint8_t end_class;
+	bool have_ti;
+	struct obs_tcp_info ti;
+};
+static struct parked parked[PARK_MAX]; /* under park_lock */
+static int parked_n;  /* slots in use (read without the lock: a hint) */
+static int park_lock; /* a spin lock */
+
 /* Map the table, sized by RLIMIT_NOFILE (at start). 0 when it is usable. */
 int fd_table_init(void)
 {
@@ -50,6 +73,18 @@ void fd_table_forget(void)
 	conn_seq = 0;
 	pool_free = NULL; /* the parent's pool pages stay, unused */
 	pool_lock = 0;	  /* (a thread of the parent may have held it) */
+	memset(parked, 0, sizeof(parked));
+	parked_n = 0;
+	park_lock = 0;
+}
+
+static void conns_unpark(int64_t now, bool all);
+
+/* Whether connections are parked (their secrets are looked for then). */
+static inline bool conns_parked(void)
+{
+	return __builtin_expect(__atomic_load_n(&parked_n, __ATOMIC_RELAXED),
+				0);
 }
 
 __attribute__((always_inline)) inline void conn_attach(int fd,
@@ -90,6 +125,8 @@ __attribute__((always_inline)) inline struct obs_conn *conn_new(void)
 {
 	struct obs_conn *c;
 
+	if (conns_parked())
+		conns_unpark(obs_now(), false);
 	obs_spin_lock(&pool_lock);
 	c = pool_free;
 	if (c)
@@ -122,21 +159,105 @@ void conn_ref(struct obs_conn *c)
 	obs_conn_unlock(c);
 }
 
-/* Drop one fd's reference; the last one ends the connection at t7 with
- * end_class (OBS_END_NONE: closed by the program or the peer, as seen)
- * and ti (NULL: none), in one locked section (obs_xm_unref). Inlined
- * into the close, as obs_xm_unref. */
-__attribute__((always_inline)) inline void
-conn_unref_info(struct obs_conn *c, int64_t t7, uint8_t end_class,
-		const struct obs_tcp_info *ti)
+/* c's last reference goes: it ends at t7 with end_class and ti (NULL:
+ * none), in one locked section (obs_xm_unref). */
+static inline __attribute__((always_inline)) void
+conn_end(struct obs_conn *c, int64_t t7, uint8_t end_class,
+	 const struct obs_tcp_info *ti)
 {
-	if (__builtin_expect(obs_cap_dec_wanted(&c->cap) != 0, 0))
-		obs_ev_last_look(c); /* late TLS secrets */
 	if (obs_xm_unref(c, t7, end_class, ti)) {
 		if (__builtin_expect(c->cap.dec_back != NULL, 0))
 			obs_ev_ended(c);
 		conn_free(c);
 	}
+}
+
+/* c, closed as seen at t7 and still awaiting its TLS secrets, parked if
+ * this is its last reference and a slot is free. */
+static __attribute__((noinline)) bool conn_park(struct obs_conn *c, int64_t t7,
+						uint8_t end_class,
+						const struct obs_tcp_info *ti)
+{
+	bool last;
+	int i;
+
+	if (end_class != OBS_END_NONE || !t7 ||
+	    !(obs_cap_dec_wanted(&c->cap) & OBS_CAP_DEC_KEYS))
+		return false;
+	obs_conn_lock(c);
+	last = c->refs == 1;
+	obs_conn_unlock(c);
+	if (!last)
+		return false;
+	obs_spin_lock(&park_lock);
+	for (i = 0; i < PARK_MAX && parked[i].c; i++)
+		;
+	if (i < PARK_MAX) {
+		parked[i] = (struct parked){ .c = c,
+					     .t7 = t7,
+					     .end_class = end_class,
+					     .have_ti = ti != NULL };
+		if (ti)
+			parked[i].ti = *ti;
+		__atomic_store_n(&parked_n, parked_n + 1, __ATOMIC_RELAXED);
+	}
+	obs_spin_unlock(&park_lock);
+	return i < PARK_MAX;
+}
+
+/* The parked connections look for their secrets at now: those that have
+ * them, have waited PARK_NS, or all (the process leaves) end. Each is
+ * taken out of its slot while it looks, so only one thread ends it. */
+static void conns_unpark(int64_t now, bool all)
+{
+	for (int i = 0; i < PARK_MAX; i++) {
+		struct parked p;
+		bool back = false;
+
+		obs_spin_lock(&park_lock);
+		p = parked[i];
+		if (p.c) {
+			parked[i].c = NULL;
+			__atomic_store_n(&parked_n, parked_n - 1,
+					 __ATOMIC_RELAXED);
+		}
+		obs_spin_unlock(&park_lock);
+		if (!p.c)
+			continue;
+		obs_ev_last_look(p.c);
+		if (!all && now - p.t7 < PARK_NS &&
+		    (obs_cap_dec_wanted(&p.c->cap) & OBS_CAP_DEC_KEYS)) {
+			obs_spin_lock(&park_lock);
+			back = parked[i].c == NULL;
+			if (back) {
+				parked[i] = p;
+				__atomic_store_n(&parked_n, parked_n + 1,
+						 __ATOMIC_RELAXED);
+			}
+			obs_spin_unlock(&park_lock);
+		}
+		if (!back)
+			conn_end(p.c, p.t7, p.end_class,
+				 p.have_ti ? &p.ti : NULL);
+	}
+}
+
+/* Drop one fd's reference; the last one ends the connection at t7 with
+ * end_class (OBS_END_NONE: closed by the program or the peer, as seen)
+ * and ti (NULL: none), or parks it while it awaits its TLS secrets.
+ * Inlined into the close, as obs_xm_unref. */
+__attribute__((always_inline)) inline void
+conn_unref_info(struct obs_conn *c, int64_t t7, uint8_t end_class,
+		const struct obs_tcp_info *ti)
+{
+	if (conns_parked())
+		conns_unpark(t7 ? t7 : obs_now(), false);
+	if (__builtin_expect(obs_cap_dec_wanted(&c->cap) != 0, 0)) {
+		obs_ev_last_look(c); /* late TLS secrets */
+		if (conn_park(c, t7, end_class, ti))
+			return;
+	}
+	conn_end(c, t7, end_class, ti);
 }
 
 void conn_unref_as(struct obs_conn *c, int64_t t7, uint8_t end_class)
@@ -190,6 +311,8 @@ void conns_exit(int64_t t, bool undo)
 {
 	int high = __atomic_load_n(&fd_high, __ATOMIC_RELAXED);
 
+	if (!undo && conns_parked())
+		conns_unpark(t, true); /* they closed before: their own end */
 	for (int fd = 0; fd <= high && obs_fd_table_size; fd++) {
 		struct obs_conn *c = conn_of(fd);
 

@@ -14,6 +14,15 @@
  * program's copies: there it is loaded with RTLD_DEEPBIND. A process that
  * has libcrypto.so.3 loaded already shares it.
  *
+ * At exit the layer still decrypts (the connections that await their
+ * secrets look a last time, in its destructor), after every atexit
+ * handler: libcrypto, loaded by the layer, is initialised without its
+ * own (OPENSSL_INIT_NO_ATEXIT), which would clean it up before. A
+ * libcrypto the program loaded is the program's to clean up: from the
+ * program's exit on (an atexit handler of the layer's, run before that
+ * cleanup) the operations fail, and the connections left are runs of
+ * records.
+ *
  * Each decrypting connection has a struct obs_tlscrypto: its two EVP
  * cipher contexts and its KDF context, allocated by libcrypto once for the
  * pool's slot (tlspool.c) and reset (key schedules and secrets wiped) when
@@ -25,6 +34,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* OpenSSL's own values and the layout of its OSSL_PARAM (evp.h, core.h,
@@ -35,6 +45,7 @@
 #define PARAM_OCTET_STRING 5
 #define PARAM_UNMODIFIED ((size_t)-1)
 #define HKDF_MODE_EXPAND_ONLY 2
+#define INIT_NO_ATEXIT 0x00080000L
 
 struct param {
 	const char *key;
@@ -70,6 +81,18 @@ static struct crypto lib;
 static const char *why = "not loaded yet";
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool loaded;
+static bool gone; /* the program's libcrypto, cleaned up as it exits */
+
+static void program_exits(void)
+{
+	__atomic_store_n(&gone, true, __ATOMIC_RELAXED);
+}
+
+/* Whether libcrypto may be called. */
+static inline bool alive(void)
+{
+	return !__atomic_load_n(&gone, __ATOMIC_RELAXED);
+}
 
 const char *obs_tlscrypto_error(void)
 {
@@ -129,7 +152,9 @@ static void load(void)
 						  "ChaCha20" };
 	static char lacks[64];
 	bool inside = openssl_inside();
+	bool shared;
 	void *h;
+	int (*init)(uint64_t opts, const void *settings);
 
 	if (inside && DEEPBIND_REFUSED) {
 		why = "the program has an OpenSSL of its own, and a layer built "
@@ -137,10 +162,25 @@ static void load(void)
 		      "from it (RTLD_DEEPBIND)";
 		return;
 	}
+	h = dlopen("libcrypto.so.3", RTLD_LAZY | RTLD_NOLOAD);
+	shared = h != NULL;
+	if (shared)
+		dlclose(h); /* (the reference NOLOAD took) */
 	h = dlopen("libcrypto.so.3",
 		   RTLD_NOW | RTLD_LOCAL | (inside ? RTLD_DEEPBIND : 0));
 	if (h == NULL) {
 		why = "libcrypto.so.3 cannot be loaded (install libssl3)";
+		return;
+	}
+	init = (int (*)(uint64_t, const void *))dlsym(h, "OPENSSL_init_crypto");
+	if (init == NULL) {
+		why = "libcrypto.so.3 lacks OPENSSL_init_crypto";
+		return;
+	}
+	if (shared)
+		atexit(program_exits);
+	else if (init(INIT_NO_ATEXIT, NULL) != 1) {
+		why = "libcrypto.so.3 could not be initialised";
 		return;
 	}
 	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
@@ -192,7 +232,7 @@ static bool expand(void *ctx, uint16_t suite, const uint8_t *secret,
 		{ NULL, 0, NULL, 0, 0 },
 	};
 
-	return lib.kdf_derive(x->kdf, out, out_len, params) == 1;
+	return alive() && lib.kdf_derive(x->kdf, out, out_len, params) == 1;
 }
 
 static bool key(void *ctx, int dir, uint16_t suite, const uint8_t *k,
@@ -201,7 +241,7 @@ static bool key(void *ctx, int dir, uint16_t suite, const uint8_t *k,
 	struct obs_tlscrypto *x = ctx;
 
 	(void)key_len;
-	if (suite < 0x1301 || suite > 0x1303)
+	if (suite < 0x1301 || suite > 0x1303 || !alive())
 		return false;
 	x->suite[dir] = suite;
 	return lib.init(x->cipher[dir], lib.cipher[suite - 0x1301], NULL, k,
@@ -216,7 +256,8 @@ static bool begin(void *ctx, int dir, const uint8_t nonce[12],
 	struct obs_tlscrypto *x = ctx;
 	int n;
 
-	return lib.init(x->cipher[dir], NULL, NULL, NULL, nonce) == 1 &&
+	return alive() &&
+	       lib.init(x->cipher[dir], NULL, NULL, NULL, nonce) == 1 &&
 	       lib.update(x->cipher[dir], NULL, &n, aad, 5) == 1;
 }
 
@@ -226,7 +267,7 @@ static bool update(void *ctx, int dir, const uint8_t *in, size_t n,
 	struct obs_tlscrypto *x = ctx;
 	int got;
 
-	return n <= (1u << 20) &&
+	return n <= (1u << 20) && alive() &&
 	       lib.update(x->cipher[dir], out, &got, in, (int)n) == 1 &&
 	       (size_t)got == n;
 }
@@ -237,7 +278,8 @@ static bool verify(void *ctx, int dir, const uint8_t tag[16])
 	uint8_t rest[16];
 	int n;
 
-	return lib.ctx_ctrl(x->cipher[dir], CTRL_AEAD_SET_TAG, 16,
+	return alive() &&
+	       lib.ctx_ctrl(x->cipher[dir], CTRL_AEAD_SET_TAG, 16,
 			    (void *)tag) == 1 &&
 	       lib.final(x->cipher[dir], rest, &n) == 1;
 }
@@ -257,7 +299,7 @@ static bool range(void *ctx, int dir, const uint8_t nonce[12], size_t at,
 	uint8_t iv[16], skip[64] = { 0 };
 	int got;
 
-	if (at > (1u << 20) || n > (1u << 20))
+	if (at > (1u << 20) || n > (1u << 20) || !alive())
 		return false;
 	if (chacha) {
 		for (int i = 0; i < 4; i++)
@@ -269,14 +311,13 @@ static bool range(void *ctx, int dir, const uint8_t nonce[12], size_t at,
 			iv[15 - i] = (uint8_t)(counter >> (8 * i));
 	}
 	return lib.init(x->ctr[dir], NULL, NULL, NULL, iv) == 1 &&
-	       (at % block == 0 ||
-		lib.update(x->ctr[dir], skip, &got, skip, (int)(at % block)) ==
-			1) &&
+	       (at % block == 0 || lib.update(x->ctr[dir], skip, &got, skip,
+					      (int)(at % block)) == 1) &&
 	       lib.update(x->ctr[dir], out, &got, in, (int)n) == 1 &&
 	       (size_t)got == n;
 }
 
-static const struct obs_tlsdec_ops ops = { expand, key,	  begin,
+static const struct obs_tlsdec_ops ops = { expand, key,	   begin,
 					   update, verify, range };
 
 const struct obs_tlsdec_ops *obs_tlscrypto_ops(void)
@@ -287,12 +328,13 @@ const struct obs_tlsdec_ops *obs_tlscrypto_ops(void)
 
 bool obs_tlscrypto_init(struct obs_tlscrypto *x)
 {
-	if (!obs_tlscrypto_ops())
+	if (!obs_tlscrypto_ops() || !alive())
 		return false;
 	for (int dir = 0; dir < 2; dir++)
 		if ((x->cipher[dir] == NULL &&
 		     (x->cipher[dir] = lib.ctx_new()) == NULL) ||
-		    (x->ctr[dir] == NULL && (x->ctr[dir] = lib.ctx_new()) == NULL))
+		    (x->ctr[dir] == NULL &&
+		     (x->ctr[dir] = lib.ctx_new()) == NULL))
 			return false;
 	if (x->kdf == NULL)
 		x->kdf = lib.kdf_ctx_new(lib.hkdf);
@@ -301,6 +343,8 @@ bool obs_tlscrypto_init(struct obs_tlscrypto *x)
 
 void obs_tlscrypto_reset(struct obs_tlscrypto *x)
 {
+	if (!alive())
+		return; /* (the process exits) */
 	for (int dir = 0; dir < 2; dir++) {
 		if (x->cipher[dir])
 			lib.ctx_reset(x->cipher[dir]);

@@ -36,14 +36,13 @@ to PORT:
              bare run; with --same distinct (a load generator that stops on
              a clock), the same kinds of request
 An expectation reads "CLIENT SCENARIO.CHECK HOW reason", HOW one of always,
-sometimes, records, records-sometimes.
+sometimes, records.
 A check that fails and is listed is "known"; one that fails unlisted makes
 the exit status 1, and so does one listed "always" that passes (the problem
 is fixed: the line must go). One listed "sometimes" (a race in the client's
 threads decides) may pass. One listed "records" is "always" on the default
 capture and not listed on the event capture (OBSERVE_CAPTURE=events in the
-environment), where it must pass; "records-sometimes" is "always" on the
-default capture and "sometimes" on the event capture.
+environment), where it must pass.
 """
 import argparse
 import collections
@@ -88,10 +87,9 @@ def read_expected(path, defs):
             parts = line.split(None, 3)
             where = f"{path}:{n}"
             if (len(parts) < 4 or "." not in parts[1] or
-                    parts[2] not in ("always", "sometimes", "records",
-                                     "records-sometimes")):
+                    parts[2] not in ("always", "sometimes", "records")):
                 sys.exit(f"{where}: want 'CLIENT SCENARIO.CHECK "
-                         f"always|sometimes|records|records-sometimes "
+                         f"always|sometimes|records "
                          f"reason': {line!r}")
             client, (scenario, check), how, reason = (
                 parts[0], parts[1].split(".", 1), parts[2], parts[3])
@@ -104,9 +102,8 @@ def read_expected(path, defs):
             events = os.environ.get("OBSERVE_CAPTURE") == "events"
             if how == "records" and events:
                 continue
-            if how.startswith("records"):
-                how = ("sometimes" if events and how.endswith("sometimes")
-                       else "always")
+            if how == "records":
+                how = "always"
             known[(client, scenario, check)] = (how, reason)
     return known
 

@@ -27,6 +27,12 @@
 #             with https, also from a node that a node started
 #   userfile  curl --http2 with the user's SSLKEYLOGFILE (a regular file):
 #             the same lines as without the layer, and decrypted from it
+#   late      node writes each connection's key-log lines (to the user's
+#             SSLKEYLOGFILE) only once that connection closed, as its
+#             asynchronous --tls-keylog sometimes does: each is labelled
+#             all the same (its end waits for its secrets), the last one
+#             when node exits (small answers: a connection holds 1 MiB
+#             while it awaits its secrets)
 #   nokeys    node's key log where the layer cannot read it: the secrets
 #             never come, the exchanges are runs of records, none lost
 #   off       OBSERVE_TLS_KEYLOG=0: node's exchanges are runs of records
@@ -255,6 +261,35 @@ userfile)
     fail "curl failed"
   check "$H2_PORT" h2 2
   same_lines "$WORK/user.keylog" "$WORK/bare.keylog"
+  no_secret "$WORK/user.keylog"
+  ;;
+late)
+  need_cmd node
+  skip_if_sanitized "node has an OpenSSL of its own: a sanitized layer does not load libcrypto.so.3 beside it"
+  cat > "$WORK/late.js" <<'JS'
+const https = require('https'), fs = require('fs');
+async function main() {
+  for (const u of process.argv.slice(2)) {
+    const lines = [];
+    await new Promise((ok, no) => {
+      https.get(u, { agent: false }, (r) => r.resume())
+        .on('socket', (s) => { s.on('keylog', (l) => lines.push(l)); s.on('close', ok); })
+        .on('error', no);
+    });
+    fs.appendFileSync(process.env.SSLKEYLOGFILE, Buffer.concat(lines));
+  }
+}
+main().catch((e) => { console.error(e); process.exit(1); });
+JS
+  fresh
+  : > "$WORK/user.keylog"
+  NODE_OPTIONS=--tls-keylog=/dev/null SSLKEYLOGFILE=$WORK/user.keylog "${OBS[@]}" node "$WORK/late.js" \
+    "https://127.0.0.1:$H1_PORT/100b" "https://127.0.0.1:$H1_PORT/50k?token=QUERYSECRET" \
+    "https://127.0.0.1:$H1_PORT/100b" 2> "$WORK/node.err" || fail "node failed: $(cat "$WORK/node.err")"
+  quiet "$WORK/node.err"
+  expect_eq "$(grep -c CLIENT_TRAFFIC_SECRET_0 "$WORK/user.keylog")" 3 "node wrote the lines of three connections"
+  check "$H1_PORT" http/1.1 3
+  expect_eq "$(q "$DB" "SELECT count(DISTINCT connection_id) FROM exchange")" 3 "a connection each"
   no_secret "$WORK/user.keylog"
   ;;
 nokeys)

@@ -516,18 +516,22 @@ static int segment_name(uint32_t n, char *out, size_t size)
 
 /* Create segment number n in the checked directory dirfd, as slot g, and
  * map its chunk 0; under the mutex. Its header continues the one before
- * (prev, NULL for the first). -1 with the reason in why. */
+ * (prev, NULL for the first). The file is made under a name no reader
+ * takes (NAME.new: not *.spool), and takes its own once its header is
+ * written: a reader (slicer --follow) never finds a spool without one.
+ * -1 with the reason in why. */
 static int segment_create(struct segment *g, int dirfd, uint32_t n,
 			  const struct obs_spool_header *prev, char *why,
 			  size_t len)
 {
-	char name[sizeof(spool.base) + 16];
+	char name[sizeof(spool.base) + 16], tmp[sizeof(name) + 4];
 	struct stat st;
 	uint64_t limit;
 	void *map;
 	int fd;
 
 	if (segment_name(n, name, sizeof(name)) != 0 ||
+	    snprintf(tmp, sizeof(tmp), "%s.new", name) >= (int)sizeof(tmp) ||
 	    snprintf(spool.path, sizeof(spool.path), "%s/%s", obs_proc.dir,
 		     name) >= (int)sizeof(spool.path)) {
 		snprintf(why, len, "the spool's name is too long");
@@ -540,7 +544,7 @@ static int segment_create(struct segment *g, int dirfd, uint32_t n,
 			 (unsigned long long)limit);
 		return -1;
 	}
-	fd = openat(dirfd, name,
+	fd = openat(dirfd, tmp,
 		    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
 			    O_NOCTTY,
 		    0600);
@@ -553,7 +557,7 @@ static int segment_create(struct segment *g, int dirfd, uint32_t n,
 	 * its blocks (a full file system fails here, not with SIGBUS later),
 	 * and on ext4 the first write fault into a hole costs ~0.2 ms and
 	 * each later one ~10 us (page_mkwrite), a buffered write ~1.4 us a
-	 * page. Nothing else can see the file yet, so the zeros overwrite
+	 * page. Nothing else reads the file yet, so the zeros overwrite
 	 * nothing. Before T1 of the first connect. */
 	memset(&first, 0, sizeof(first)); /* again after fork, a roll-over */
 	fill_header(&first.header);
@@ -579,6 +583,12 @@ static int segment_create(struct segment *g, int dirfd, uint32_t n,
 			 strerror(errno));
 		goto fail_unlink;
 	}
+	if (renameat(dirfd, tmp, dirfd, name) != 0) {
+		snprintf(why, len, "cannot name %s: %s", spool.path,
+			 strerror(errno));
+		munmap(map, sizeof(first));
+		goto fail_unlink;
+	}
 	obs_sys_close(fd);
 	memset(g, 0, sizeof(*g));
 	g->number = n;
@@ -590,7 +600,7 @@ static int segment_create(struct segment *g, int dirfd, uint32_t n,
 			 __ATOMIC_RELEASE);
 	return 0;
 fail_unlink:
-	unlinkat(dirfd, name, 0);
+	unlinkat(dirfd, tmp, 0);
 fail:
 	if (fd >= 0)
 		obs_sys_close(fd);

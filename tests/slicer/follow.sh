@@ -4,7 +4,9 @@
 # bound is generous, a loaded machine may be slow); a writer that restarts
 # (a new process, a new spool) is followed; idle, slicer sleeps in poll;
 # SIGTERM during a run leaves a consistent database and exit status 0, and
-# a slicer started again catches up with what it missed.
+# a slicer started again catches up with what it missed. A spool takes its
+# name only once its header is written (strace): a follower never finds one
+# empty.
 source "$(dirname "$0")/../lib/common.sh"
 source "$REPO/tests/lib/nginx.sh"
 need_cmd ab
@@ -73,3 +75,26 @@ expect_eq "$(count)" 2500 "a restarted slicer stored what it missed"
 kill -TERM "$FPID"
 wait "$FPID" || fail "second slicer --follow: exit status $?"
 expect_eq "$(q "$DB" "SELECT count(*) FROM exchange WHERE complete = 0")" 0 "nothing left in flight"
+
+# a spool file is made as NAME.spool.new (which no reader takes), its
+# header written, then renamed: a follower never finds a spool empty
+need_cmd strace
+strace -f -e trace=openat,pwrite64,rename,renameat,renameat2 -o "$WORK/strace.log" \
+  -E LD_PRELOAD="$LAYER_PRELOAD" -E OBSERVE_DIR="$SPOOL" ab -q -n 1 "$URL/100b" >/dev/null ||
+  fail "ab under strace failed"
+"$PYTHON" - "$WORK/strace.log" <<'PY' || fail "a spool took its name before its header was written (above)"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+made = [(i, m) for i, l in enumerate(lines)
+        if (m := re.search(r'openat\([^,]+, "([^"]*\.spool[^"]*)", [^)]*O_CREAT[^)]*\) = (\d+)', l))]
+assert len(made) == 1, f"one spool made, not {len(made)}"
+i, m = made[0]
+name, fd = m.group(1), m.group(2)
+assert name.endswith(".spool.new"), f"made under its own name: {name}"
+after = lines[i + 1:]
+w = next(j for j, l in enumerate(after) if re.search(rf"pwrite64\({fd},", l))
+r = next(j for j, l in enumerate(after) if "rename" in l and f'"{name}"' in l)
+assert w < r and after[r].rstrip().endswith("= 0"), (after[w], after[r])
+print(f"{name}: written, then renamed to {name[:-4]}")
+PY
+ok "a spool takes its name once its header is written"

@@ -60,6 +60,9 @@ bool obs_keylog_parse(const char *p, size_t n, struct obs_keylog_line *out)
 		out->label = OBS_KL_CLIENT_TRAFFIC;
 	else if (label == 23 && memcmp(p, "SERVER_TRAFFIC_SECRET_0", 23) == 0)
 		out->label = OBS_KL_SERVER_TRAFFIC;
+	else if (label == 13 && memcmp(p, "CLIENT_RANDOM", 13) == 0 &&
+		 secret == 48)
+		out->label = OBS_KL_MASTER;
 	return true;
 bad:
 	memset(out, 0, sizeof(*out));

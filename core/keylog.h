@@ -1,7 +1,7 @@
 /* keylog.h - a line of the TLS key log (the NSS key log format that
  * SSLKEYLOGFILE and node's --tls-keylog write): "LABEL <client_random>
  * <secret>", both in hex. The layer reads such lines (libobserve/keylog.c)
- * to decrypt TLS 1.3 connections (tlsdec.h); this is its parser.
+ * to decrypt TLS 1.3 and 1.2 connections (tlsdec.h); this is its parser.
  *
  * Pure: no allocation, no system call; reads only the n bytes given.
  */
@@ -17,6 +17,7 @@ enum obs_keylog_label {
 	OBS_KL_OTHER = 0,
 	OBS_KL_CLIENT_TRAFFIC = 1, /* CLIENT_TRAFFIC_SECRET_0 */
 	OBS_KL_SERVER_TRAFFIC = 2, /* SERVER_TRAFFIC_SECRET_0 */
+	OBS_KL_MASTER = 3,	   /* CLIENT_RANDOM: TLS 1.2's master secret */
 };
 
 /* The longest secret a line may carry. */

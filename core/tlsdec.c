@@ -1,8 +1,8 @@
-/* tlsdec.c - a TLS 1.3 connection's records decrypted (tlsdec.h).
+/* tlsdec.c - a TLS 1.3 or 1.2 connection's records decrypted (tlsdec.h).
  *
  *   state    on                              then
- *   hello    the ServerHello read: 1.3 with  suited
- *            a suite known
+ *   hello    the ServerHello read: 1.3 (or   suited
+ *            1.2) with a suite known
  *            ... anything else               off
  *   suited   the secrets                     keyed
  *            a record of application         held: the calls from there
@@ -29,6 +29,11 @@
  *                      ServerHello: early data,     application traffic
  *                      off); then application
  *                      traffic
+ *
+ * TLS 1.2: a direction's records after its ChangeCipherSpec (20) are
+ * encrypted, numbered from 0, each opened as an application data record
+ * is: the first its Finished (22), then application data (23), alerts
+ * (21); a handshake record after the Finished gives up.
  */
 #include "tlsdec.h"
 
@@ -63,6 +68,8 @@ enum {
 #define HEADER_LEN 5u
 #define EXT_SUPPORTED_VERSIONS 0x002bu
 #define HS_KEY_UPDATE 24u
+#define MASTER_LEN 48u
+#define EXPLICIT_LEN 8u /* 1.2's AES-GCM: the nonce's part in the record */
 
 /* A HelloRetryRequest's random (RFC 8446 4.1.3: SHA-256 of
  * "HelloRetryRequest"). */
@@ -97,6 +104,38 @@ size_t obs_tlsdec_hash_len(uint16_t suite)
 	return suite == OBS_TLS_AES_256_GCM_SHA384 ? 48 : 32;
 }
 
+/* The TLS 1.3 suite of a TLS 1.2 AEAD suite's AEAD and hash (RFC 5288,
+ * 5289, 7905), 0 for any other. */
+static uint16_t suite_of_12(uint16_t suite)
+{
+	switch (suite) {
+	case 0x009c: /* TLS_RSA_WITH_AES_128_GCM_SHA256 */
+	case 0x009e: /* TLS_DHE_RSA_WITH_AES_128_GCM_SHA256 */
+	case 0xc02b: /* TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 */
+	case 0xc02f: /* TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 */
+		return OBS_TLS_AES_128_GCM_SHA256;
+	case 0x009d: /* TLS_RSA_WITH_AES_256_GCM_SHA384 */
+	case 0x009f: /* TLS_DHE_RSA_WITH_AES_256_GCM_SHA384 */
+	case 0xc02c: /* TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 */
+	case 0xc030: /* TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 */
+		return OBS_TLS_AES_256_GCM_SHA384;
+	case 0xcca8: /* TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 */
+	case 0xcca9: /* TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 */
+	case 0xccaa: /* TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256 */
+		return OBS_TLS_CHACHA20_POLY1305_SHA256;
+	default:
+		return 0;
+	}
+}
+
+/* The bytes before a 1.2 record's ciphertext (its explicit nonce). */
+static size_t explicit_len(const struct obs_tlsdec *t)
+{
+	return t->v12 && t->suite != OBS_TLS_CHACHA20_POLY1305_SHA256
+		       ? EXPLICIT_LEN
+		       : 0;
+}
+
 static void field(struct obs_tlsdec_dir *d, uint8_t hello, uint32_t need)
 {
 	d->hello = (uint8_t)hello;
@@ -129,7 +168,7 @@ bool obs_tlsdec_wants_keys(const struct obs_tlsdec *t, uint8_t random[32],
 	if (t->state != ST_SUITED && t->state != ST_HELD)
 		return false;
 	memcpy(random, t->random, sizeof(t->random));
-	*secret_len = obs_tlsdec_hash_len(t->suite);
+	*secret_len = t->v12 ? MASTER_LEN : obs_tlsdec_hash_len(t->suite);
 	return true;
 }
 
@@ -161,7 +200,7 @@ const char *obs_tlsdec_why(const struct obs_tlsdec *t)
 {
 	static const char *const whys[] = {
 		[OBS_TLSDEC_ENDED] = "ended",
-		[OBS_TLSDEC_NOT_13] = "not TLS 1.3",
+		[OBS_TLSDEC_VERSION] = "not TLS 1.3 or 1.2",
 		[OBS_TLSDEC_SUITE] = "a cipher suite not known",
 		[OBS_TLSDEC_EARLY] = "early data",
 		[OBS_TLSDEC_NOT_TLS] = "a record that is not TLS",
@@ -171,7 +210,7 @@ const char *obs_tlsdec_why(const struct obs_tlsdec *t)
 		[OBS_TLSDEC_CRYPTO] = "the cryptography failed",
 	};
 
-	return t->state != ST_OFF	    ? "on"
+	return t->state != ST_OFF ? "on"
 	       : t->why < sizeof(whys) / sizeof(whys[0]) && whys[t->why]
 		       ? whys[t->why]
 		       : "?";
@@ -185,8 +224,8 @@ void obs_tlsdec_refuse(struct obs_tlsdec *t)
 
 bool obs_tlsdec_expand_label(const struct obs_tlsdec_ops *ops, void *ctx,
 			     uint16_t suite, const uint8_t *secret,
-			     size_t secret_len, const char *label,
-			     uint8_t *out, size_t out_len)
+			     size_t secret_len, const char *label, uint8_t *out,
+			     size_t out_len)
 {
 	/* struct { uint16 length; opaque label<7..255> = "tls13 " + Label;
 	 * opaque context<0..255> = ""; } HkdfLabel; */
@@ -216,12 +255,12 @@ static bool rekey(struct obs_tlsdec *t, int dir)
 	size_t klen = obs_tlsdec_key_len(t->suite);
 	size_t hlen = obs_tlsdec_hash_len(t->suite);
 	uint8_t key[32];
-	bool ok = obs_tlsdec_expand_label(t->ops, t->ops_ctx, t->suite,
-					  d->secret, hlen, "key", key, klen) &&
-		  obs_tlsdec_expand_label(t->ops, t->ops_ctx, t->suite,
-					  d->secret, hlen, "iv", d->iv,
-					  sizeof(d->iv)) &&
-		  t->ops->key(t->ops_ctx, dir, t->suite, key, klen);
+	bool ok =
+		obs_tlsdec_expand_label(t->ops, t->ops_ctx, t->suite, d->secret,
+					hlen, "key", key, klen) &&
+		obs_tlsdec_expand_label(t->ops, t->ops_ctx, t->suite, d->secret,
+					hlen, "iv", d->iv, sizeof(d->iv)) &&
+		t->ops->key(t->ops_ctx, dir, t->suite, key, klen);
 
 	memset(key, 0, sizeof(key));
 	d->seq = 0;
@@ -230,10 +269,42 @@ static bool rekey(struct obs_tlsdec *t, int dir)
 	return ok;
 }
 
+/* TLS 1.2's keys and IVs, both directions, from the master secret: the
+ * key block (RFC 5246 6.3; no MAC keys for an AEAD), its records counted
+ * from 0. */
+static bool rekey_12(struct obs_tlsdec *t, const uint8_t master[MASTER_LEN])
+{
+	static const char label[] = "key expansion";
+	size_t klen = obs_tlsdec_key_len(t->suite);
+	size_t ivlen = explicit_len(t) ? 4 : 12;
+	uint8_t seed[sizeof(label) - 1 + 64], block[2 * 32 + 2 * 12];
+	bool ok;
+
+	memcpy(seed, label, sizeof(label) - 1);
+	memcpy(seed + sizeof(label) - 1, t->server_random, 32);
+	memcpy(seed + sizeof(label) - 1 + 32, t->random, 32);
+	ok = t->ops->prf(t->ops_ctx, t->suite, master, MASTER_LEN, seed,
+			 sizeof(seed), block, 2 * klen + 2 * ivlen) &&
+	     t->ops->key(t->ops_ctx, OBS_TLSDEC_TX, t->suite, block, klen) &&
+	     t->ops->key(t->ops_ctx, OBS_TLSDEC_RX, t->suite, block + klen,
+			 klen);
+	for (int dir = 0; dir < 2; dir++) {
+		struct obs_tlsdec_dir *d = &t->d[dir];
+
+		memcpy(d->iv, block + 2 * klen + (size_t)dir * ivlen, ivlen);
+		d->seq = 0;
+		d->keyed = ok;
+		d->proven = false;
+	}
+	memset(block, 0, sizeof(block));
+	__asm__ __volatile__("" : : "r"(block) : "memory");
+	return ok;
+}
+
 /* ---- the hellos ---- */
 
-/* The ServerHello is read: 1.3 with a suite known goes on; a
- * HelloRetryRequest waits for the next one. */
+/* The ServerHello is read: 1.3, or 1.2 without supported_versions, with a
+ * suite known goes on; a HelloRetryRequest waits for the next one. */
 static void server_hello(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
 {
 	if (t->hrr) {
@@ -243,9 +314,14 @@ static void server_hello(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
 		return;
 	}
 	field(d, H_DONE, 0);
-	if (t->version != 0x0304)
-		off(t, OBS_TLSDEC_NOT_13);
-	else if (!obs_tlsdec_key_len(t->suite))
+	if (t->version == 0 && t->legacy == 0x0303) {
+		t->v12 = true;
+		t->suite = suite_of_12(t->suite);
+	} else if (t->version != 0x0304) {
+		off(t, OBS_TLSDEC_VERSION);
+		return;
+	}
+	if (!obs_tlsdec_key_len(t->suite))
 		off(t, OBS_TLSDEC_SUITE);
 	else
 		t->state = ST_SUITED;
@@ -262,8 +338,7 @@ static void next_ext(struct obs_tlsdec *t, struct obs_tlsdec_dir *d)
 
 /* Field d->hello of direction dir's hello is read (d->val). The client's
  * is read to its random, the server's to its extensions. */
-static void hello_field(struct obs_tlsdec *t, int dir,
-			struct obs_tlsdec_dir *d)
+static void hello_field(struct obs_tlsdec *t, int dir, struct obs_tlsdec_dir *d)
 {
 	switch (d->hello) {
 	case H_TYPE: /* client_hello (1), server_hello (2) */
@@ -276,8 +351,10 @@ static void hello_field(struct obs_tlsdec *t, int dir,
 		field(d, H_VERSION, 2);
 		return;
 	case H_VERSION:
-		if (dir == OBS_TLSDEC_RX)
+		if (dir == OBS_TLSDEC_RX) {
+			t->legacy = (uint16_t)d->val;
 			t->hrr = true; /* until a byte says no */
+		}
 		field(d, H_RANDOM, 32);
 		return;
 	case H_RANDOM:
@@ -334,10 +411,13 @@ static void hello_byte(struct obs_tlsdec *t, int dir, uint8_t b)
 	if (d->hello >= H_EXT_TYPE)
 		d->left--; /* (the extensions' length covers their bytes) */
 	if (d->hello == H_RANDOM) {
-		if (dir == OBS_TLSDEC_TX)
+		if (dir == OBS_TLSDEC_TX) {
 			t->random[d->at] = b;
-		else if (b != hrr_random[d->at])
-			t->hrr = false;
+		} else {
+			t->server_random[d->at] = b;
+			if (b != hrr_random[d->at])
+				t->hrr = false;
+		}
 	}
 	d->val = d->val << 8 | b;
 	if (++d->at < d->need)
@@ -364,15 +444,31 @@ static void record_begins(struct obs_tlsdec *t, int dir)
 		off(t, OBS_TLSDEC_NOT_TLS);
 		return;
 	}
+	if (t->v12 && d->ccs) { /* encrypted: opened as application data */
+		if (type != OBS_TLS_HANDSHAKE && type != OBS_TLS_ALERT &&
+		    type != OBS_TLS_APPLICATION_DATA)
+			off(t, OBS_TLSDEC_NOT_TLS);
+		else if (d->len < explicit_len(t) + TAG_LEN)
+			off(t, OBS_TLSDEC_NOT_TLS);
+		else
+			d->kind = K_APP;
+		return;
+	}
 	switch (type) {
 	case OBS_TLS_HANDSHAKE:
 		if (d->hello != H_DONE)
 			d->kind = K_HELLO;
 		return;
 	case OBS_TLS_CHANGE_CIPHER_SPEC:
+		d->ccs = t->v12;
+		return;
 	case OBS_TLS_ALERT:
 		return;
 	case OBS_TLS_APPLICATION_DATA:
+		if (t->v12) { /* before its ChangeCipherSpec */
+			off(t, OBS_TLSDEC_NOT_TLS);
+			return;
+		}
 		if (t->state == ST_HELLO) { /* early data, or not TLS */
 			off(t, OBS_TLSDEC_EARLY);
 			return;
@@ -405,15 +501,49 @@ static void nonce_of(const struct obs_tlsdec_dir *d, uint64_t seq,
 }
 
 /* A record of direction dir being opened (in mem->record[dir]): its
- * nonce, the bytes of its data, and whether its plaintext is all there
- * (opened whole) or is decrypted where it is read. */
+ * nonce and additional data, where its data begin (after 1.2's explicit
+ * nonce) and their bytes, and whether its plaintext is all there (opened
+ * whole) or is decrypted where it is read. */
 struct opening {
 	int dir;
 	uint8_t nonce[12];
+	uint8_t aad[13];
+	size_t aad_len;
+	size_t at;
 	size_t n;
 	bool whole;
 	int64_t t_out;
 };
+
+/* Record seq of direction dir, its header read and its payload in
+ * mem->record[dir]: its opening (RFC 8446 5.2-5.3; 1.2: RFC 5246 6.2.3.3,
+ * RFC 5288 3, RFC 7905 2). */
+static void opening_of(const struct obs_tlsdec *t, int dir, uint64_t seq,
+		       struct opening *o)
+{
+	const struct obs_tlsdec_dir *d = &t->d[dir];
+
+	o->dir = dir;
+	o->at = explicit_len(t);
+	o->n = d->len - o->at - TAG_LEN;
+	if (o->at) { /* 1.2's AES-GCM: its salt, then the record's 8 bytes */
+		memcpy(o->nonce, d->iv, 4);
+		memcpy(o->nonce + 4, t->mem->record[dir], EXPLICIT_LEN);
+	} else {
+		nonce_of(d, seq, o->nonce);
+	}
+	if (!t->v12) {
+		memcpy(o->aad, d->hdr, HEADER_LEN);
+		o->aad_len = HEADER_LEN;
+		return;
+	}
+	for (int i = 0; i < 8; i++)
+		o->aad[7 - i] = (uint8_t)(seq >> (8 * i));
+	memcpy(o->aad + 8, d->hdr, 3); /* its type and version */
+	o->aad[11] = (uint8_t)(o->n >> 8);
+	o->aad[12] = (uint8_t)o->n;
+	o->aad_len = 13;
+}
 
 /* Its plaintext [from, to) into mem->plain[dir]: false when the
  * cryptography failed (given up). */
@@ -423,7 +553,7 @@ static bool reveal(struct obs_tlsdec *t, const struct opening *o, size_t from,
 	if (o->whole || from >= to)
 		return true;
 	if (!t->ops->range(t->ops_ctx, o->dir, o->nonce, from,
-			   t->mem->record[o->dir] + from, to - from,
+			   t->mem->record[o->dir] + o->at + from, to - from,
 			   t->mem->plain[o->dir] + from)) {
 		off(t, OBS_TLSDEC_CRYPTO);
 		return false;
@@ -436,9 +566,9 @@ static bool reveal(struct obs_tlsdec *t, const struct opening *o, size_t from,
 static bool open_whole(struct obs_tlsdec *t, struct opening *o)
 {
 	struct obs_tlsdec_dir *d = &t->d[o->dir];
-	const uint8_t *r = t->mem->record[o->dir];
+	const uint8_t *r = t->mem->record[o->dir] + o->at;
 
-	if (!t->ops->begin(t->ops_ctx, o->dir, o->nonce, d->hdr) ||
+	if (!t->ops->begin(t->ops_ctx, o->dir, o->nonce, o->aad, o->aad_len) ||
 	    !t->ops->update(t->ops_ctx, o->dir, r, o->n,
 			    t->mem->plain[o->dir])) {
 		off(t, OBS_TLSDEC_CRYPTO);
@@ -512,8 +642,8 @@ static void post_handshake(struct obs_tlsdec *t, int dir, const uint8_t *p,
 	bool update = false;
 
 	for (size_t at = 0; at + 4 <= m;
-	     at += 4 + ((size_t)p[at + 1] << 16 | (size_t)p[at + 2] << 8 |
-			p[at + 3]))
+	     at +=
+	     4 + ((size_t)p[at + 1] << 16 | (size_t)p[at + 2] << 8 | p[at + 3]))
 		update |= p[at] == HS_KEY_UPDATE;
 	if (!update)
 		return;
@@ -534,20 +664,24 @@ static void record_ends(struct obs_tlsdec *t, int dir, int64_t t_out,
 			const struct obs_tlsdec_sink *sink)
 {
 	struct obs_tlsdec_dir *d = &t->d[dir];
-	struct opening o = { .dir = dir, .n = d->len - TAG_LEN, .t_out = t_out };
+	struct opening o = { .t_out = t_out };
+	uint64_t seq = d->seq++;
 	size_t m;
 	uint8_t type;
 
 	d->kind = K_SKIP;
-	nonce_of(d, d->seq++, o.nonce);
+	opening_of(t, dir, seq, &o);
 	if (!d->proven && !open_whole(t, &o))
 		return;
-	m = content_length(t, &o);
+	m = t->v12 ? o.n : content_length(t, &o); /* 1.2: no inner type */
 	if (m == SIZE_MAX)
 		return;
-	type = t->mem->plain[dir][m];
+	type = t->v12 ? d->hdr[0] : t->mem->plain[dir][m];
 	if (type == OBS_TLS_APPLICATION_DATA && m) {
 		say(t, &o, m, sink);
+	} else if (type == OBS_TLS_HANDSHAKE && t->v12) {
+		if (seq > 0) /* after its Finished: renegotiation */
+			off(t, OBS_TLSDEC_NOT_TLS);
 	} else if (type == OBS_TLS_HANDSHAKE) {
 		if (reveal(t, &o, 0, m))
 			post_handshake(t, dir, t->mem->plain[dir], m);
@@ -575,7 +709,8 @@ static void hold(struct obs_tlsdec *t, int dir, const uint8_t *p, size_t n,
 
 /* Direction dir's bytes p[0..n) of one call. */
 static void step(struct obs_tlsdec *t, int dir, const uint8_t *p, size_t n,
-		 int64_t t_in, int64_t t_out, const struct obs_tlsdec_sink *sink)
+		 int64_t t_in, int64_t t_out,
+		 const struct obs_tlsdec_sink *sink)
 {
 	struct obs_tlsdec_dir *d = &t->d[dir];
 
@@ -601,7 +736,7 @@ static void step(struct obs_tlsdec *t, int dir, const uint8_t *p, size_t n,
 			continue;
 		}
 		k = (size_t)(d->len - d->got) < n ? (size_t)(d->len - d->got)
-						     : n;
+						  : n;
 		switch (d->kind) {
 		case K_HELLO:
 			for (size_t i = 0; i < k && t->state != ST_OFF; i++)
@@ -652,13 +787,17 @@ bool obs_tlsdec_keys(struct obs_tlsdec *t, const uint8_t *client,
 
 	if (t->state != ST_SUITED && t->state != ST_HELD)
 		return false;
-	if (m == NULL || len != obs_tlsdec_hash_len(t->suite)) {
+	if (m == NULL ||
+	    len != (t->v12 ? MASTER_LEN : obs_tlsdec_hash_len(t->suite))) {
 		off(t, OBS_TLSDEC_CRYPTO);
 		return false;
 	}
-	memcpy(t->d[OBS_TLSDEC_TX].secret, client, len);
-	memcpy(t->d[OBS_TLSDEC_RX].secret, server, len);
-	if (!rekey(t, OBS_TLSDEC_TX) || !rekey(t, OBS_TLSDEC_RX)) {
+	if (!t->v12) {
+		memcpy(t->d[OBS_TLSDEC_TX].secret, client, len);
+		memcpy(t->d[OBS_TLSDEC_RX].secret, server, len);
+	}
+	if (t->v12 ? !rekey_12(t, client)
+		   : !rekey(t, OBS_TLSDEC_TX) || !rekey(t, OBS_TLSDEC_RX)) {
 		off(t, OBS_TLSDEC_CRYPTO);
 		return false;
 	}

@@ -1,6 +1,7 @@
-/* tlsdec.h - a TLS 1.3 connection's records decrypted with the secrets of
- * its key log (RFC 8446): records in, the application data's plaintext
- * out, record by record.
+/* tlsdec.h - a TLS 1.3 or 1.2 connection's records decrypted with the
+ * secrets of its key log (RFC 8446, RFC 5246 with its AEAD suites: RFC 5288,
+ * RFC 7905): records in, the application data's plaintext out, record by
+ * record.
  *
  * Both directions' socket bytes are fed in the order of their calls. The
  * follower reads each direction's record headers, the client_random of
@@ -38,10 +39,21 @@
  * the caller's (struct obs_tlsdec_ops: the layer's is libcrypto's), none
  * is here.
  *
+ * TLS 1.2 (a ServerHello of 1.2 with an AEAD suite: AES-GCM, ChaCha20-
+ * Poly1305): each direction's records are encrypted from its
+ * ChangeCipherSpec on, numbered from 0 (its Finished, then application
+ * data, alerts); the keys and IVs are the key block of the TLS PRF over
+ * the master secret (the key log's CLIENT_RANDOM line; RFC 5246 6.3), the
+ * nonce of AES-GCM its salt and the record's explicit 8 bytes (RFC 5288
+ * 3), ChaCha20's the IV xor the number (RFC 7905 2), the additional data
+ * the number, type, version and plaintext length. The content type is the
+ * record's own. A handshake record after the Finished (renegotiation) is
+ * given up.
+ *
  * Keys late: when a record of application traffic comes before the secrets
  * (obs_tlsdec_keys), the calls from there on are held (their bytes and
  * times, in the offered memory) and read when the secrets come. Giving up
- * (obs_tlsdec_on turns false, for good): not TLS 1.3, a cipher suite not
+ * (obs_tlsdec_on turns false, for good): not TLS 1.3 or 1.2, a cipher suite not
  * known, early data, a record that cannot be TLS or whose tag fails, no
  * memory, the hold full. Nothing of a record is said before it is whole.
  *
@@ -67,7 +79,8 @@
  * 64 KiB to 256 KiB had come). */
 #define OBS_TLSDEC_HOLD (1u << 20)
 
-/* The cipher suites decrypted (RFC 8446 B.4). */
+/* The cipher suites decrypted (RFC 8446 B.4); TLS 1.2's AEAD suites are
+ * decrypted as the one of these with their AEAD and hash. */
 enum {
 	OBS_TLS_AES_128_GCM_SHA256 = 0x1301,
 	OBS_TLS_AES_256_GCM_SHA384 = 0x1302,
@@ -84,8 +97,11 @@ enum { OBS_TLSDEC_TX = 0, OBS_TLSDEC_RX = 1 };
  *           from secret and info
  *   key     direction dir's records are opened with the suite's AEAD under
  *           key (16 or 32 bytes) from here on
+ *   prf     TLS 1.2's PRF (RFC 5246 5) with the suite's hash: out_len
+ *           bytes from secret and seed (the label and the seeds, one after
+ *           the other)
  *   begin   a record of direction dir opened whole: its nonce and
- *           additional data (its header)
+ *           additional data (1.3: its header; 1.2: 13 bytes)
  *   update  n bytes of its ciphertext into out (as they come, any number
  *           at a time)
  *   verify  its 16-byte tag: whether the record is authentic
@@ -96,10 +112,13 @@ struct obs_tlsdec_ops {
 	bool (*expand)(void *ctx, uint16_t suite, const uint8_t *secret,
 		       size_t secret_len, const uint8_t *info, size_t info_len,
 		       uint8_t *out, size_t out_len);
+	bool (*prf)(void *ctx, uint16_t suite, const uint8_t *secret,
+		    size_t secret_len, const uint8_t *seed, size_t seed_len,
+		    uint8_t *out, size_t out_len);
 	bool (*key)(void *ctx, int dir, uint16_t suite, const uint8_t *key,
 		    size_t key_len);
 	bool (*begin)(void *ctx, int dir, const uint8_t nonce[12],
-		      const uint8_t aad[5]);
+		      const uint8_t *aad, size_t aad_len);
 	bool (*update)(void *ctx, int dir, const uint8_t *in, size_t n,
 		       uint8_t *out);
 	bool (*verify)(void *ctx, int dir, const uint8_t tag[16]);
@@ -125,28 +144,29 @@ struct obs_tlsdec_mem {
 /* One direction's records. Private to tlsdec.c; here for its size. */
 struct obs_tlsdec_dir {
 	uint8_t hdr[5];
-	uint8_t have;	/* bytes of the record header so far */
-	uint8_t kind;	/* what the record being read is (tlsdec.c) */
-	uint8_t hello;	/* the hello parser's step (tlsdec.c) */
-	uint16_t len;	/* the record's payload length */
-	uint16_t got;	/* payload bytes of it read */
-	uint32_t val;	/* the hello parser's field being read */
-	uint16_t need;	/* ... its bytes still to come */
-	uint16_t at;	/* bytes of the hello read */
-	uint32_t left;	/* bytes of the hello's extensions or field left */
-	uint16_t ext;	/* the extension being read */
-	uint64_t seq;	/* the next record's sequence number */
-	bool keyed;	/* the key is set (ops->key) */
-	bool proven;	/* a record opened whole under it: its tag checked */
+	uint8_t have;  /* bytes of the record header so far */
+	uint8_t kind;  /* what the record being read is (tlsdec.c) */
+	uint8_t hello; /* the hello parser's step (tlsdec.c) */
+	uint16_t len;  /* the record's payload length */
+	uint16_t got;  /* payload bytes of it read */
+	uint32_t val;  /* the hello parser's field being read */
+	uint16_t need; /* ... its bytes still to come */
+	uint16_t at;   /* bytes of the hello read */
+	uint32_t left; /* bytes of the hello's extensions or field left */
+	uint16_t ext;  /* the extension being read */
+	uint64_t seq;  /* the next record's sequence number */
+	bool ccs;    /* 1.2: its ChangeCipherSpec went (encrypted from here) */
+	bool keyed;  /* the key is set (ops->key) */
+	bool proven; /* a record opened whole under it: its tag checked */
 	uint8_t secret[OBS_TLSDEC_SECRET_MAX];
-	uint8_t iv[12];
-	int64_t t_in; /* the entry of the call with the record's first byte */
+	uint8_t iv[12]; /* (1.2's AES-GCM: its salt, 4 bytes) */
+	int64_t t_in;	/* the entry of the call with the record's first byte */
 };
 
 /* Why a connection was given up (obs_tlsdec_why). */
 enum obs_tlsdec_why {
 	OBS_TLSDEC_ENDED = 1,
-	OBS_TLSDEC_NOT_13,
+	OBS_TLSDEC_VERSION,
 	OBS_TLSDEC_SUITE,
 	OBS_TLSDEC_EARLY,
 	OBS_TLSDEC_NOT_TLS,
@@ -157,13 +177,16 @@ enum obs_tlsdec_why {
 };
 
 struct obs_tlsdec {
-	uint8_t state; /* enum in tlsdec.c */
-	uint8_t why;   /* enum obs_tlsdec_why, once off */
-	bool finished; /* the client's Finished went */
-	bool hrr;      /* the ServerHello being read is a HelloRetryRequest */
-	uint16_t suite;
-	uint16_t version; /* the ServerHello's supported_versions */
-	uint8_t random[32]; /* the ClientHello's client_random */
+	uint8_t state;	/* enum in tlsdec.c */
+	uint8_t why;	/* enum obs_tlsdec_why, once off */
+	bool finished;	/* the client's Finished went */
+	bool hrr;	/* the ServerHello being read is a HelloRetryRequest */
+	bool v12;	/* TLS 1.2 */
+	uint16_t suite; /* (1.2: the 1.3 suite of its AEAD and hash) */
+	uint16_t version;	   /* the ServerHello's supported_versions */
+	uint16_t legacy;	   /* ... and its legacy_version */
+	uint8_t random[32];	   /* the ClientHello's client_random */
+	uint8_t server_random[32]; /* the ServerHello's random */
 	struct obs_tlsdec_mem *mem;
 	const struct obs_tlsdec_ops *ops;
 	void *ops_ctx;
@@ -201,11 +224,12 @@ void obs_tlsdec_feed(struct obs_tlsdec *t, int dir, const struct iovec *iov,
 bool obs_tlsdec_on(const struct obs_tlsdec *t);
 /* Why not ("on" while it is): for the layer's diagnostics. */
 const char *obs_tlsdec_why(const struct obs_tlsdec *t);
-/* Whether it is TLS 1.3 with a suite known, whose records will need the
- * memory (given none yet). */
+/* Whether it is TLS 1.3 or 1.2 with a suite known, whose records will need
+ * the memory (given none yet). */
 bool obs_tlsdec_wants_mem(const struct obs_tlsdec *t);
 /* Whether it awaits its traffic secrets; then *random is the client_random
- * to look them up by, *secret_len their length. */
+ * to look them up by, *secret_len their length (1.2: the master secret's,
+ * 48). */
 bool obs_tlsdec_wants_keys(const struct obs_tlsdec *t, uint8_t random[32],
 			   size_t *secret_len);
 
@@ -217,7 +241,8 @@ bool obs_tlsdec_offer(struct obs_tlsdec *t, struct obs_tlsdec_mem *mem,
 void obs_tlsdec_refuse(struct obs_tlsdec *t);
 
 /* The traffic secrets (CLIENT_TRAFFIC_SECRET_0, SERVER_TRAFFIC_SECRET_0),
- * each len bytes: the keys are derived, and the calls held are read
+ * each len bytes (1.2: the master secret, CLIENT_RANDOM, as client; server
+ * is not read): the keys are derived, and the calls held are read
  * (their plaintext said to sink). False when they do not fit (given
  * up). */
 bool obs_tlsdec_keys(struct obs_tlsdec *t, const uint8_t *client,
@@ -233,8 +258,8 @@ struct obs_tlsdec_mem *obs_tlsdec_wipe(struct obs_tlsdec *t);
  * out_len bytes of secret under label ("key", "iv", "traffic upd"). */
 bool obs_tlsdec_expand_label(const struct obs_tlsdec_ops *ops, void *ctx,
 			     uint16_t suite, const uint8_t *secret,
-			     size_t secret_len, const char *label,
-			     uint8_t *out, size_t out_len);
+			     size_t secret_len, const char *label, uint8_t *out,
+			     size_t out_len);
 
 /* The suite's key length (0: not a suite decrypted) and hash length. */
 size_t obs_tlsdec_key_len(uint16_t suite);

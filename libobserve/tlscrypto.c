@@ -2,7 +2,8 @@
  * struct obs_tlsdec_ops) from the system's libcrypto (OpenSSL 3), loaded
  * with dlopen by the first connection that needs it, never linked (ldd
  * libobserve.so). None of the cryptography is ours: HKDF-Expand is
- * libcrypto's HKDF (EVP_KDF "HKDF", mode expand only), the AEADs its EVP
+ * libcrypto's HKDF (EVP_KDF "HKDF", mode expand only), TLS 1.2's PRF its
+ * EVP_KDF "TLS1-PRF", the AEADs its EVP
  * ciphers (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305), fetched once,
  * and for the ranges of a record decrypted alone the counter modes inside
  * them (AES-CTR from the GCM's counter block 2, ChaCha20 from block 1:
@@ -75,6 +76,7 @@ struct crypto {
 	void *cipher[3]; /* by suite - 0x1301 */
 	void *ctr[3];	 /* ... their counter modes */
 	void *hkdf;
+	void *tls1_prf;
 };
 
 static struct crypto lib;
@@ -202,8 +204,9 @@ static void load(void)
 		}
 	}
 	lib.hkdf = lib.kdf_fetch(NULL, "HKDF", NULL);
-	if (lib.hkdf == NULL) {
-		why = "libcrypto.so.3 has no HKDF";
+	lib.tls1_prf = lib.kdf_fetch(NULL, "TLS1-PRF", NULL);
+	if (lib.hkdf == NULL || lib.tls1_prf == NULL) {
+		why = "libcrypto.so.3 has no HKDF or TLS1-PRF";
 		return;
 	}
 	why = NULL;
@@ -235,6 +238,32 @@ static bool expand(void *ctx, uint16_t suite, const uint8_t *secret,
 	return alive() && lib.kdf_derive(x->kdf, out, out_len, params) == 1;
 }
 
+static bool prf(void *ctx, uint16_t suite, const uint8_t *secret,
+		size_t secret_len, const uint8_t *seed, size_t seed_len,
+		uint8_t *out, size_t out_len)
+{
+	struct obs_tlscrypto *x = ctx;
+	const char *md =
+		suite == OBS_TLS_AES_256_GCM_SHA384 ? "SHA384" : "SHA256";
+	const struct param params[] = {
+		{ "digest", PARAM_UTF8_STRING, (void *)md, strlen(md),
+		  PARAM_UNMODIFIED },
+		{ "secret", PARAM_OCTET_STRING, (void *)secret, secret_len,
+		  PARAM_UNMODIFIED },
+		{ "seed", PARAM_OCTET_STRING, (void *)seed, seed_len,
+		  PARAM_UNMODIFIED },
+		{ NULL, 0, NULL, 0, 0 },
+	};
+
+	bool ok = alive() && lib.kdf_derive(x->prf, out, out_len, params) == 1;
+
+	/* its seeds add up across derivations: each stands alone (and the
+	 * secret goes at once) */
+	if (alive())
+		lib.kdf_ctx_reset(x->prf);
+	return ok;
+}
+
 static bool key(void *ctx, int dir, uint16_t suite, const uint8_t *k,
 		size_t key_len)
 {
@@ -251,14 +280,14 @@ static bool key(void *ctx, int dir, uint16_t suite, const uint8_t *k,
 }
 
 static bool begin(void *ctx, int dir, const uint8_t nonce[12],
-		  const uint8_t aad[5])
+		  const uint8_t *aad, size_t aad_len)
 {
 	struct obs_tlscrypto *x = ctx;
 	int n;
 
-	return alive() &&
+	return alive() && aad_len <= 64 &&
 	       lib.init(x->cipher[dir], NULL, NULL, NULL, nonce) == 1 &&
-	       lib.update(x->cipher[dir], NULL, &n, aad, 5) == 1;
+	       lib.update(x->cipher[dir], NULL, &n, aad, (int)aad_len) == 1;
 }
 
 static bool update(void *ctx, int dir, const uint8_t *in, size_t n,
@@ -317,7 +346,7 @@ static bool range(void *ctx, int dir, const uint8_t nonce[12], size_t at,
 	       (size_t)got == n;
 }
 
-static const struct obs_tlsdec_ops ops = { expand, key,	   begin,
+static const struct obs_tlsdec_ops ops = { expand, prf,	   key,	 begin,
 					   update, verify, range };
 
 const struct obs_tlsdec_ops *obs_tlscrypto_ops(void)
@@ -338,7 +367,9 @@ bool obs_tlscrypto_init(struct obs_tlscrypto *x)
 			return false;
 	if (x->kdf == NULL)
 		x->kdf = lib.kdf_ctx_new(lib.hkdf);
-	return x->kdf != NULL;
+	if (x->prf == NULL)
+		x->prf = lib.kdf_ctx_new(lib.tls1_prf);
+	return x->kdf != NULL && x->prf != NULL;
 }
 
 void obs_tlscrypto_reset(struct obs_tlscrypto *x)
@@ -353,4 +384,6 @@ void obs_tlscrypto_reset(struct obs_tlscrypto *x)
 	}
 	if (x->kdf)
 		lib.kdf_ctx_reset(x->kdf); /* its key (a secret) freed, wiped */
+	if (x->prf)
+		lib.kdf_ctx_reset(x->prf); /* (the master secret, as the key) */
 }

@@ -10,12 +10,13 @@
 #include "tlsdec.h"
 
 /* A connection's contexts (libcrypto's EVP_CIPHER_CTX, by direction: the
- * AEAD's, and its counter mode's for ranges; its EVP_KDF_CTX for HKDF),
- * and each direction's suite: the ops' ctx. */
+ * AEAD's, and its counter mode's for ranges; its EVP_KDF_CTX for HKDF,
+ * and for TLS 1.2's PRF), and each direction's suite: the ops' ctx. */
 struct obs_tlscrypto {
 	void *cipher[2];
 	void *ctr[2];
 	void *kdf;
+	void *prf;
 	uint16_t suite[2];
 };
 

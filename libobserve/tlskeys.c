@@ -54,8 +54,9 @@
 #define ENTRIES 256
 #define RANGES 6
 
-/* A client_random's lines: its traffic secrets, and where its lines stand
- * in the shared file (to punch out once taken). */
+/* A client_random's lines: its traffic secrets (TLS 1.3), or its master
+ * secret given as both (1.2: CLIENT_RANDOM), and where its lines stand in
+ * the shared file (to punch out once taken). */
 struct entry {
 	uint8_t random[32];
 	uint8_t have; /* bits 1 << OBS_KL_CLIENT_TRAFFIC, SERVER_TRAFFIC */
@@ -332,6 +333,12 @@ static void line(void *ctx, const struct obs_keylog_line *l, uint64_t at,
 		       l->secret, l->secret_len);
 		e->len = l->secret_len;
 		e->have |= (uint8_t)(1u << l->label);
+	} else if (l->label == OBS_KL_MASTER) { /* TLS 1.2: it is both */
+		memcpy(e->client, l->secret, l->secret_len);
+		memcpy(e->server, l->secret, l->secret_len);
+		e->len = l->secret_len;
+		e->have = 1u << OBS_KL_CLIENT_TRAFFIC |
+			  1u << OBS_KL_SERVER_TRAFFIC;
 	}
 }
 

@@ -17,7 +17,8 @@ OBS_HIDDEN void obs_keylog_setup(void);
 OBS_HIDDEN bool obs_keylog_on(void);
 /* The traffic secrets of the connection whose ClientHello had random,
  * each len bytes, into client and server (CLIENT_TRAFFIC_SECRET_0,
- * SERVER_TRAFFIC_SECRET_0): reads what the key log gained since the last
+ * SERVER_TRAFFIC_SECRET_0; a TLS 1.2 connection's master secret,
+ * CLIENT_RANDOM, into both): reads what the key log gained since the last
  * look; false when they are not both there (yet). Takes the process
  * mutex (no connection's lock may be held); keeps errno. The secrets
  * leave the table; the caller wipes its copies. */

@@ -1,7 +1,8 @@
 /* fuzz_tlsdec.c - libFuzzer target for the decrypting record follower
  * (core/tlsdec.c) through the capture (core/capture.c, which feeds its
  * plaintext to the HTTP/1 framer and the HTTP/2 frame follower) and the
- * replay of what it wrote: any records each way, in any pieces, the
+ * replay of what it wrote (TLS 1.3 and 1.2): any records each way, in any
+ * pieces, the
  * secrets given at any point, the memory offered when asked. The
  * cryptography is a stand-in (a keystream of xor, a tag that fails when
  * its first two bytes xor to 0x5a): the follower's bookkeeping is what is
@@ -68,11 +69,28 @@ static bool key(void *ctx, int dir, uint16_t suite, const uint8_t *k,
 	return true;
 }
 
-static bool begin(void *ctx, int dir, const uint8_t nonce[12],
-		  const uint8_t aad[5])
+/* TLS 1.2's PRF: a master secret, a key block of two keys and IVs */
+static bool prf(void *ctx, uint16_t suite, const uint8_t *secret,
+		size_t secret_len, const uint8_t *seed, size_t seed_len,
+		uint8_t *out, size_t out_len)
 {
 	(void)ctx;
-	if (aad[0] != 23)
+	(void)suite;
+	if (secret_len != 48 || seed_len != 77 || out_len > 2 * 32 + 2 * 12)
+		abort();
+	for (size_t i = 0; i < out_len; i++)
+		out[i] = (uint8_t)(secret[i % secret_len] ^ seed[i % seed_len]);
+	return true;
+}
+
+/* The additional data: 1.3's record header (application data), or 1.2's
+ * 13 bytes (a number, a type of handshake, alert or data, a version) */
+static bool begin(void *ctx, int dir, const uint8_t nonce[12],
+		  const uint8_t *aad, size_t aad_len)
+{
+	(void)ctx;
+	if (aad_len == 5 ? aad[0] != 23
+			 : aad_len != 13 || aad[8] < 21 || aad[8] > 23)
 		abort();
 	stream[dir] = keyed[dir] ^ nonce[11];
 	return true;
@@ -105,7 +123,7 @@ static bool range(void *ctx, int dir, const uint8_t nonce[12], size_t at,
 	return true;
 }
 
-static const struct obs_tlsdec_ops ops = { expand, key,	  begin,
+static const struct obs_tlsdec_ops ops = { expand,	 prf,	 key,  begin,
 					   update_bytes, verify, range };
 
 /* What the capture asks for, given (refuse: the memory refused). */
@@ -127,7 +145,9 @@ static void serve(struct obs_capture *cap, struct obs_cap_dec_mem *mem,
 			abort();
 		memcpy(secret, random, 32);
 		memcpy(secret + 16, random, 32);
-		obs_cap_dec_keys(cap, secret, random, len == 48 ? 32 : len);
+		if (random[0] & 1) /* a length that does not fit, first */
+			obs_cap_dec_keys(cap, secret, random,
+					 len == 48 ? 32 : 48);
 		obs_cap_dec_keys(cap, secret, secret, len);
 	}
 }

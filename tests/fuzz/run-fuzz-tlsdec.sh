@@ -3,8 +3,8 @@
 # with clang's libFuzzer, AddressSanitizer and UBSan and run each for
 # SECONDS (default 10; tests/fuzz/run-fuzz-tlsdec.sh 600 for a longer run):
 #   fuzz_tlsdec  the decrypting record follower through the capture and the
-#                replay, a stand-in cipher; seeded with a TLS 1.3
-#                conversation (a ClientHello, a ServerHello of each suite,
+#                replay, a stand-in cipher; seeded with TLS 1.3 and 1.2
+#                conversations (a ClientHello, a ServerHello of each suite,
 #                the flights, records of data each way, the secrets given
 #                before and after them)
 #   fuzz_keylog  the key log's line parser, seeded with lines of each kind
@@ -46,6 +46,26 @@ for suite in (0x1301, 0x1302, 0x1303):
             for piece in (0, 7):
                 open(os.path.join(tls, f"seed{n}"), "wb").write(bytes([piece << 1]) + b"".join(parts))
                 n += 1
+# TLS 1.2: a ServerHello without supported_versions, each AEAD suite; the
+# ChangeCipherSpecs and Finished messages, then data (AES-GCM: an explicit
+# nonce of 8 bytes before each record's ciphertext)
+def hello_s12(suite):
+    body = b"\x03\x03" + bytes(32) + b"\x00" + struct.pack(">H", suite) + b"\x00\x00\x00"
+    return record(22, b"\x02" + struct.pack(">I", len(body))[1:] + body)
+for suite in (0xc02f, 0xc030, 0xcca8):
+    explicit = bytes(8) if suite != 0xcca8 else b""
+    fin = record(20, b"\x01") + record(22, explicit + bytes(32))
+    for keys_first in (True, False):
+        parts = [rec(ord(">"), hello_c()), rec(ord("<"), hello_s12(suite)), rec(ord(">"), fin)]
+        if keys_first:
+            parts.append(rec(ord("K"), b""))
+        parts += [rec(ord("<"), fin), rec(ord(">"), record(23, explicit + req[:-1] + bytes(16))),
+                  rec(ord("<"), record(23, explicit + resp[:-1] + bytes(16)))]
+        if not keys_first:
+            parts.append(rec(ord("K"), b""))
+        for piece in (0, 7):
+            open(os.path.join(tls, f"seed{n}"), "wb").write(bytes([piece << 1]) + b"".join(parts))
+            n += 1
 for i, label in enumerate(("CLIENT_TRAFFIC_SECRET_0", "SERVER_TRAFFIC_SECRET_0", "EXPORTER_SECRET", "CLIENT_RANDOM")):
     line = f"{label} {'ab' * 32} {'cd' * (32 + 16 * (i % 2))}\n"
     open(os.path.join(kl, f"seed{i}"), "w").write(line + "# a comment\n" + line.replace("ab", "ef", 3))

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# keylog.sh CASE - TLS 1.3 decrypted with the TLS key log on the event path
+# keylog.sh CASE - TLS 1.3 and 1.2 decrypted with the TLS key log on the event path
 # (OBSERVE_CAPTURE=events; libobserve/tlskeys.c, core/tlsdec.c): clients
 # whose TLS library is linked in (Chromium's BoringSSL, node's OpenSSL)
-# against a TLS 1.3 nginx on loopback, checked against nginx's own log:
+# against a TLS 1.3 nginx (1.2: the *-tls12 cases) on loopback, checked
+# against nginx's own log:
 #   - one exchange per request nginx logged (tests/lib/check_access.py
 #     --http: matched on the client's port and the request's number on its
 #     connection, with nginx's method, path without query, and status), one
 #     per HTTP/2 stream, each with its host (127.0.0.1:PORT);
-#   - every connection that carried an exchange marked TLS 1.3 with its
+#   - every connection that carried an exchange marked with the TLS version and its
 #     protocol (h2, http/1.1);
 #   - no word from the tools;
 #   - run again with the user's own key log (SSLKEYLOGFILE; node's
@@ -18,13 +19,17 @@
 # Cases:
 #   chromium-h2, chromium-http1  headless Chromium loads a page of seven
 #             resources (one with a query string) over h2, over HTTP/1.1;
+#             chromium-tls12: over h2 from a server of TLS 1.2 (its master
+#             secret, CLIENT_RANDOM);
 #             the layer's own key log is the one Chromium's browser opens
 #             (SSLKEYLOGFILE, set by the layer) and hands to its network
 #             service
 #   node-https, node-fetch, node-http2  node's https.get (keep-alive),
 #             fetch, and http2.connect: three requests, one with a query
 #             string; the layer's key log through NODE_OPTIONS --tls-keylog;
-#             with https, also from a node that a node started
+#             with https, also from a node that a node started;
+#             node-tls12: https from a server of TLS 1.2, with each of
+#             its AEADs (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305)
 #   userfile  curl --http2 with the user's SSLKEYLOGFILE (a regular file):
 #             the same lines as without the layer, and decrypted from it
 #   late      node writes each connection's key-log lines (to the user's
@@ -58,9 +63,12 @@ export NODE_EXTRA_CA_CERTS=$WORK/cert.pem
 H1_PORT=$(free_port)
 H2_PORT=$(free_port)
 while [ "$H2_PORT" = "$H1_PORT" ]; do H2_PORT=$(free_port); done
+# the server's TLS version: 1.2 for the *-tls12 cases
+VERSION=1.3
+case $case_ in *-tls12) VERSION=1.2 ;; esac
 export NGINX_EXTRA="listen 127.0.0.1:$H1_PORT ssl; listen 127.0.0.1:$H2_PORT ssl http2;
     ssl_certificate $WORK/cert.pem; ssl_certificate_key $WORK/key.pem;
-    ssl_protocols TLSv1.3;"
+    ssl_protocols TLSv$VERSION;"
 nginx_start "$WORK/site"
 
 # observe, its spool kept in $SPOOL (searched for secrets)
@@ -75,7 +83,7 @@ quiet() {
 }
 
 # check PORT PROTOCOL N: nginx logged N requests; the exchanges are those
-# requests, labelled, on connections TLS 1.3 with PROTOCOL
+# requests, labelled, on connections TLS $VERSION with PROTOCOL
 check() {
   local port=$1 proto=$2 n=$3
   nginx_settle
@@ -87,7 +95,7 @@ check() {
   expect_eq "$(q "$DB" "SELECT count(*) FROM exchange_metrics WHERE peer_port = $port")" "$n" \
     "port $port: one exchange per request nginx logged"
   expect_eq "$(q "$DB" "SELECT group_concat(DISTINCT coalesce(tls_version, 'NULL') || ' ' || coalesce(protocol, 'NULL')) FROM connection c WHERE EXISTS (SELECT 1 FROM exchange e WHERE e.connection_id = c.id)")" \
-    "1.3 $proto" "port $port: its connections with exchanges TLS 1.3, $proto"
+    "$VERSION $proto" "port $port: its connections with exchanges TLS $VERSION, $proto"
   if [ "$proto" = h2 ]; then
     expect_eq "$(q "$DB" "SELECT count(DISTINCT connection_id || ':' || stream) FROM exchange WHERE stream > 0")" "$n" \
       "port $port: one exchange per HTTP/2 stream"
@@ -181,7 +189,7 @@ JS
 NODE_CLIENT=(node "$WORK/client.js")
 
 case $case_ in
-chromium-h2 | chromium-http1)
+chromium-h2 | chromium-http1 | chromium-tls12)
   command -v chromium >/dev/null 2>&1 || skip "chromium is not installed"
   port=$H2_PORT proto=h2
   [ "$case_" = chromium-http1 ] && port=$H1_PORT proto=http/1.1
@@ -200,10 +208,11 @@ chromium-h2 | chromium-http1)
   same_lines "$WORK/user.keylog" "$WORK/bare.keylog"
   no_secret "$WORK/user.keylog"
   ;;
-node-https | node-fetch | node-http2)
+node-https | node-fetch | node-http2 | node-tls12)
   need_cmd node
   skip_if_sanitized "node has an OpenSSL of its own: a sanitized layer does not load libcrypto.so.3 beside it"
   mode=${case_#node-} port=$H1_PORT proto=http/1.1
+  [ "$mode" = tls12 ] && mode=https
   [ "$mode" = http2 ] && port=$H2_PORT proto=h2
   urls=("https://127.0.0.1:$port/100b" "https://127.0.0.1:$port/50k?token=QUERYSECRET"
     "https://127.0.0.1:$port/1m")
@@ -240,6 +249,18 @@ PY
   check "$port" "$proto" 3
   same_lines "$WORK/user.keylog" "$WORK/bare.keylog"
   no_secret "$WORK/user.keylog"
+  if [ "$case_" = node-tls12 ]; then
+    # each of TLS 1.2's AEADs, asked for: the same
+    for cipher in ECDHE-RSA-AES128-GCM-SHA256 ECDHE-RSA-AES256-GCM-SHA384 \
+      ECDHE-RSA-CHACHA20-POLY1305; do
+      fresh
+      NODE_OPTIONS="--tls-cipher-list=$cipher" "${OBS[@]}" "${NODE_CLIENT[@]}" "$mode" "${urls[@]}" \
+        2> "$WORK/node.err" || fail "node failed with $cipher: $(cat "$WORK/node.err")"
+      quiet "$WORK/node.err"
+      check "$port" "$proto" 3
+      ok "decrypted with $cipher"
+    done
+  fi
   if [ "$mode" = https ]; then
     # a node that node started: it writes its secrets where its own layer
     # reads (the parent's --tls-keylog replaced), its requests labelled

@@ -5,8 +5,9 @@
  * its records of application data each way (50 bytes 00..31), its
  * NewSessionTicket and alerts (not data), with the secrets before the
  * records, after them (held), fed whole and a byte at a time; a tampered
- * record, TLS 1.2, a HelloRetryRequest, early data, the hold full; and the
- * key log's line parser (core/keylog.c). */
+ * record, TLS 1.2 (a conversation of our own, and its PRF), suites not
+ * known, a HelloRetryRequest, early data, the hold full; and the key log's
+ * line parser (core/keylog.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -97,8 +98,8 @@ static void add_hex(struct conv *c, int dir, const char *hex)
 }
 
 /* A record of type with payload p[0..n). */
-static void add_record(struct conv *c, int dir, uint8_t type,
-		       const uint8_t *p, size_t n)
+static void add_record(struct conv *c, int dir, uint8_t type, const uint8_t *p,
+		       size_t n)
 {
 	uint8_t b[2048] = { type, 3, 3, (uint8_t)(n >> 8), (uint8_t)n };
 
@@ -318,24 +319,24 @@ static void key_schedule(void **state)
 	unhex("3fce516009c21727d0f2e4e86ee403bc", want_key);
 	unhex("5d313eb2671276ee13000b30", want_iv);
 	assert_true(obs_tlsdec_expand_label(obs_tlscrypto_ops(), &crypto,
-					    OBS_TLS_AES_128_GCM_SHA256,
-					    secret, 32, "key", key, 16));
+					    OBS_TLS_AES_128_GCM_SHA256, secret,
+					    32, "key", key, 16));
 	assert_memory_equal(key, want_key, 16);
 	assert_true(obs_tlsdec_expand_label(obs_tlscrypto_ops(), &crypto,
-					    OBS_TLS_AES_128_GCM_SHA256,
-					    secret, 32, "iv", iv, 12));
+					    OBS_TLS_AES_128_GCM_SHA256, secret,
+					    32, "iv", iv, 12));
 	assert_memory_equal(iv, want_iv, 12);
 	/* the client's application key and IV (RFC 8448: 17422dda...) */
 	unhex(client_ap_secret, secret);
 	unhex("17422dda596ed5d9acd890e3c63f5051", want_key);
 	unhex("5b78923dee08579033e523d9", want_iv);
 	assert_true(obs_tlsdec_expand_label(obs_tlscrypto_ops(), &crypto,
-					    OBS_TLS_AES_128_GCM_SHA256,
-					    secret, 32, "key", key, 16));
+					    OBS_TLS_AES_128_GCM_SHA256, secret,
+					    32, "key", key, 16));
 	assert_memory_equal(key, want_key, 16);
 	assert_true(obs_tlsdec_expand_label(obs_tlscrypto_ops(), &crypto,
-					    OBS_TLS_AES_128_GCM_SHA256,
-					    secret, 32, "iv", iv, 12));
+					    OBS_TLS_AES_128_GCM_SHA256, secret,
+					    32, "iv", iv, 12));
 	assert_memory_equal(iv, want_iv, 12);
 }
 
@@ -472,8 +473,9 @@ static void ranges(void **state)
 	for (size_t k = 0; k < sizeof(suites) / sizeof(suites[0]); k++) {
 		assert_true(ops->key(&crypto, 1, suites[k], key,
 				     obs_tlsdec_key_len(suites[k])));
-		assert_true(ops->begin(&crypto, 1, nonce, aad));
-		assert_true(ops->update(&crypto, 1, zero, sizeof(zero), stream));
+		assert_true(ops->begin(&crypto, 1, nonce, aad, sizeof(aad)));
+		assert_true(
+			ops->update(&crypto, 1, zero, sizeof(zero), stream));
 		for (size_t at = 0; at < 300; at += 37)
 			for (size_t n = 1; at + n <= sizeof(zero); n += 131) {
 				memset(got, 0, sizeof(got));
@@ -485,14 +487,132 @@ static void ranges(void **state)
 	obs_tlscrypto_reset(&crypto);
 }
 
-/* TLS 1.2, a suite not known: given up at the ServerHello. */
+/* ---- TLS 1.2 ---- */
+
+/* A master secret, and the records of a TLS 1.2 conversation under
+ * TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 with RFC 8448's randoms: their
+ * key block (client key 0b10f4bf..., server key 2f8cd471..., salts
+ * ac77369f, ffcdbf54) from an implementation of RFC 5246's PRF of our own
+ * (Python's hmac), the records sealed by pyca/cryptography's AESGCM. Each
+ * Finished says 14 00 00 0c a0..ab; the data 00..31; the client's alert
+ * is a close_notify; the server's last record a HelloRequest. */
+static const char master_12[] =
+	"01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3da"
+	"e1e8eff6fd040b121920272e353c434a";
+static const char client_fin_12[] =
+	"16030300280000000000000000d823d274dfba2b38207cd5dfc388a3bc52aa95"
+	"3b34c7ad06be8369f5ef6e0857";
+static const char client_data_12[] =
+	"170303004a00000000000000012be8f7f981283e4d2fb857e491d2adb2cb5132"
+	"79116f6c7d2b3cf912aa02e0494ab9a60cf22d59e29c4114fb869fccd30d16a2"
+	"3ed63ed02f40be494f60270061eca6";
+static const char client_alert_12[] =
+	"150303001a0000000000000002d8f586324a89f1524781220fc834a34388d3";
+static const char server_fin_12[] =
+	"16030300285a5a5a5a00000000c7a07d842dd873c449b6f410055ce076419dbe"
+	"2bf96fd5c8eaa62c0e6be0744d";
+static const char server_data_12[] =
+	"170303004a5a5a5a5a0000000143b592179e2877e2a0c90ba0db556d2575fde6"
+	"55a00368fb0d33b9852c19fbcb26c1f00be347475f84b9048cb039359ba4d197"
+	"abb395a7effb9d0c203ec196445380";
+static const char hello_request_12[] =
+	"160303001c5a5a5a5a000000023ef63db5f3814729af96e53fc7dd7c1a2a1115"
+	"48";
+
+/* The TLS 1.2 conversation: calls 0, 1 the hellos, 2..5 the
+ * ChangeCipherSpecs and Finished messages, 6 the client's data, 7 the
+ * server's, 8 the client's alert. */
+static void conversation_12(struct conv *c)
+{
+	client_hello(c);
+	server_hello(c, 0, 0xc02f, NULL);
+	add_record(c, OBS_TLSDEC_TX, 20, (const uint8_t *)"\x01", 1);
+	add_hex(c, OBS_TLSDEC_TX, client_fin_12);
+	add_record(c, OBS_TLSDEC_RX, 20, (const uint8_t *)"\x01", 1);
+	add_hex(c, OBS_TLSDEC_RX, server_fin_12);
+	add_hex(c, OBS_TLSDEC_TX, client_data_12);
+	add_hex(c, OBS_TLSDEC_RX, server_data_12);
+	add_hex(c, OBS_TLSDEC_TX, client_alert_12);
+}
+
+/* The master secret, asked for by the client_random, 48 bytes. */
+static void master_secret(struct obs_tlsdec *t, struct said *s)
+{
+	uint8_t master[48], random[32], want_random[32];
+	size_t len;
+	struct obs_tlsdec_sink sink = { out, unread, s };
+
+	assert_true(obs_tlsdec_wants_keys(t, random, &len));
+	assert_int_equal(len, 48);
+	unhex(client_random, want_random);
+	assert_memory_equal(random, want_random, 32);
+	unhex(master_12, master);
+	assert_true(obs_tlsdec_keys(t, master, master, 48, &sink));
+}
+
+/* TLS 1.2 decrypted, the master secret given before the records and after
+ * them, fed whole and a byte at a time: the data each way said once, the
+ * Finished messages and the alert nothing; a HelloRequest after the
+ * server's Finished (renegotiation) gives up. */
+static void tls12(void **state)
+{
+	(void)state;
+	for (int late = 0; late < 2; late++)
+		for (int bytewise = 0; bytewise < 2; bytewise++) {
+			struct obs_tlsdec t;
+			struct conv c = { 0 };
+			struct said s = { 0 };
+
+			conversation_12(&c);
+			start(&t);
+			feed(&t, &c, 0, 2, bytewise, &s);
+			give_mem(&t);
+			if (!late)
+				master_secret(&t, &s);
+			feed(&t, &c, 2, c.n, bytewise, &s);
+			if (late)
+				master_secret(&t, &s);
+			assert_true(obs_tlsdec_on(&t));
+			check_data(&s, 6, 7);
+			add_hex(&c, OBS_TLSDEC_RX, hello_request_12);
+			feed(&t, &c, c.n - 1, c.n, bytewise, &s);
+			assert_false(obs_tlsdec_on(&t));
+			obs_tlsdec_wipe(&t);
+		}
+}
+
+/* TLS 1.2's PRF through the layer's op: the test vector of P_SHA256 that
+ * implementations check against (secret 9bbe436b..., seed a0ba9f93...,
+ * label "test label", 100 bytes). */
+static void prf_12(void **state)
+{
+	uint8_t secret[16], seed[10 + 16], out[100], want[100];
+
+	(void)state;
+	unhex("9bbe436ba940f017b17652849a71db35", secret);
+	memcpy(seed, "test label", 10);
+	unhex("a0ba9f936cda311827a6f796ffd5198c", seed + 10);
+	unhex("e3f229ba727be17b8d122620557cd453c2aab21d07c3d495329b52d4e61edb5a"
+	      "6b301791e90d35c9c9a46b4e14baf9af0fa022f7077def17abfd3797c0564bab"
+	      "4fbc91666e9def9b97fce34f796789baa48082d122ee42c5a72e5a5110fff701"
+	      "87347b66",
+	      want);
+	assert_true(obs_tlscrypto_ops()->prf(
+		&crypto, OBS_TLS_AES_128_GCM_SHA256, secret, sizeof(secret),
+		seed, sizeof(seed), out, sizeof(out)));
+	assert_memory_equal(out, want, sizeof(out));
+}
+
+/* TLS 1.2 with a suite not an AEAD (AES-CBC) or not known, 1.3 with a
+ * suite not known: given up at the ServerHello. */
 static void not_decrypted(void **state)
 {
-	uint16_t cases[2][2] = { { 0, OBS_TLS_AES_128_GCM_SHA256 },
+	uint16_t cases[3][2] = { { 0, 0x002f },
+				 { 0, OBS_TLS_AES_128_GCM_SHA256 },
 				 { 0x0304, 0x1304 } };
 
 	(void)state;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		struct obs_tlsdec t;
 		struct conv c = { 0 };
 		struct said s = { 0 };
@@ -573,8 +693,8 @@ static void hold_full(void **state)
 	assert_true(obs_tlsdec_on(&t));
 	assert_true(mem->hold_len > 0);
 	memset(r, 0, sizeof(r));
-	for (size_t i = 0; i <= OBS_TLSDEC_HOLD / sizeof(r) && obs_tlsdec_on(&t);
-	     i++) {
+	for (size_t i = 0;
+	     i <= OBS_TLSDEC_HOLD / sizeof(r) && obs_tlsdec_on(&t); i++) {
 		struct iovec v = { r, sizeof(r) };
 		struct obs_tlsdec_sink sink = { out, unread, &s };
 
@@ -719,6 +839,8 @@ int main(void)
 		cmocka_unit_test(tampered),
 		cmocka_unit_test(read_where_read),
 		cmocka_unit_test(ranges),
+		cmocka_unit_test(tls12),
+		cmocka_unit_test(prf_12),
 		cmocka_unit_test(not_decrypted),
 		cmocka_unit_test(hello_retry),
 		cmocka_unit_test(early_data),

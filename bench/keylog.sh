@@ -2,8 +2,8 @@
 # bench/keylog.sh [PAIRS] [MIB] - what decrypting Chromium's TLS with its
 # key log costs (OBSERVE_CAPTURE=events; docs/capture.md, "TLS decrypted
 # with the key log"):
-#   1. a TLS 1.3 nginx on loopback serves, over h2, a page of 8 images of
-#      MIB MiB each (default 4: 32 MiB a load);
+#   1. a TLS 1.3 nginx (BENCH_TLS=1.2: TLS 1.2) on loopback serves, over
+#      h2, a page of 8 images of MIB MiB each (default 4: 32 MiB a load);
 #   2. headless Chromium loads it (--dump-dom: until its load event, a new
 #      profile each time) PAIRS times (default 9) each way: bare and under
 #      the layer with the event capture, in pairs whose first run
@@ -41,9 +41,11 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" -out "$WORK/ce
   -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null ||
   die "openssl could not make a certificate"
 H2_PORT=$(free_port)
+tls=${BENCH_TLS:-1.3}
+case $tls in 1.2 | 1.3) ;; *) die "BENCH_TLS: 1.2 or 1.3, not $tls" ;; esac
 export NGINX_EXTRA="listen 127.0.0.1:$H2_PORT ssl http2;
     ssl_certificate $WORK/cert.pem; ssl_certificate_key $WORK/key.pem;
-    ssl_protocols TLSv1.3;"
+    ssl_protocols TLSv$tls;"
 nginx_start "$WORK/site"
 url=https://127.0.0.1:$H2_PORT/big.html
 
@@ -70,12 +72,12 @@ for ((i = 0; i < pairs; i++)); do # alternating which goes first
   rm -rf "$WORK/spool"
 done
 
-"$PYTHON" - "$WORK" "$pairs" "$mib" <<'PY'
+"$PYTHON" - "$WORK" "$pairs" "$mib" "$tls" <<'PY'
 import re, statistics, sys
-work, pairs, mib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+work, pairs, mib, tls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 ms = {w: [int(l) for l in open(f"{work}/{w}.ms")] for w in ("bare", "events")}
 med = {w: statistics.median(v) for w, v in ms.items()}
-print(f"headless Chromium, a page of 8 x {mib} MiB over h2 (TLS 1.3), {pairs} alternating pairs")
+print(f"headless Chromium, a page of 8 x {mib} MiB over h2 (TLS {tls}), {pairs} alternating pairs")
 for w in ("bare", "events"):
     print(f"  {w:7} median {med[w]:7.0f} ms   min-max {min(ms[w])}-{max(ms[w])} ms")
 print(f"  wall time under the layer / bare (medians): {med['events'] / med['bare']:.3f}x")

@@ -31,9 +31,11 @@
  *                      traffic
  *
  * TLS 1.2: a direction's records after its ChangeCipherSpec (20) are
- * encrypted, numbered from 0, each opened as an application data record
- * is: the first its Finished (22), then application data (23), alerts
- * (21); a handshake record after the Finished gives up.
+ * encrypted, numbered from 0: the first its Finished (22), counted and
+ * skipped (it may come in the ServerHello's call, before the memory: a
+ * session resumed), then application data (23) and alerts (21), each
+ * opened as 1.3's application data is; a handshake record after the
+ * Finished (renegotiation) gives up.
  */
 #include "tlsdec.h"
 
@@ -270,8 +272,8 @@ static bool rekey(struct obs_tlsdec *t, int dir)
 }
 
 /* TLS 1.2's keys and IVs, both directions, from the master secret: the
- * key block (RFC 5246 6.3; no MAC keys for an AEAD), its records counted
- * from 0. */
+ * key block (RFC 5246 6.3; no MAC keys for an AEAD). Each direction's
+ * records are counted from its ChangeCipherSpec, whenever this comes. */
 static bool rekey_12(struct obs_tlsdec *t, const uint8_t master[MASTER_LEN])
 {
 	static const char label[] = "key expansion";
@@ -292,7 +294,6 @@ static bool rekey_12(struct obs_tlsdec *t, const uint8_t master[MASTER_LEN])
 		struct obs_tlsdec_dir *d = &t->d[dir];
 
 		memcpy(d->iv, block + 2 * klen + (size_t)dir * ivlen, ivlen);
-		d->seq = 0;
 		d->keyed = ok;
 		d->proven = false;
 	}
@@ -444,12 +445,13 @@ static void record_begins(struct obs_tlsdec *t, int dir)
 		off(t, OBS_TLSDEC_NOT_TLS);
 		return;
 	}
-	if (t->v12 && d->ccs) { /* encrypted: opened as application data */
-		if (type != OBS_TLS_HANDSHAKE && type != OBS_TLS_ALERT &&
-		    type != OBS_TLS_APPLICATION_DATA)
-			off(t, OBS_TLSDEC_NOT_TLS);
-		else if (d->len < explicit_len(t) + TAG_LEN)
-			off(t, OBS_TLSDEC_NOT_TLS);
+	if (t->v12 && d->ccs) { /* encrypted, numbered from the CCS */
+		if (type == OBS_TLS_HANDSHAKE && d->seq == 0)
+			d->seq++; /* its Finished: counted, skipped */
+		else if ((type != OBS_TLS_ALERT &&
+			  type != OBS_TLS_APPLICATION_DATA) ||
+			 d->len < explicit_len(t) + TAG_LEN)
+			off(t, OBS_TLSDEC_NOT_TLS); /* (renegotiation too) */
 		else
 			d->kind = K_APP;
 		return;
@@ -461,6 +463,7 @@ static void record_begins(struct obs_tlsdec *t, int dir)
 		return;
 	case OBS_TLS_CHANGE_CIPHER_SPEC:
 		d->ccs = t->v12;
+		d->seq = 0;
 		return;
 	case OBS_TLS_ALERT:
 		return;
@@ -679,10 +682,8 @@ static void record_ends(struct obs_tlsdec *t, int dir, int64_t t_out,
 	type = t->v12 ? d->hdr[0] : t->mem->plain[dir][m];
 	if (type == OBS_TLS_APPLICATION_DATA && m) {
 		say(t, &o, m, sink);
-	} else if (type == OBS_TLS_HANDSHAKE && t->v12) {
-		if (seq > 0) /* after its Finished: renegotiation */
-			off(t, OBS_TLSDEC_NOT_TLS);
-	} else if (type == OBS_TLS_HANDSHAKE) {
+	} else if (type ==
+		   OBS_TLS_HANDSHAKE) { /* (1.3's: 1.2's are not kept) */
 		if (reveal(t, &o, 0, m))
 			post_handshake(t, dir, t->mem->plain[dir], m);
 	} else if (type != OBS_TLS_ALERT) {

@@ -41,8 +41,8 @@
  *
  * TLS 1.2 (a ServerHello of 1.2 with an AEAD suite: AES-GCM, ChaCha20-
  * Poly1305): each direction's records are encrypted from its
- * ChangeCipherSpec on, numbered from 0 (its Finished, then application
- * data, alerts); the keys and IVs are the key block of the TLS PRF over
+ * ChangeCipherSpec on, numbered from 0 (its Finished, counted and not
+ * decrypted, then application data and alerts); the keys and IVs are the key block of the TLS PRF over
  * the master secret (the key log's CLIENT_RANDOM line; RFC 5246 6.3), the
  * nonce of AES-GCM its salt and the record's explicit 8 bytes (RFC 5288
  * 3), ChaCha20's the IV xor the number (RFC 7905 2), the additional data

@@ -19,8 +19,9 @@
 # Cases:
 #   chromium-h2, chromium-http1  headless Chromium loads a page of seven
 #             resources (one with a query string) over h2, over HTTP/1.1;
-#             chromium-tls12: over h2 from a server of TLS 1.2 (its master
-#             secret, CLIENT_RANDOM);
+#             chromium-h2-tls12, chromium-http1-tls12: the same from a
+#             server of TLS 1.2 (its master secret, CLIENT_RANDOM; over
+#             HTTP/1.1 its later connections resume the first's session);
 #             the layer's own key log is the one Chromium's browser opens
 #             (SSLKEYLOGFILE, set by the layer) and hands to its network
 #             service
@@ -189,10 +190,10 @@ JS
 NODE_CLIENT=(node "$WORK/client.js")
 
 case $case_ in
-chromium-h2 | chromium-http1 | chromium-tls12)
+chromium-h2 | chromium-http1 | chromium-h2-tls12 | chromium-http1-tls12)
   command -v chromium >/dev/null 2>&1 || skip "chromium is not installed"
   port=$H2_PORT proto=h2
-  [ "$case_" = chromium-http1 ] && port=$H1_PORT proto=http/1.1
+  case $case_ in chromium-http1*) port=$H1_PORT proto=http/1.1 ;; esac
   # bare, with the user's key log: the lines it gets without the layer
   SSLKEYLOGFILE=$WORK/bare.keylog chromium_load "$port"
   # the layer's own key log

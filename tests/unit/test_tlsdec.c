@@ -535,6 +535,36 @@ static void conversation_12(struct conv *c)
 	add_hex(c, OBS_TLSDEC_TX, client_alert_12);
 }
 
+/* Calls [from, c->n) of c made one call (records that came together). */
+static void merge(struct conv *c, int from)
+{
+	struct call *k = &c->calls[from];
+
+	for (int i = from + 1; i < c->n; i++) {
+		memcpy(k->b + k->n, c->calls[i].b, c->calls[i].n);
+		k->n += c->calls[i].n;
+	}
+	c->n = from + 1;
+}
+
+/* The same conversation as a session resumed (RFC 5246 7.3): the server's
+ * hello, ChangeCipherSpec and Finished in one call (1), then the client's
+ * (2), its data (3), the server's (4), the client's alert (5). */
+static void resumed_12(struct conv *c)
+{
+	client_hello(c);
+	server_hello(c, 0, 0xc02f, NULL);
+	add_record(c, OBS_TLSDEC_RX, 20, (const uint8_t *)"\x01", 1);
+	add_hex(c, OBS_TLSDEC_RX, server_fin_12);
+	merge(c, 1);
+	add_record(c, OBS_TLSDEC_TX, 20, (const uint8_t *)"\x01", 1);
+	add_hex(c, OBS_TLSDEC_TX, client_fin_12);
+	merge(c, 2);
+	add_hex(c, OBS_TLSDEC_TX, client_data_12);
+	add_hex(c, OBS_TLSDEC_RX, server_data_12);
+	add_hex(c, OBS_TLSDEC_TX, client_alert_12);
+}
+
 /* The master secret, asked for by the client_random, 48 bytes. */
 static void master_secret(struct obs_tlsdec *t, struct said *s)
 {
@@ -579,6 +609,33 @@ static void tls12(void **state)
 			assert_false(obs_tlsdec_on(&t));
 			obs_tlsdec_wipe(&t);
 		}
+}
+
+/* A TLS 1.2 session resumed: the server's Finished comes in the call of
+ * its hello, before the memory is offered (it is not decrypted), the
+ * master secret before the data and after it: the data said once each
+ * way. */
+static void tls12_resumed(void **state)
+{
+	(void)state;
+	for (int late = 0; late < 2; late++) {
+		struct obs_tlsdec t;
+		struct conv c = { 0 };
+		struct said s = { 0 };
+
+		resumed_12(&c);
+		start(&t);
+		feed(&t, &c, 0, 2, false, &s);
+		give_mem(&t);
+		if (!late)
+			master_secret(&t, &s);
+		feed(&t, &c, 2, c.n, false, &s);
+		if (late)
+			master_secret(&t, &s);
+		assert_true(obs_tlsdec_on(&t));
+		check_data(&s, 3, 4);
+		obs_tlsdec_wipe(&t);
+	}
 }
 
 /* TLS 1.2's PRF through the layer's op: the test vector of P_SHA256 that
@@ -840,6 +897,7 @@ int main(void)
 		cmocka_unit_test(read_where_read),
 		cmocka_unit_test(ranges),
 		cmocka_unit_test(tls12),
+		cmocka_unit_test(tls12_resumed),
 		cmocka_unit_test(prf_12),
 		cmocka_unit_test(not_decrypted),
 		cmocka_unit_test(hello_retry),

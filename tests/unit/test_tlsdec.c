@@ -580,6 +580,22 @@ static void master_secret(struct obs_tlsdec *t, struct said *s)
 	assert_true(obs_tlsdec_keys(t, master, master, 48, &sink));
 }
 
+/* Conversation c (its hellos calls 0 and 1) through t, the memory offered
+ * after the hellos, the master secret before the rest (late: after it). */
+static void decrypt_12(struct obs_tlsdec *t, const struct conv *c, bool late,
+		       bool bytewise, struct said *s)
+{
+	start(t);
+	feed(t, c, 0, 2, bytewise, s);
+	give_mem(t);
+	if (!late)
+		master_secret(t, s);
+	feed(t, c, 2, c->n, bytewise, s);
+	if (late)
+		master_secret(t, s);
+	assert_true(obs_tlsdec_on(t));
+}
+
 /* TLS 1.2 decrypted, the master secret given before the records and after
  * them, fed whole and a byte at a time: the data each way said once, the
  * Finished messages and the alert nothing; a HelloRequest after the
@@ -594,15 +610,7 @@ static void tls12(void **state)
 			struct said s = { 0 };
 
 			conversation_12(&c);
-			start(&t);
-			feed(&t, &c, 0, 2, bytewise, &s);
-			give_mem(&t);
-			if (!late)
-				master_secret(&t, &s);
-			feed(&t, &c, 2, c.n, bytewise, &s);
-			if (late)
-				master_secret(&t, &s);
-			assert_true(obs_tlsdec_on(&t));
+			decrypt_12(&t, &c, late, bytewise, &s);
 			check_data(&s, 6, 7);
 			add_hex(&c, OBS_TLSDEC_RX, hello_request_12);
 			feed(&t, &c, c.n - 1, c.n, bytewise, &s);
@@ -624,15 +632,7 @@ static void tls12_resumed(void **state)
 		struct said s = { 0 };
 
 		resumed_12(&c);
-		start(&t);
-		feed(&t, &c, 0, 2, false, &s);
-		give_mem(&t);
-		if (!late)
-			master_secret(&t, &s);
-		feed(&t, &c, 2, c.n, false, &s);
-		if (late)
-			master_secret(&t, &s);
-		assert_true(obs_tlsdec_on(&t));
+		decrypt_12(&t, &c, late, false, &s);
 		check_data(&s, 3, 4);
 		obs_tlsdec_wipe(&t);
 	}

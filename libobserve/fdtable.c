@@ -32,8 +32,7 @@ static int pool_lock;		   /* a spin lock (obs_spin_lock) */
 
 struct parked {
 	struct obs_conn *c; /* NULL: the slot is free */
-	int64_t t7;
-	uint8_t end_class;
+	int64_t t7;	    /* its close (closed as seen: OBS_END_NONE) */
 	bool have_ti;
 	struct obs_tcp_info ti;
 };
@@ -195,7 +194,6 @@ static __attribute__((noinline)) bool conn_park(struct obs_conn *c, int64_t t7,
 	if (i < PARK_MAX) {
 		parked[i] = (struct parked){ .c = c,
 					     .t7 = t7,
-					     .end_class = end_class,
 					     .have_ti = ti != NULL };
 		if (ti)
 			parked[i].ti = *ti;
@@ -237,7 +235,7 @@ static void conns_unpark(int64_t now, bool all)
 			obs_spin_unlock(&park_lock);
 		}
 		if (!back)
-			conn_end(p.c, p.t7, p.end_class,
+			conn_end(p.c, p.t7, OBS_END_NONE,
 				 p.have_ti ? &p.ti : NULL);
 	}
 }
